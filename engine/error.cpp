@@ -1,0 +1,18 @@
+#include "engine/error.hpp"
+
+namespace ks::engine {
+
+const char* to_string(errc code) noexcept {
+  switch (code) {
+    case errc::invalid_input: return "invalid_input";
+    case errc::io: return "io";
+    case errc::not_found: return "not_found";
+    case errc::subprocess: return "subprocess";
+    case errc::timeout: return "timeout";
+    case errc::protocol: return "protocol";
+    case errc::internal: return "internal";
+  }
+  return "unknown";
+}
+
+} // namespace ks::engine

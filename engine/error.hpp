@@ -1,0 +1,51 @@
+#pragma once
+
+#include <tl/expected.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace ks::engine {
+
+/// Classifies why an operation of engine/, memory/ or gpu/ failed. The numbers are stable
+/// ("storage order"): they are persisted and sent over the worker protocol.
+enum class errc : int32_t {
+  invalid_input = 1,   ///< a file or value the user gave is malformed
+  io = 2,              ///< a file could not be read or written
+  not_found = 3,       ///< a named file, task or tool does not exist
+  subprocess = 4,      ///< a child process could not be started or misbehaved
+  timeout = 5,         ///< an operation ran past its deadline
+  protocol = 6,        ///< a peer sent something the protocol does not allow
+  internal = 7,        ///< a broken invariant of ours
+};
+
+/// Returns the short, stable name of `code` ("invalid_input", ...).
+const char* to_string(errc code) noexcept;
+
+/// Carries an error code plus the context a user needs to act on it (file, line, what to do).
+class error {
+public:
+  error(errc code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  /// Returns the classification.
+  errc code() const noexcept { return code_; }
+
+  /// Returns the human-readable explanation.
+  const std::string& message() const noexcept { return message_; }
+
+private:
+  errc code_;
+  std::string message_;
+};
+
+/// Shorthand for the result type used across engine/, memory/ and gpu/.
+template <class T>
+using expected = tl::expected<T, error>;
+
+/// Returns an unexpected error of `code` with `message`.
+inline tl::unexpected<error> fail(errc code, std::string message) {
+  return tl::unexpected<error>(error{code, std::move(message)});
+}
+
+} // namespace ks::engine

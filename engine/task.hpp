@@ -1,0 +1,103 @@
+#pragma once
+
+#include "engine/error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ks::engine {
+
+/// Element types of task tensors. The numbers equal the ABI's ks_dtype codes.
+enum class dtype : int32_t { f32 = 0, f16 = 1, bf16 = 2, f64 = 3, i32 = 4, i64 = 5, u8 = 6 };
+
+/// Returns the manifest spelling of `t` ("f32", "bf16", ...).
+const char* to_string(dtype t) noexcept;
+
+/// Parses a manifest spelling ("f32", "float32", "bool", ...); nullopt if unknown.
+std::optional<dtype> parse_dtype(std::string_view text) noexcept;
+
+/// Returns bytes per element of `t`.
+int64_t size_of(dtype t) noexcept;
+
+/// Checks whether `t` is a floating-point type.
+bool is_floating(dtype t) noexcept;
+
+/// How the worker draws an input's values for correctness trials. Timing trials always use
+/// uniform on [0, 1) (KernelBench's torch.rand), whatever the init.
+enum class init_kind : int32_t {
+  normal = 0,      ///< standard normal, mixed signs
+  uniform = 1,     ///< uniform on [-1, 1), mixed signs
+  uniform01 = 2,   ///< uniform on [0, 1)
+  positive = 3,    ///< uniform on [0.5, 1.5): for inputs that must stay away from 0
+  randint = 4,     ///< integers uniform in [low, high)
+};
+
+/// Returns the manifest spelling of `k`.
+const char* to_string(init_kind k) noexcept;
+
+/// Parses a manifest spelling of an init; nullopt if unknown.
+std::optional<init_kind> parse_init_kind(std::string_view text) noexcept;
+
+/// Describes one input or output tensor of a task.
+struct tensor_spec {
+  std::string name;
+  engine::dtype type = dtype::f32;
+  std::vector<int64_t> shape;
+  init_kind init = init_kind::normal;  ///< inputs only
+  int64_t low = 0;                     ///< randint only
+  int64_t high = 2;                    ///< randint only
+
+  /// Returns the number of elements (1 for a scalar).
+  int64_t numel() const noexcept;
+
+  /// Returns numel() * size_of(type).
+  int64_t bytes() const noexcept;
+};
+
+/// Bounds on the error of a candidate against the reference. An element passes when
+/// |out - ref| <= atol + rtol * |ref|; the whole output also needs
+/// ||out - ref|| / ||ref|| <= norm_rel, which separates float32 (near 1e-6) from TF32
+/// (near 3e-4) and fp16 shortcuts.
+struct tolerance {
+  double atol = 1e-5;
+  double rtol = 1e-5;
+  double norm_rel = 1e-5;
+};
+
+/// Returns the default tolerance for outputs of type `t`.
+tolerance default_tolerance(dtype t) noexcept;
+
+/// The useful work of a task: the roofline floor is max(flops / peak_flops, bytes / peak_bw).
+struct task_cost {
+  double flops = 0;  ///< useful floating-point operations (an FMA counts 2)
+  double bytes = 0;  ///< fewest bytes moved through device memory: inputs once, outputs once
+};
+
+/// A parameter value given to templates and prompts.
+using param_value = std::variant<int64_t, double, bool, std::string>;
+
+/// One operator with fixed shapes, its reference kernel and how to judge a candidate.
+struct task {
+  std::string name;
+  std::string family;
+  std::string about;
+  std::filesystem::path manifest_path;   ///< absolute path of the manifest
+  std::filesystem::path reference_path;  ///< absolute path of the reference .cu
+  std::vector<tensor_spec> inputs;
+  std::vector<tensor_spec> outputs;
+  std::map<std::string, param_value> params;
+  engine::tolerance tol;
+  task_cost cost;
+  std::string torch;  ///< optional torch expression of the op, empty if none
+};
+
+/// Returns the roofline floor of `cost` in milliseconds, given measured peaks in GB/s and
+/// GFLOP/s; the larger of the memory time and the compute time.
+double roofline_floor_ms(const task_cost& cost, double peak_gbps, double peak_gflops) noexcept;
+
+} // namespace ks::engine

@@ -1,0 +1,91 @@
+#pragma once
+
+// The compile service: nvcc turns one candidate source into a shared object exporting
+// ks_forward, for the GPU's own architecture, through a content-addressed cache.
+
+#include "engine/error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks::gpu {
+
+/// Resource usage of one kernel, from `-Xptxas -v`.
+struct kernel_resources {
+  std::string name;           ///< demangled where possible
+  std::string mangled;
+  int32_t registers = 0;
+  int64_t shared_bytes = 0;   ///< static shared memory
+  int64_t stack_bytes = 0;
+  int64_t spill_stores = 0;   ///< bytes
+  int64_t spill_loads = 0;    ///< bytes
+};
+
+/// Parses ptxas' verbose report (the text nvcc writes to stderr) into one entry per kernel.
+std::vector<kernel_resources> parse_ptxas_report(const std::string& text);
+
+/// What to compile.
+struct compile_request {
+  std::string source;                     ///< CUDA C++ text of the candidate
+  std::string label;                      ///< for messages: the file name or node id
+  std::vector<std::string> extra_flags;   ///< appended to the standard ones
+};
+
+/// The outcome of one compilation; ok == false means a compile_error (or timeout).
+struct compile_result {
+  bool ok = false;
+  bool cached = false;                    ///< served from the cache without running nvcc
+  bool timed_out = false;
+  std::string key;                        ///< hex content key
+  std::filesystem::path shared_object;    ///< valid when ok
+  std::string diagnostics;                ///< nvcc's stdout+stderr, verbatim
+  std::vector<kernel_resources> kernels;
+  double wall_ms = 0;                     ///< time spent here, cache hits included
+};
+
+/// How the compile service runs nvcc.
+struct compiler_options {
+  std::filesystem::path nvcc;             ///< empty: $KS_NVCC, /usr/local/cuda/bin/nvcc, PATH
+  std::string arch = "sm_90a";            ///< the GPU's own: "sm_90a" on Hopper
+  std::filesystem::path cache_dir;        ///< empty: $XDG_CACHE_HOME/kernelskill or ~/.cache/...
+  std::filesystem::path include_dir;      ///< where kernelskill/abi.h lives
+  std::chrono::milliseconds timeout{120000};
+  int32_t jobs = 0;                       ///< parallel nvcc processes; 0 = the CPU cores
+};
+
+/// Maps a compute capability to nvcc's architecture name ("sm_90a" for 9.0).
+std::string arch_for(int32_t cc_major, int32_t cc_minor);
+
+/// Runs nvcc with a cache; thread-safe.
+class compiler {
+public:
+  /// Finds nvcc and reads its version (part of every cache key); fails if nvcc is missing.
+  static engine::expected<compiler> create(compiler_options options);
+
+  /// Compiles one source, or returns the cached shared object.
+  compile_result compile(const compile_request& request) const;
+
+  /// Compiles several sources with up to options().jobs nvcc processes at once; the results
+  /// are in the order of `requests`.
+  std::vector<compile_result> compile_all(const std::vector<compile_request>& requests) const;
+
+  /// Returns the content key of `request`: hashes a type tag before each of the source,
+  /// the flags and the nvcc version.
+  std::string key_of(const compile_request& request) const;
+
+  /// Returns the nvcc command line (without the output and input paths) for `request`.
+  std::vector<std::string> command_for(const compile_request& request) const;
+
+  const compiler_options& options() const noexcept { return options_; }
+  const std::string& nvcc_version() const noexcept { return nvcc_version_; }
+
+private:
+  compiler_options options_;
+  std::string nvcc_version_;
+};
+
+} // namespace ks::gpu

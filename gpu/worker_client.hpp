@@ -1,0 +1,81 @@
+#pragma once
+
+// The engine's side of one bench worker: starts the worker process, sends it one job at a
+// time, enforces a watchdog per job, and turns every way the worker can fail into a typed
+// failure. After a failure that leaves the worker unusable (it crashed, hung, or hit a
+// sticky CUDA error) the client discards it; the next job starts a fresh one.
+
+#include "engine/task.hpp"
+#include "gpu/child_process.hpp"
+#include "gpu/worker_protocol.hpp"
+
+#include <tl/expected.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks::gpu {
+
+/// A job's outcome: the result, or why there is none.
+template <class T>
+using job_result = tl::expected<T, failure>;
+
+/// How to start and watch a worker.
+struct worker_options {
+  std::filesystem::path executable;                ///< ks-bench-worker
+  int32_t device = 0;
+  std::chrono::milliseconds start_timeout{20000};  ///< until the hello line
+  std::chrono::milliseconds info_timeout{30000};
+  std::chrono::milliseconds calibrate_timeout{60000};
+  std::chrono::milliseconds verify_timeout{60000};
+  std::chrono::milliseconds time_timeout{120000};
+  std::vector<std::string> extra_args;             ///< appended to the worker's command line
+};
+
+/// Returns the ks-bench-worker next to the running executable, or in PATH.
+std::filesystem::path default_worker_executable();
+
+/// Drives one worker process.
+class worker_client {
+public:
+  explicit worker_client(worker_options options);
+
+  /// Asks the worker about its device.
+  job_result<device_info> info();
+
+  /// Measures the device's peak bandwidth and FMA rate.
+  job_result<calibration> calibrate();
+
+  /// Checks `candidate` against `reference` (both shared objects) on `t`'s shapes.
+  job_result<verify_result> verify(const engine::task& t, const std::string& reference,
+                                   const std::string& candidate, const verify_options& opt);
+
+  /// Times `kernel` on `t`'s shapes.
+  job_result<timing_result> time(const engine::task& t, const std::string& kernel,
+                                 const timing_options& opt);
+
+  /// Asks the worker to exit and waits for it.
+  void shutdown();
+
+  /// Returns how many worker processes were started so far.
+  int32_t starts() const noexcept { return starts_; }
+
+  /// Returns how long the last start took, from spawn to hello, in ms.
+  double last_start_ms() const noexcept { return last_start_ms_; }
+
+private:
+  job_result<response> run(request req, std::chrono::milliseconds timeout);
+  tl::expected<void, failure> ensure_started();
+  failure discard_worker(failure_kind kind, std::string message);
+
+  worker_options options_;
+  std::optional<child_process> process_;
+  int64_t next_id_ = 1;
+  int32_t starts_ = 0;
+  double last_start_ms_ = 0;
+};
+
+} // namespace ks::gpu

@@ -1,0 +1,171 @@
+#pragma once
+
+// The bench worker protocol: JSON lines on the worker's stdin and stdout (Boost.JSON).
+//
+// Grammar (one JSON object per line, '\n' terminated, UTF-8):
+//
+//   hello    := {"v":1, "hello":"ks-bench-worker", "pid":INT, "device":INT}
+//               written once by the worker at start, before reading any request
+//   request  := {"v":1, "id":INT, "job":JOB, ...fields of JOB}
+//   JOB      := "info" | "calibrate" | "shutdown"
+//             | "verify"  with "task":TASK, "reference":PATH, "candidate":PATH, "trials":INT,
+//                          "seed":INT
+//             | "time"    with "task":TASK, "kernel":PATH, "timing":TIMING
+//   TASK     := {"name":STR, "inputs":[TENSOR...], "outputs":[TENSOR...],
+//                "tolerance":{"atol":NUM, "rtol":NUM, "norm_rel":NUM}}
+//   TENSOR   := {"name":STR, "dtype":STR, "shape":[INT...], "init":STR, "low":INT, "high":INT}
+//   response := {"v":1, "id":INT, "ok":true,  "result":RESULT}
+//             | {"v":1, "id":INT, "ok":false, "failure":FAILURE}
+//   FAILURE  := {"kind":STR, "message":STR, ["return_code":INT], ["cuda_error":STR],
+//                ["verify":VERIFY]}
+//
+// "v" is the protocol version; a peer refuses any other. "id" echoes the request's id so a
+// late reply to a killed job can never be taken for the next job's. A worker that hits a
+// sticky CUDA error answers the job and then exits; the client starts a new one.
+
+#include "engine/task.hpp"
+#include "gpu/failure.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace ks::gpu {
+
+/// The protocol version both peers must speak.
+inline constexpr int protocol_version = 1;
+
+/// The jobs a worker runs.
+enum class job_kind : int32_t { info = 0, calibrate = 1, verify = 2, time = 3, shutdown = 4 };
+
+/// Returns the wire name of `job`.
+const char* to_string(job_kind job) noexcept;
+
+/// Options of a correctness check.
+struct verify_options {
+  int32_t trials = 3;          ///< each on freshly drawn inputs
+  uint64_t seed = 20261126;    ///< trial i draws with seed + i
+};
+
+/// Options of a timing run.
+struct timing_options {
+  double warmup_ms = 25;        ///< run at least this long (and 3 calls) before timing
+  int32_t min_trials = 10;      ///< never report fewer
+  int32_t max_trials = 2000;    ///< stop here even if the median still moves
+  double max_ms = 2000;         ///< stop once this much GPU time was timed
+  double stable_rel = 0.005;    ///< stop once a batch moves the median by less than this
+  int32_t host_check_batch = 20;///< calls in the host-clock check
+  bool flush_l2 = true;         ///< flush L2 before every timed call
+};
+
+/// One request to the worker.
+struct request {
+  int64_t id = 0;
+  job_kind job = job_kind::info;
+  std::optional<engine::task> task;  ///< verify and time
+  std::string reference;             ///< verify: reference shared object
+  std::string candidate;             ///< verify: candidate shared object
+  std::string kernel;                ///< time: shared object to time
+  verify_options verify;
+  timing_options timing;
+};
+
+/// What the worker reads off its device.
+struct device_info {
+  int32_t index = 0;
+  int32_t device_count = 0;
+  std::string name;
+  std::string uuid;
+  std::string arch;               ///< nvcc's name for it: "sm_90a" on Hopper
+  int32_t cc_major = 0, cc_minor = 0;
+  int32_t sms = 0;
+  int64_t memory_bytes = 0;
+  int64_t l2_bytes = 0;
+  int64_t smem_per_block_optin = 0;
+  int32_t sm_clock_khz = 0;       ///< as read; 0 where the runtime does not report it
+  int32_t mem_clock_khz = 0;
+  int32_t mem_bus_bits = 0;
+  int32_t driver_version = 0;     ///< e.g. 13000
+  int32_t runtime_version = 0;
+};
+
+/// Measured peaks of a device.
+struct calibration {
+  double dram_gbps = 0;     ///< device-to-device copy, bytes read plus written per second / 1e9
+  double fp32_gflops = 0;   ///< FMA throughput (2 flops each) / 1e9
+  int64_t copy_bytes = 0;   ///< size of the buffers copied
+  double copy_ms = 0;       ///< median copy time
+  double fma_ms = 0;        ///< median FMA kernel time
+};
+
+/// The statistics of a correctness check; on a failure they point at the first bad element.
+struct verify_result {
+  bool passed = false;
+  int32_t trials = 0;            ///< trials run (a failure stops at the failing one)
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  double norm_rel_err = 0;       ///< ||out - ref|| / ||ref||, worst over outputs and trials
+  int64_t bad_count = 0;         ///< elements out of tolerance in the failing output
+  int64_t nan_count = 0;         ///< of those, how many are NaN (unwritten?)
+  int64_t first_bad_index = -1;  ///< flat index into bad_output
+  std::string bad_output;        ///< name of the failing output, or of the changed input
+  int32_t bad_trial = -1;
+  double expected = 0;           ///< reference value at first_bad_index
+  double actual = 0;             ///< candidate value there
+  bool input_changed = false;    ///< the candidate wrote to an input (bad_output names it)
+};
+
+/// The result of a timing run, all times in milliseconds.
+struct timing_result {
+  double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, mean_ms = 0;
+  int32_t trials = 0;
+  double host_ms_per_call = 0;  ///< host clock over the check batch, per call
+  double device_tail_ms = 0;    ///< device still busy after the stream was done
+  bool escaped = false;         ///< the host-clock check saw work outside the stream
+  int32_t batch = 0;
+};
+
+/// A typed failure with what a user or the repair agent needs.
+struct failure {
+  failure_kind kind = failure_kind::crash;
+  std::string message;
+  std::optional<int32_t> return_code;     ///< launch_error from ks_forward's return
+  std::string cuda_error;                 ///< the CUDA error name, if any
+  std::optional<verify_result> verify;    ///< wrong_result details
+};
+
+/// The payload of a successful response.
+using result_payload =
+  std::variant<std::monostate, device_info, calibration, verify_result, timing_result>;
+
+/// One response of the worker.
+struct response {
+  int64_t id = 0;
+  bool ok = false;
+  result_payload result;
+  std::optional<failure> fail;
+};
+
+/// The worker's first line.
+struct hello {
+  int64_t pid = 0;
+  int32_t device = 0;
+};
+
+/// Encodes `r` as one line (no trailing '\n').
+std::string encode(const request& r);
+/// Encodes `r` as one line (no trailing '\n').
+std::string encode(const response& r);
+/// Encodes `h` as one line (no trailing '\n').
+std::string encode(const hello& h);
+
+/// Decodes a request line; errc::protocol with what is wrong otherwise.
+engine::expected<request> decode_request(std::string_view line);
+/// Decodes a response line to a request of kind `job`; errc::protocol otherwise.
+engine::expected<response> decode_response(std::string_view line, job_kind job);
+/// Decodes the hello line; errc::protocol otherwise.
+engine::expected<hello> decode_hello(std::string_view line);
+
+} // namespace ks::gpu

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages kernelskill builds against. Idempotent: packages already
+# present are skipped, and apt-get update runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libcaf-dev                       # CAF 0.17.6: actors
+  libboost1.81-dev libboost-json1.81-dev
+  liblmdb-dev libcurl4-openssl-dev
+  libtomlplusplus-dev libcli11-dev catch2 libexpected-dev
+  libxxhash-dev                    # content keys of the compile cache (header-only use)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  echo "install-deps: the CUDA 13 toolkit is not at /usr/local/cuda (nvcc missing)." >&2
+  echo "install-deps: install it from NVIDIA's packages; kernelskill needs nvcc, cudart, NVRTC and CUPTI." >&2
+  exit 1
+fi
+echo "install-deps: all packages present"

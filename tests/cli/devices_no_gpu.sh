@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# placeholder: being written
+exit 125

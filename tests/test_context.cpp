@@ -1,0 +1,53 @@
+#include "test_context.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace ks::test {
+
+test_context::test_context() : previous_(std::filesystem::current_path()) {
+  auto base = std::filesystem::temp_directory_path();
+  std::string pattern = (base / "ks-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw std::runtime_error("test_context: mkdtemp failed in " + base.string());
+  dir_ = pattern;
+  std::filesystem::current_path(dir_);
+}
+
+test_context::~test_context() {
+  std::error_code ec;
+  std::filesystem::current_path(previous_, ec);
+  if (std::getenv("KS_KEEP_TEST_DIRS") == nullptr)
+    std::filesystem::remove_all(dir_, ec);
+}
+
+std::filesystem::path test_context::write(const std::string& name,
+                                          const std::string& text) const {
+  auto path = dir_ / name;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::filesystem::path source_dir() {
+  return KS_SOURCE_DIR;
+}
+
+std::filesystem::path bin_dir() {
+  if (const char* dir = std::getenv("KS_BIN_DIR"))
+    return dir;
+  return std::filesystem::path(KS_BINARY_DIR) / "bin";
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace ks::test
