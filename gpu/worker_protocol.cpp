@@ -1,1 +1,465 @@
-// placeholder: being written
+// Encoding and decoding of the worker protocol (grammar in worker_protocol.hpp).
+//
+// Decoding is strict about what it needs and lenient about what it does not: a missing or
+// mistyped required field is a protocol error naming the field, while unknown extra fields
+// are ignored so that a newer peer of the same version can add diagnostics. Numbers are
+// read with Boost.JSON's to_number, which accepts an integer where a double is expected.
+
+#include "gpu/worker_protocol.hpp"
+
+#include <boost/json.hpp>
+
+#include <stdexcept>
+
+namespace json = boost::json;
+
+namespace ks::gpu {
+
+namespace {
+
+// -- decoding helpers ----------------------------------------------------------------------
+
+// Thrown inside this file only; decode_* turn it into an errc::protocol error.
+struct decode_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json::value& field(const json::object& obj, std::string_view key) {
+  auto it = obj.find(key);
+  if (it == obj.end())
+    throw decode_error("missing field '" + std::string(key) + "'");
+  return it->value();
+}
+
+const json::object& as_object(const json::value& v, std::string_view what) {
+  if (!v.is_object())
+    throw decode_error("'" + std::string(what) + "' must be an object");
+  return v.get_object();
+}
+
+const json::array& as_array(const json::value& v, std::string_view what) {
+  if (!v.is_array())
+    throw decode_error("'" + std::string(what) + "' must be an array");
+  return v.get_array();
+}
+
+std::string get_string(const json::object& obj, std::string_view key) {
+  const auto& v = field(obj, key);
+  if (!v.is_string())
+    throw decode_error("field '" + std::string(key) + "' must be a string");
+  return std::string(v.get_string());
+}
+
+std::string get_string_or(const json::object& obj, std::string_view key, std::string fallback) {
+  return obj.contains(key) ? get_string(obj, key) : fallback;
+}
+
+template <class T>
+T get_number(const json::object& obj, std::string_view key) {
+  const auto& v = field(obj, key);
+  if (!v.is_number())
+    throw decode_error("field '" + std::string(key) + "' must be a number");
+  if constexpr (std::is_floating_point_v<T>) {
+    return v.to_number<double>();
+  } else {
+    if (v.is_double())
+      throw decode_error("field '" + std::string(key) + "' must be an integer");
+    return static_cast<T>(v.is_int64() ? v.get_int64() : static_cast<int64_t>(v.get_uint64()));
+  }
+}
+
+template <class T>
+T get_number_or(const json::object& obj, std::string_view key, T fallback) {
+  return obj.contains(key) ? get_number<T>(obj, key) : fallback;
+}
+
+bool get_bool_or(const json::object& obj, std::string_view key, bool fallback) {
+  if (!obj.contains(key))
+    return fallback;
+  const auto& v = field(obj, key);
+  if (!v.is_bool())
+    throw decode_error("field '" + std::string(key) + "' must be true or false");
+  return v.get_bool();
+}
+
+json::object parse_object(std::string_view line) {
+  json::error_code ec;
+  auto v = json::parse(line, ec);
+  if (ec)
+    throw decode_error("not a JSON line (" + ec.message() + ")");
+  if (!v.is_object())
+    throw decode_error("a protocol line must be a JSON object");
+  auto& obj = v.get_object();
+  auto version = get_number<int64_t>(obj, "v");
+  if (version != protocol_version)
+    throw decode_error("protocol version " + std::to_string(version) + ", expected " +
+                       std::to_string(protocol_version));
+  return std::move(obj);
+}
+
+// -- tasks ---------------------------------------------------------------------------------
+
+json::object encode_tensor(const engine::tensor_spec& t) {
+  json::array shape;
+  for (auto d : t.shape)
+    shape.emplace_back(d);
+  return {{"name", t.name},      {"dtype", engine::to_string(t.type)},
+          {"shape", shape},      {"init", engine::to_string(t.init)},
+          {"low", t.low},        {"high", t.high}};
+}
+
+engine::tensor_spec decode_tensor(const json::value& v) {
+  const auto& obj = as_object(v, "tensor");
+  engine::tensor_spec t;
+  t.name = get_string(obj, "name");
+  auto type_name = get_string(obj, "dtype");
+  auto type = engine::parse_dtype(type_name);
+  if (!type)
+    throw decode_error("unknown dtype '" + type_name + "'");
+  t.type = *type;
+  for (const auto& d : as_array(field(obj, "shape"), "shape")) {
+    if (!d.is_int64() && !d.is_uint64())
+      throw decode_error("shape entries must be integers");
+    t.shape.push_back(d.is_int64() ? d.get_int64() : static_cast<int64_t>(d.get_uint64()));
+  }
+  auto init_name = get_string_or(obj, "init", "normal");
+  auto init = engine::parse_init_kind(init_name);
+  if (!init)
+    throw decode_error("unknown init '" + init_name + "'");
+  t.init = *init;
+  t.low = get_number_or<int64_t>(obj, "low", 0);
+  t.high = get_number_or<int64_t>(obj, "high", 2);
+  return t;
+}
+
+json::object encode_task(const engine::task& t) {
+  json::array inputs, outputs;
+  for (const auto& x : t.inputs)
+    inputs.emplace_back(encode_tensor(x));
+  for (const auto& y : t.outputs)
+    outputs.emplace_back(encode_tensor(y));
+  return {{"name", t.name},
+          {"inputs", inputs},
+          {"outputs", outputs},
+          {"tolerance",
+           {{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}}};
+}
+
+engine::task decode_task(const json::value& v) {
+  const auto& obj = as_object(v, "task");
+  engine::task t;
+  t.name = get_string(obj, "name");
+  for (const auto& x : as_array(field(obj, "inputs"), "inputs"))
+    t.inputs.push_back(decode_tensor(x));
+  for (const auto& y : as_array(field(obj, "outputs"), "outputs"))
+    t.outputs.push_back(decode_tensor(y));
+  const auto& tol = as_object(field(obj, "tolerance"), "tolerance");
+  t.tol.atol = get_number<double>(tol, "atol");
+  t.tol.rtol = get_number<double>(tol, "rtol");
+  t.tol.norm_rel = get_number<double>(tol, "norm_rel");
+  return t;
+}
+
+// -- results -------------------------------------------------------------------------------
+
+json::object encode_payload(const device_info& d) {
+  return {{"index", d.index},
+          {"device_count", d.device_count},
+          {"name", d.name},
+          {"uuid", d.uuid},
+          {"arch", d.arch},
+          {"cc_major", d.cc_major},
+          {"cc_minor", d.cc_minor},
+          {"sms", d.sms},
+          {"memory_bytes", d.memory_bytes},
+          {"l2_bytes", d.l2_bytes},
+          {"smem_per_block_optin", d.smem_per_block_optin},
+          {"sm_clock_khz", d.sm_clock_khz},
+          {"mem_clock_khz", d.mem_clock_khz},
+          {"mem_bus_bits", d.mem_bus_bits},
+          {"driver_version", d.driver_version},
+          {"runtime_version", d.runtime_version}};
+}
+
+device_info decode_device_info(const json::object& o) {
+  device_info d;
+  d.index = get_number<int32_t>(o, "index");
+  d.device_count = get_number<int32_t>(o, "device_count");
+  d.name = get_string(o, "name");
+  d.uuid = get_string(o, "uuid");
+  d.arch = get_string(o, "arch");
+  d.cc_major = get_number<int32_t>(o, "cc_major");
+  d.cc_minor = get_number<int32_t>(o, "cc_minor");
+  d.sms = get_number<int32_t>(o, "sms");
+  d.memory_bytes = get_number<int64_t>(o, "memory_bytes");
+  d.l2_bytes = get_number<int64_t>(o, "l2_bytes");
+  d.smem_per_block_optin = get_number_or<int64_t>(o, "smem_per_block_optin", 0);
+  d.sm_clock_khz = get_number_or<int32_t>(o, "sm_clock_khz", 0);
+  d.mem_clock_khz = get_number_or<int32_t>(o, "mem_clock_khz", 0);
+  d.mem_bus_bits = get_number_or<int32_t>(o, "mem_bus_bits", 0);
+  d.driver_version = get_number_or<int32_t>(o, "driver_version", 0);
+  d.runtime_version = get_number_or<int32_t>(o, "runtime_version", 0);
+  return d;
+}
+
+json::object encode_payload(const calibration& c) {
+  return {{"dram_gbps", c.dram_gbps},   {"fp32_gflops", c.fp32_gflops},
+          {"copy_bytes", c.copy_bytes}, {"copy_ms", c.copy_ms},
+          {"fma_ms", c.fma_ms}};
+}
+
+calibration decode_calibration(const json::object& o) {
+  calibration c;
+  c.dram_gbps = get_number<double>(o, "dram_gbps");
+  c.fp32_gflops = get_number<double>(o, "fp32_gflops");
+  c.copy_bytes = get_number_or<int64_t>(o, "copy_bytes", 0);
+  c.copy_ms = get_number_or<double>(o, "copy_ms", 0);
+  c.fma_ms = get_number_or<double>(o, "fma_ms", 0);
+  return c;
+}
+
+json::object encode_payload(const verify_result& r) {
+  return {{"passed", r.passed},
+          {"trials", r.trials},
+          {"max_abs_err", r.max_abs_err},
+          {"max_rel_err", r.max_rel_err},
+          {"norm_rel_err", r.norm_rel_err},
+          {"bad_count", r.bad_count},
+          {"nan_count", r.nan_count},
+          {"first_bad_index", r.first_bad_index},
+          {"bad_output", r.bad_output},
+          {"bad_trial", r.bad_trial},
+          {"expected", r.expected},
+          {"actual", r.actual},
+          {"input_changed", r.input_changed}};
+}
+
+// NaN and infinity are not JSON: Boost.JSON writes them as null, so read null back as NaN.
+double get_double_or_nan(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it != o.end() && it->value().is_null())
+    return std::numeric_limits<double>::quiet_NaN();
+  return get_number<double>(o, key);
+}
+
+verify_result decode_verify_result(const json::object& o) {
+  verify_result r;
+  r.passed = get_bool_or(o, "passed", false);
+  r.trials = get_number<int32_t>(o, "trials");
+  r.max_abs_err = get_double_or_nan(o, "max_abs_err");
+  r.max_rel_err = get_double_or_nan(o, "max_rel_err");
+  r.norm_rel_err = get_double_or_nan(o, "norm_rel_err");
+  r.bad_count = get_number_or<int64_t>(o, "bad_count", 0);
+  r.nan_count = get_number_or<int64_t>(o, "nan_count", 0);
+  r.first_bad_index = get_number_or<int64_t>(o, "first_bad_index", -1);
+  r.bad_output = get_string_or(o, "bad_output", "");
+  r.bad_trial = get_number_or<int32_t>(o, "bad_trial", -1);
+  r.expected = o.contains("expected") ? get_double_or_nan(o, "expected") : 0.0;
+  r.actual = o.contains("actual") ? get_double_or_nan(o, "actual") : 0.0;
+  r.input_changed = get_bool_or(o, "input_changed", false);
+  return r;
+}
+
+json::object encode_payload(const timing_result& t) {
+  return {{"median_ms", t.median_ms},
+          {"p10_ms", t.p10_ms},
+          {"p90_ms", t.p90_ms},
+          {"min_ms", t.min_ms},
+          {"mean_ms", t.mean_ms},
+          {"trials", t.trials},
+          {"host_ms_per_call", t.host_ms_per_call},
+          {"device_tail_ms", t.device_tail_ms},
+          {"escaped", t.escaped},
+          {"batch", t.batch}};
+}
+
+timing_result decode_timing_result(const json::object& o) {
+  timing_result t;
+  t.median_ms = get_number<double>(o, "median_ms");
+  t.p10_ms = get_number<double>(o, "p10_ms");
+  t.p90_ms = get_number<double>(o, "p90_ms");
+  t.min_ms = get_number_or<double>(o, "min_ms", 0);
+  t.mean_ms = get_number_or<double>(o, "mean_ms", 0);
+  t.trials = get_number<int32_t>(o, "trials");
+  t.host_ms_per_call = get_number_or<double>(o, "host_ms_per_call", 0);
+  t.device_tail_ms = get_number_or<double>(o, "device_tail_ms", 0);
+  t.escaped = get_bool_or(o, "escaped", false);
+  t.batch = get_number_or<int32_t>(o, "batch", 0);
+  return t;
+}
+
+json::object encode_failure(const failure& f) {
+  json::object obj{{"kind", to_string(f.kind)}, {"message", f.message}};
+  if (f.return_code)
+    obj["return_code"] = *f.return_code;
+  if (!f.cuda_error.empty())
+    obj["cuda_error"] = f.cuda_error;
+  if (f.verify)
+    obj["verify"] = encode_payload(*f.verify);
+  return obj;
+}
+
+failure decode_failure(const json::object& o) {
+  failure f;
+  auto kind_name = get_string(o, "kind");
+  auto kind = parse_failure_kind(kind_name);
+  if (!kind)
+    throw decode_error("unknown failure kind '" + kind_name + "'");
+  f.kind = *kind;
+  f.message = get_string(o, "message");
+  if (o.contains("return_code"))
+    f.return_code = get_number<int32_t>(o, "return_code");
+  f.cuda_error = get_string_or(o, "cuda_error", "");
+  if (o.contains("verify"))
+    f.verify = decode_verify_result(as_object(o.at("verify"), "verify"));
+  return f;
+}
+
+std::optional<job_kind> parse_job(std::string_view name) {
+  for (auto job : {job_kind::info, job_kind::calibrate, job_kind::verify, job_kind::time,
+                   job_kind::shutdown})
+    if (name == to_string(job))
+      return job;
+  return std::nullopt;
+}
+
+} // namespace
+
+const char* to_string(job_kind job) noexcept {
+  switch (job) {
+    case job_kind::info: return "info";
+    case job_kind::calibrate: return "calibrate";
+    case job_kind::verify: return "verify";
+    case job_kind::time: return "time";
+    case job_kind::shutdown: return "shutdown";
+  }
+  return "unknown";
+}
+
+// -- encoding ------------------------------------------------------------------------------
+
+std::string encode(const request& r) {
+  json::object obj{{"v", protocol_version}, {"id", r.id}, {"job", to_string(r.job)}};
+  if (r.task)
+    obj["task"] = encode_task(*r.task);
+  if (r.job == job_kind::verify) {
+    obj["reference"] = r.reference;
+    obj["candidate"] = r.candidate;
+    obj["trials"] = r.verify.trials;
+    obj["seed"] = r.verify.seed;
+  } else if (r.job == job_kind::time) {
+    obj["kernel"] = r.kernel;
+    obj["timing"] = json::object{{"warmup_ms", r.timing.warmup_ms},
+                                 {"min_trials", r.timing.min_trials},
+                                 {"max_trials", r.timing.max_trials},
+                                 {"max_ms", r.timing.max_ms},
+                                 {"stable_rel", r.timing.stable_rel},
+                                 {"host_check_batch", r.timing.host_check_batch},
+                                 {"flush_l2", r.timing.flush_l2}};
+  }
+  return json::serialize(obj);
+}
+
+std::string encode(const response& r) {
+  json::object obj{{"v", protocol_version}, {"id", r.id}, {"ok", r.ok}};
+  if (r.ok) {
+    std::visit(
+      [&](const auto& payload) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(payload)>, std::monostate>)
+          obj["result"] = json::object{};
+        else
+          obj["result"] = encode_payload(payload);
+      },
+      r.result);
+  } else {
+    obj["failure"] = encode_failure(r.fail.value_or(failure{}));
+  }
+  return json::serialize(obj);
+}
+
+std::string encode(const hello& h) {
+  return json::serialize(json::object{{"v", protocol_version},
+                                      {"hello", "ks-bench-worker"},
+                                      {"pid", h.pid},
+                                      {"device", h.device}});
+}
+
+// -- decoding ------------------------------------------------------------------------------
+
+engine::expected<request> decode_request(std::string_view line) {
+  try {
+    auto obj = parse_object(line);
+    request r;
+    r.id = get_number<int64_t>(obj, "id");
+    auto job_name = get_string(obj, "job");
+    auto job = parse_job(job_name);
+    if (!job)
+      throw decode_error("unknown job '" + job_name + "'");
+    r.job = *job;
+    if (r.job == job_kind::verify || r.job == job_kind::time)
+      r.task = decode_task(field(obj, "task"));
+    if (r.job == job_kind::verify) {
+      r.reference = get_string(obj, "reference");
+      r.candidate = get_string(obj, "candidate");
+      r.verify.trials = get_number_or<int32_t>(obj, "trials", r.verify.trials);
+      r.verify.seed = get_number_or<uint64_t>(obj, "seed", r.verify.seed);
+    } else if (r.job == job_kind::time) {
+      r.kernel = get_string(obj, "kernel");
+      if (obj.contains("timing")) {
+        const auto& t = as_object(obj.at("timing"), "timing");
+        auto& o = r.timing;
+        o.warmup_ms = get_number_or<double>(t, "warmup_ms", o.warmup_ms);
+        o.min_trials = get_number_or<int32_t>(t, "min_trials", o.min_trials);
+        o.max_trials = get_number_or<int32_t>(t, "max_trials", o.max_trials);
+        o.max_ms = get_number_or<double>(t, "max_ms", o.max_ms);
+        o.stable_rel = get_number_or<double>(t, "stable_rel", o.stable_rel);
+        o.host_check_batch = get_number_or<int32_t>(t, "host_check_batch", o.host_check_batch);
+        o.flush_l2 = get_bool_or(t, "flush_l2", o.flush_l2);
+      }
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return engine::fail(engine::errc::protocol, std::string("bad request: ") + e.what());
+  }
+}
+
+engine::expected<response> decode_response(std::string_view line, job_kind job) {
+  try {
+    auto obj = parse_object(line);
+    response r;
+    r.id = get_number<int64_t>(obj, "id");
+    const auto& ok = field(obj, "ok");
+    if (!ok.is_bool())
+      throw decode_error("field 'ok' must be true or false");
+    r.ok = ok.get_bool();
+    if (!r.ok) {
+      r.fail = decode_failure(as_object(field(obj, "failure"), "failure"));
+      return r;
+    }
+    const auto& result = as_object(field(obj, "result"), "result");
+    switch (job) {
+      case job_kind::info: r.result = decode_device_info(result); break;
+      case job_kind::calibrate: r.result = decode_calibration(result); break;
+      case job_kind::verify: r.result = decode_verify_result(result); break;
+      case job_kind::time: r.result = decode_timing_result(result); break;
+      case job_kind::shutdown: break;
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return engine::fail(engine::errc::protocol,
+                        std::string("bad ") + to_string(job) + " response: " + e.what());
+  }
+}
+
+engine::expected<hello> decode_hello(std::string_view line) {
+  try {
+    auto obj = parse_object(line);
+    if (get_string(obj, "hello") != "ks-bench-worker")
+      throw decode_error("not a ks-bench-worker hello");
+    return hello{get_number<int64_t>(obj, "pid"), get_number<int32_t>(obj, "device")};
+  } catch (const std::exception& e) {
+    return engine::fail(engine::errc::protocol, std::string("bad hello line: ") + e.what());
+  }
+}
+
+} // namespace ks::gpu
