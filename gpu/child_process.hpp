@@ -18,9 +18,13 @@ struct exit_status {
   int code = -1;            ///< exit code, or -1 when a signal ended it
   int signal = 0;           ///< terminating signal, or 0
   bool timed_out = false;   ///< true when we killed it at its deadline
+  int64_t timeout_ms = 0;   ///< the deadline it ran past, when timed_out
 
-  /// Returns "exit code 3", "signal 11 (Segmentation fault)", "timed out after ..." etc.
+  /// Returns "exit code 3", "killed by signal 11 (SIGSEGV)" or "timed out after 1500 ms".
   std::string describe() const;
+
+  /// Checks whether the child exited by itself with code 0.
+  bool success() const noexcept { return code == 0 && signal == 0 && !timed_out; }
 };
 
 /// The outcome of run_to_completion.
@@ -38,7 +42,8 @@ engine::expected<run_result> run_to_completion(const std::vector<std::string>& a
                                                std::chrono::milliseconds timeout,
                                                const std::string& input = {});
 
-/// A long-lived child spoken to in lines: the bench worker.
+/// A long-lived child spoken to in lines: the bench worker. Not thread-safe: one owner
+/// thread calls all members.
 class child_process {
 public:
   child_process() = default;
@@ -53,8 +58,17 @@ public:
   /// Starts `argv` with piped stdin/stdout/stderr in a new process group.
   static engine::expected<child_process> spawn(const std::vector<std::string>& argv);
 
-  /// Writes `line` plus '\n' to the child's stdin. Fails if the child closed it.
+  /// Writes `line` plus '\n' to the child's stdin, waiting at most 30 s for room in the
+  /// pipe. Fails (errc::subprocess) if the child closed its stdin.
   engine::expected<void> write_line(const std::string& line);
+
+  /// Writes `line` plus '\n' to the child's stdin; errc::timeout when the child has not
+  /// taken it within `timeout`. Buffers stdout and drains stderr while it waits, so a child
+  /// that writes before it reads never deadlocks with us.
+  engine::expected<void> write_line(const std::string& line, std::chrono::milliseconds timeout);
+
+  /// Closes our end of the child's stdin, so that the child reads end of file.
+  void close_stdin() noexcept;
 
   /// Reads one line of stdout (without '\n'). Returns nullopt at end of file (the child
   /// closed stdout or died), errc::timeout at the deadline; keeps stderr drained meanwhile.
@@ -63,7 +77,8 @@ public:
   /// Returns the last bytes (at most 64 KiB) the child wrote to stderr so far.
   const std::string& stderr_tail() const noexcept { return err_; }
 
-  /// Sends SIGKILL to the process group and reaps the child.
+  /// Sends SIGKILL to the process group and reaps the child; returns how it ended (its own
+  /// exit status if it had already exited). Returns the first status again when called twice.
   exit_status kill();
 
   /// Waits up to `timeout` for the child to exit by itself; kills it after that.
@@ -78,6 +93,8 @@ public:
 private:
   void drain_stderr();
   void close_fds() noexcept;
+  bool pump(int timeout_ms, bool want_write);
+  exit_status reap();
 
   int pid_ = -1;
   int in_ = -1;   // our end of the child's stdin
@@ -85,6 +102,7 @@ private:
   int err_fd_ = -1;
   std::string out_buf_;
   std::string err_;
+  exit_status last_;  // how the child ended, once reaped
 };
 
 } // namespace ks::gpu
