@@ -1,1 +1,723 @@
-// placeholder: being written
+// The bench session: verification and timing of candidates on one GPU.
+//
+// Verification (DESIGN.md, "Measurement"): for each trial, inputs are drawn afresh from a
+// seed (trial i uses seed + i; even trials draw from the input's own init, odd trials from
+// the other mixed-sign distribution), copied aside, and given to the reference (whose
+// outputs are cached per seed and task) and then to the candidate, whose outputs are first
+// poisoned with NaN. Every element of every output is compared on the device, and the inputs
+// are compared bitwise with their copies. The device, not just the stream, is synchronized
+// before comparing, so a candidate that strays from the stream is still judged on its
+// finished result; the timing's host-clock check is what flags it.
+//
+// Timing: the inputs are uniform on [0, 1) (KernelBench's torch.rand) unless the task needs
+// positive or integer inputs. After a warm-up, trials run in batches: before each call the L2
+// is flushed by writing a buffer four times its size, and a pair of events brackets the call
+// on the worker's stream. After each batch, one synchronization; batches continue until the
+// median moves by less than stable_rel, or the time or trial cap is reached. Then a batch of
+// back-to-back calls is timed by the host clock: if the device is still busy once the
+// worker's stream is idle, the candidate left work on another stream (escaped_stream).
+//
+// Errors: a sticky CUDA error (illegal address, a trap, a launch failure) poisons the whole
+// context, so the session answers the job and marks itself for exit; the engine's client
+// then starts a fresh worker for the next job.
+
+#include "gpu/worker/bench_session.hpp"
+
+#include "gpu/worker/calibration.hpp"
+#include "gpu/worker/device_kernels.hpp"
+#include "kernelskill/abi.h"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ks::gpu::worker {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point start) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+}
+
+// Errors after which the context cannot be used again (CUDA documents these as sticky).
+bool is_sticky(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+failure_kind kind_of(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+      return failure_kind::illegal_address;
+    case cudaErrorMemoryAllocation:
+      return failure_kind::out_of_memory;
+    default:
+      return failure_kind::launch_error;
+  }
+}
+
+// Thrown inside this file only; handle() turns it into a failure response.
+struct job_failure {
+  failure value;
+};
+
+[[noreturn]] void fail_with(failure_kind kind, std::string message, cudaError_t err = cudaSuccess) {
+  failure f;
+  f.kind = kind;
+  f.message = std::move(message);
+  if (err != cudaSuccess) {
+    f.cuda_error = cudaGetErrorName(err);
+    f.message += std::string(" (") + cudaGetErrorName(err) + ": " + cudaGetErrorString(err) + ")";
+  }
+  throw job_failure{std::move(f)};
+}
+
+struct device_buffer {
+  void* ptr = nullptr;
+  int64_t bytes = 0;
+  device_buffer() = default;
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  device_buffer(device_buffer&& o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = nullptr; }
+  device_buffer& operator=(device_buffer&& o) noexcept {
+    std::swap(ptr, o.ptr);
+    std::swap(bytes, o.bytes);
+    return *this;
+  }
+  ~device_buffer() {
+    if (ptr)
+      cudaFree(ptr);
+  }
+};
+
+device_buffer allocate(int64_t bytes, const std::string& what) {
+  device_buffer b;
+  // Zero-sized tensors still get a valid, distinct pointer.
+  auto err = cudaMalloc(&b.ptr, static_cast<size_t>(std::max<int64_t>(bytes, 256)));
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // allocation failures are not sticky: clear and report
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    fail_with(failure_kind::out_of_memory,
+              "cannot allocate " + std::to_string(bytes) + " bytes for " + what + " (" +
+                std::to_string(free_bytes) + " of " + std::to_string(total) + " bytes free)",
+              err);
+  }
+  b.bytes = bytes;
+  return b;
+}
+
+// A key that changes whenever the tensors of a task would differ.
+std::string signature_of(const engine::task& t) {
+  std::ostringstream key;
+  for (const auto* list : {&t.inputs, &t.outputs}) {
+    key << '|';
+    for (const auto& s : *list) {
+      key << static_cast<int>(s.type) << ':';
+      for (auto d : s.shape)
+        key << d << ',';
+      key << ';';
+    }
+  }
+  return key.str();
+}
+
+ks_tensor make_tensor(const engine::tensor_spec& s, void* data) {
+  ks_tensor t{};
+  t.data = data;
+  t.dtype = static_cast<int32_t>(s.type);
+  t.ndim = static_cast<int32_t>(s.shape.size());
+  int64_t stride = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    t.shape[i] = s.shape[i];
+    t.stride[i] = stride;
+    stride *= s.shape[i];
+  }
+  return t;
+}
+
+distribution verify_distribution(engine::init_kind init, int32_t trial) {
+  auto d = static_cast<distribution>(init);
+  if (trial % 2 == 0)
+    return d;
+  // Odd trials switch between the two mixed-sign distributions.
+  if (d == distribution::normal)
+    return distribution::uniform;
+  if (d == distribution::uniform)
+    return distribution::normal;
+  return d;
+}
+
+distribution timing_distribution(engine::init_kind init) {
+  if (init == engine::init_kind::positive || init == engine::init_kind::randint)
+    return static_cast<distribution>(init);
+  return distribution::uniform01;
+}
+
+uint64_t input_seed(uint64_t seed, size_t input_index) {
+  return seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (input_index + 1);
+}
+
+double bits_to_double(unsigned long long bits) {
+  double d;
+  static_assert(sizeof(d) == sizeof(bits));
+  std::memcpy(&d, &bits, sizeof(d));
+  return d;
+}
+
+std::string format_uuid(const cudaUUID_t& uuid) {
+  char out[64];
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  std::snprintf(out, sizeof(out),
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return out;
+}
+
+double percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty())
+    return 0;
+  double pos = p * static_cast<double>(sorted.size() - 1);
+  auto lo = static_cast<size_t>(std::floor(pos));
+  auto hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return sorted[lo] * (1 - frac) + sorted[hi] * frac;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return percentile(std::move(v), 0.5);
+}
+
+} // namespace
+
+// -- the session ---------------------------------------------------------------------------
+
+struct bench_session::impl {
+  int32_t device;
+  bool initialized = false;
+  bool poisoned = false;  // a sticky error happened: the process must exit
+  cudaStream_t stream = nullptr;
+  cudaDeviceProp prop{};
+
+  // The current task's tensors, reused while the task's signature stays the same.
+  std::string signature;
+  std::vector<device_buffer> inputs, input_copies, outputs, ref_outputs;
+  device_buffer flush_buffer;
+  device_buffer scratch;  // compare_stats and byte-compare counters
+
+  // Reference outputs per (reference, signature, seed), on the device, within a byte budget.
+  struct cached_outputs {
+    std::vector<device_buffer> outputs;
+    int64_t bytes = 0;
+  };
+  std::map<std::string, cached_outputs> ref_cache;
+  int64_t ref_cache_bytes = 0;
+  static constexpr int64_t ref_cache_budget = int64_t{4} << 30;
+
+  std::map<std::string, ks_forward_fn> loaded;
+
+  explicit impl(int32_t dev) : device(dev) {}
+
+  ~impl() {
+    if (stream && !poisoned)
+      cudaStreamDestroy(stream);
+  }
+
+  // Raises on a CUDA error; sticky ones mark the session for exit.
+  void check(cudaError_t err, const std::string& what) {
+    if (err == cudaSuccess)
+      return;
+    if (is_sticky(err))
+      poisoned = true;
+    else
+      cudaGetLastError();
+    fail_with(kind_of(err), what, err);
+  }
+
+  void init() {
+    if (initialized)
+      return;
+    int count = 0;
+    auto err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+      std::string why = err != cudaSuccess
+                          ? std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err)
+                          : "the driver reports 0 devices";
+      fail_with(failure_kind::no_device, "no CUDA device: " + why);
+    }
+    if (device < 0 || device >= count)
+      fail_with(failure_kind::no_device, "no CUDA device " + std::to_string(device) + ": only " +
+                                           std::to_string(count) + " present");
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating the stream");
+    scratch = allocate(4096, "comparison statistics");
+    initialized = true;
+  }
+
+  // -- info and calibration --------------------------------------------------------------
+
+  device_info info() {
+    init();
+    device_info d;
+    d.index = device;
+    cudaGetDeviceCount(&d.device_count);
+    d.name = prop.name;
+    d.uuid = format_uuid(prop.uuid);
+    d.cc_major = prop.major;
+    d.cc_minor = prop.minor;
+    // Architecture-specific features (wgmma, setmaxnreg) need the "a" targets from 9.0 on.
+    d.arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+             (prop.major >= 9 ? "a" : "");
+    d.sms = prop.multiProcessorCount;
+    d.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+    d.l2_bytes = prop.l2CacheSize;
+    d.smem_per_block_optin = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+    cudaDeviceGetAttribute(&d.sm_clock_khz, cudaDevAttrClockRate, device);
+    cudaDeviceGetAttribute(&d.mem_clock_khz, cudaDevAttrMemoryClockRate, device);
+    cudaDeviceGetAttribute(&d.mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+    cudaDriverGetVersion(&d.driver_version);
+    cudaRuntimeGetVersion(&d.runtime_version);
+    cudaGetLastError();
+    return d;
+  }
+
+  calibration calibrate() {
+    init();
+    calibration c;
+    check(calibrate_device(device, stream, c), "calibrating the device");
+    return c;
+  }
+
+  // -- tensors and kernels ---------------------------------------------------------------
+
+  void prepare(const engine::task& t) {
+    auto sig = signature_of(t);
+    if (sig == signature)
+      return;
+    // Free the previous task's tensors before allocating the next ones.
+    inputs.clear();
+    input_copies.clear();
+    outputs.clear();
+    ref_outputs.clear();
+    ref_cache.clear();
+    ref_cache_bytes = 0;
+    signature.clear();
+    for (const auto& s : t.inputs) {
+      inputs.push_back(allocate(s.bytes(), "input '" + s.name + "'"));
+      input_copies.push_back(allocate(s.bytes(), "a copy of input '" + s.name + "'"));
+    }
+    for (const auto& s : t.outputs) {
+      outputs.push_back(allocate(s.bytes(), "output '" + s.name + "'"));
+      ref_outputs.push_back(allocate(s.bytes(), "reference output '" + s.name + "'"));
+    }
+    signature = sig;
+  }
+
+  ks_forward_fn load(const std::string& path) {
+    if (auto it = loaded.find(path); it != loaded.end())
+      return it->second;
+    dlerror();
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* why = dlerror();
+      fail_with(failure_kind::load_error,
+                "cannot load '" + path + "': " + (why ? why : "unknown dlopen error"));
+    }
+    auto fn = reinterpret_cast<ks_forward_fn>(dlsym(handle, "ks_forward"));
+    if (!fn)
+      fail_with(failure_kind::load_error,
+                "'" + path + "' exports no ks_forward (declare it extern \"C\" with the ABI of "
+                             "kernelskill/abi.h)");
+    loaded.emplace(path, fn);
+    return fn;
+  }
+
+  void fill_inputs(const engine::task& t, uint64_t seed, int32_t trial, bool for_timing) {
+    for (size_t i = 0; i < t.inputs.size(); ++i) {
+      const auto& s = t.inputs[i];
+      auto dist = for_timing ? timing_distribution(s.init) : verify_distribution(s.init, trial);
+      check(fill_random(inputs[i].ptr, static_cast<int32_t>(s.type), s.numel(), dist,
+                        input_seed(seed, i), s.low, s.high, stream),
+            "drawing input '" + s.name + "'");
+    }
+  }
+
+  // Calls ks_forward on `outs` and returns its return code; launch errors raise.
+  int call(ks_forward_fn fn, const engine::task& t, std::vector<device_buffer>& outs,
+           const char* who) {
+    std::vector<ks_tensor> in_tensors, out_tensors;
+    for (size_t i = 0; i < t.inputs.size(); ++i)
+      in_tensors.push_back(make_tensor(t.inputs[i], inputs[i].ptr));
+    for (size_t i = 0; i < t.outputs.size(); ++i)
+      out_tensors.push_back(make_tensor(t.outputs[i], outs[i].ptr));
+    int rc = fn(in_tensors.data(), static_cast<int32_t>(in_tensors.size()), out_tensors.data(),
+                static_cast<int32_t>(out_tensors.size()), stream);
+    check(cudaGetLastError(), std::string("launching the ") + who);
+    return rc;
+  }
+
+  void run_and_sync(ks_forward_fn fn, const engine::task& t, std::vector<device_buffer>& outs,
+                    const char* who) {
+    for (size_t i = 0; i < outs.size(); ++i)
+      check(poison(outs[i].ptr, outs[i].bytes, stream), "poisoning the outputs");
+    check(cudaStreamSynchronize(stream), "preparing the run");
+    int rc = call(fn, t, outs, who);
+    // The device, not the stream: work the kernel strayed onto other streams must finish.
+    check(cudaDeviceSynchronize(), std::string("running the ") + who);
+    if (rc != 0) {
+      failure f;
+      f.kind = failure_kind::launch_error;
+      f.return_code = rc;
+      f.message = std::string("the ") + who + "'s ks_forward returned " + std::to_string(rc);
+      throw job_failure{std::move(f)};
+    }
+  }
+
+  // Returns the reference outputs for `seed`, computing and caching them when needed.
+  std::vector<device_buffer>& reference_outputs(ks_forward_fn ref, const std::string& ref_path,
+                                                const engine::task& t, uint64_t seed,
+                                                int32_t trial) {
+    std::string key = ref_path + "#" + std::to_string(seed) + "#" + std::to_string(trial % 2);
+    if (auto it = ref_cache.find(key); it != ref_cache.end())
+      return it->second.outputs;
+    run_and_sync(ref, t, ref_outputs, "reference");
+    int64_t bytes = 0;
+    for (const auto& b : ref_outputs)
+      bytes += b.bytes;
+    if (ref_cache_bytes + bytes > ref_cache_budget)
+      return ref_outputs;
+    cached_outputs entry;
+    for (size_t i = 0; i < ref_outputs.size(); ++i) {
+      auto copy = allocate(ref_outputs[i].bytes, "the reference cache");
+      check(cudaMemcpyAsync(copy.ptr, ref_outputs[i].ptr, ref_outputs[i].bytes,
+                            cudaMemcpyDeviceToDevice, stream),
+            "caching reference outputs");
+      entry.outputs.push_back(std::move(copy));
+    }
+    entry.bytes = bytes;
+    ref_cache_bytes += bytes;
+    return ref_cache.emplace(key, std::move(entry)).first->second.outputs;
+  }
+
+  // -- verify ----------------------------------------------------------------------------
+
+  verify_result verify(const request& req) {
+    init();
+    const auto& t = *req.task;
+    prepare(t);
+    auto ref = load(req.reference);
+    auto cand = load(req.candidate);
+    verify_result result;
+    result.passed = true;
+    auto* stats = static_cast<compare_stats*>(scratch.ptr);
+    auto* byte_counters = reinterpret_cast<unsigned long long*>(
+      static_cast<char*>(scratch.ptr) + 1024);
+    for (int32_t trial = 0; trial < req.verify.trials; ++trial) {
+      uint64_t seed = req.verify.seed + static_cast<uint64_t>(trial);
+      result.trials = trial + 1;
+      fill_inputs(t, seed, trial, false);
+      for (size_t i = 0; i < inputs.size(); ++i)
+        check(cudaMemcpyAsync(input_copies[i].ptr, inputs[i].ptr, inputs[i].bytes,
+                              cudaMemcpyDeviceToDevice, stream),
+              "copying inputs aside");
+      auto& expected = reference_outputs(ref, req.reference, t, seed, trial);
+      run_and_sync(cand, t, outputs, "candidate");
+
+      for (size_t o = 0; o < t.outputs.size(); ++o) {
+        const auto& spec = t.outputs[o];
+        compare_stats host{};
+        host.first_bad = ULLONG_MAX;
+        check(cudaMemcpyAsync(stats, &host, sizeof(host), cudaMemcpyHostToDevice, stream),
+              "resetting statistics");
+        check(compare(outputs[o].ptr, expected[o].ptr, static_cast<int32_t>(spec.type),
+                      spec.numel(), t.tol.atol, t.tol.rtol, stats, stream),
+              "comparing outputs");
+        check(cudaMemcpyAsync(&host, stats, sizeof(host), cudaMemcpyDeviceToHost, stream),
+              "reading statistics");
+        check(cudaStreamSynchronize(stream), "comparing outputs");
+        double norm_rel = host.sum_sq_ref > 0 ? std::sqrt(host.sum_sq_diff / host.sum_sq_ref)
+                                              : std::sqrt(host.sum_sq_diff);
+        if (host.nan_count > 0)
+          norm_rel = INFINITY;
+        result.max_abs_err = std::max(result.max_abs_err, bits_to_double(host.max_abs_bits));
+        result.max_rel_err = std::max(result.max_rel_err, bits_to_double(host.max_rel_bits));
+        result.norm_rel_err = std::max(result.norm_rel_err, norm_rel);
+        bool bad_elements = host.bad_count > 0;
+        bool bad_norm = !(norm_rel <= t.tol.norm_rel);
+        if (bad_elements || bad_norm) {
+          result.passed = false;
+          result.bad_output = spec.name;
+          result.bad_trial = trial;
+          result.bad_count = static_cast<int64_t>(host.bad_count);
+          result.nan_count = static_cast<int64_t>(host.nan_count);
+          if (bad_elements) {
+            result.first_bad_index = static_cast<int64_t>(host.first_bad);
+            check(read_element(outputs[o].ptr, static_cast<int32_t>(spec.type),
+                               result.first_bad_index, &result.actual, stream),
+                  "reading the first bad element");
+            check(read_element(expected[o].ptr, static_cast<int32_t>(spec.type),
+                               result.first_bad_index, &result.expected, stream),
+                  "reading the first bad element");
+          }
+          return result;
+        }
+      }
+      for (size_t i = 0; i < t.inputs.size(); ++i) {
+        unsigned long long host[2] = {0, ULLONG_MAX};
+        check(cudaMemcpyAsync(byte_counters, host, sizeof(host), cudaMemcpyHostToDevice, stream),
+              "resetting counters");
+        check(compare_bytes(inputs[i].ptr, input_copies[i].ptr, inputs[i].bytes, byte_counters,
+                            byte_counters + 1, stream),
+              "checking inputs");
+        check(cudaMemcpyAsync(host, byte_counters, sizeof(host), cudaMemcpyDeviceToHost, stream),
+              "reading counters");
+        check(cudaStreamSynchronize(stream), "checking inputs");
+        if (host[0] > 0) {
+          const auto& spec = t.inputs[i];
+          result.passed = false;
+          result.input_changed = true;
+          result.bad_output = spec.name;
+          result.bad_trial = trial;
+          result.bad_count = static_cast<int64_t>(host[0]);
+          result.first_bad_index = static_cast<int64_t>(host[1]) / engine::size_of(spec.type);
+          check(read_element(inputs[i].ptr, static_cast<int32_t>(spec.type),
+                             result.first_bad_index, &result.actual, stream),
+                "reading the changed input");
+          check(read_element(input_copies[i].ptr, static_cast<int32_t>(spec.type),
+                             result.first_bad_index, &result.expected, stream),
+                "reading the changed input");
+          return result;
+        }
+      }
+    }
+    return result;
+  }
+
+  // -- time ------------------------------------------------------------------------------
+
+  timing_result time(const request& req) {
+    init();
+    const auto& t = *req.task;
+    const auto& opt = req.timing;
+    prepare(t);
+    auto fn = load(req.kernel);
+    fill_inputs(t, req.verify.seed, 0, true);
+    if (opt.flush_l2 && !flush_buffer.ptr)
+      flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
+                              "the L2 flush buffer");
+    check(cudaStreamSynchronize(stream), "preparing inputs");
+
+    auto call_checked = [&] {
+      int rc = call(fn, t, outputs, "kernel");
+      if (rc != 0) {
+        failure f;
+        f.kind = failure_kind::launch_error;
+        f.return_code = rc;
+        f.message = "ks_forward returned " + std::to_string(rc) + " while timing";
+        throw job_failure{std::move(f)};
+      }
+    };
+    auto flush = [&] {
+      if (opt.flush_l2)
+        check(cudaMemsetAsync(flush_buffer.ptr, 0, static_cast<size_t>(flush_buffer.bytes), stream),
+              "flushing L2");
+    };
+
+    // Warm-up: module loading, lazy initialization and clocks settle here.
+    auto warm_start = clock_type::now();
+    for (int i = 0; i < 3 || ms_since(warm_start) < opt.warmup_ms; ++i) {
+      call_checked();
+      check(cudaStreamSynchronize(stream), "warming up");
+      if (i > 10000)
+        break;
+    }
+    check(cudaDeviceSynchronize(), "warming up");
+
+    std::vector<cudaEvent_t> events;
+    auto release_events = [&] {
+      for (auto e : events)
+        cudaEventDestroy(e);
+      events.clear();
+    };
+    std::vector<double> times;
+    double timed_ms = 0;
+    double previous_median = -1;
+    auto wall_start = clock_type::now();
+    try {
+      int32_t batch = std::max(opt.min_trials, 10);
+      while (true) {
+        while (static_cast<int32_t>(events.size()) < 2 * batch) {
+          cudaEvent_t e;
+          check(cudaEventCreate(&e), "creating events");
+          events.push_back(e);
+        }
+        for (int32_t i = 0; i < batch; ++i) {
+          flush();
+          check(cudaEventRecord(events[2 * i], stream), "recording an event");
+          call_checked();
+          check(cudaEventRecord(events[2 * i + 1], stream), "recording an event");
+        }
+        check(cudaStreamSynchronize(stream), "timing");
+        for (int32_t i = 0; i < batch; ++i) {
+          float ms = 0;
+          check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "reading events");
+          times.push_back(ms);
+          timed_ms += ms;
+        }
+        double median = median_of(times);
+        auto n = static_cast<int32_t>(times.size());
+        bool stable = previous_median > 0 &&
+                      std::fabs(median - previous_median) <= opt.stable_rel * previous_median;
+        // The wall cap also bounds flush and launch overhead for very short kernels.
+        if (n >= opt.min_trials &&
+            (stable || timed_ms >= opt.max_ms || n >= opt.max_trials ||
+             ms_since(wall_start) >= 2 * opt.max_ms))
+          break;
+        previous_median = median;
+        // Grow batches for short kernels so the per-batch synchronization stays negligible.
+        double per_call = std::max(median, 1e-3);
+        batch = static_cast<int32_t>(std::clamp(5.0 / per_call, 10.0, 200.0));
+        batch = std::min(batch, std::max(opt.max_trials - n, 1));
+      }
+    } catch (...) {
+      release_events();
+      throw;
+    }
+    release_events();
+
+    timing_result r;
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    r.trials = static_cast<int32_t>(sorted.size());
+    r.median_ms = percentile(sorted, 0.5);
+    r.p10_ms = percentile(sorted, 0.1);
+    r.p90_ms = percentile(sorted, 0.9);
+    r.min_ms = sorted.front();
+    double sum = 0;
+    for (double x : sorted)
+      sum += x;
+    r.mean_ms = sum / static_cast<double>(sorted.size());
+
+    // Host-clock check: back-to-back calls with no flush and no events.
+    r.batch = std::max(opt.host_check_batch, 1);
+    check(cudaDeviceSynchronize(), "before the host-clock check");
+    auto t0 = clock_type::now();
+    for (int32_t i = 0; i < r.batch; ++i)
+      call_checked();
+    check(cudaStreamSynchronize(stream), "host-clock check");
+    auto t1 = clock_type::now();
+    check(cudaDeviceSynchronize(), "host-clock check");
+    auto t2 = clock_type::now();
+    r.host_ms_per_call = std::chrono::duration<double, std::milli>(t1 - t0).count() / r.batch;
+    r.device_tail_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    // A legitimate kernel leaves the device idle once its stream is: the tail is only the
+    // synchronization's own latency (microseconds). Work left on another stream shows up as
+    // a tail comparable to the batch's work.
+    r.escaped = r.device_tail_ms > std::max(0.1, 0.25 * r.batch * r.median_ms);
+    return r;
+  }
+};
+
+bench_session::bench_session(int32_t device) : impl_(std::make_unique<impl>(device)) {}
+
+bench_session::~bench_session() = default;
+
+bool bench_session::must_exit() const noexcept {
+  return impl_->poisoned;
+}
+
+response bench_session::handle(const request& req) {
+  response resp;
+  resp.id = req.id;
+  try {
+    switch (req.job) {
+      case job_kind::info: resp.result = impl_->info(); break;
+      case job_kind::calibrate: resp.result = impl_->calibrate(); break;
+      case job_kind::verify: {
+        auto r = impl_->verify(req);
+        if (!r.passed) {
+          failure f;
+          f.kind = failure_kind::wrong_result;
+          std::ostringstream msg;
+          if (r.input_changed)
+            msg << "the candidate changed input '" << r.bad_output << "' (" << r.bad_count
+                << " 16-byte words differ; first at element " << r.first_bad_index << ": was "
+                << r.expected << ", now " << r.actual << ")";
+          else if (r.first_bad_index >= 0)
+            msg << "output '" << r.bad_output << "' is wrong in " << r.bad_count
+                << " elements (" << r.nan_count << " NaN, unwritten?) in trial " << r.bad_trial
+                << "; first at index " << r.first_bad_index << ": expected " << r.expected
+                << ", got " << r.actual;
+          else
+            msg << "output '" << r.bad_output << "' has norm-relative error " << r.norm_rel_err
+                << " above the task's " << req.task->tol.norm_rel
+                << " (float32 lands near 1e-6; TF32 or fp16 arithmetic near 1e-4..1e-3)";
+          f.message = msg.str();
+          f.verify = r;
+          resp.fail = std::move(f);
+          return resp;
+        }
+        resp.result = r;
+        break;
+      }
+      case job_kind::time: {
+        auto r = impl_->time(req);
+        if (r.escaped) {
+          failure f;
+          f.kind = failure_kind::escaped_stream;
+          std::ostringstream msg;
+          msg << "work escaped the worker's stream: the device stayed busy " << r.device_tail_ms
+              << " ms after the stream finished a batch of " << r.batch
+              << " calls whose events measured " << r.median_ms
+              << " ms each; launch all work on the cuda_stream argument";
+          f.message = msg.str();
+          resp.fail = std::move(f);
+          return resp;
+        }
+        resp.result = r;
+        break;
+      }
+      case job_kind::shutdown: resp.result = std::monostate{}; break;
+    }
+    resp.ok = true;
+  } catch (job_failure& f) {
+    resp.ok = false;
+    resp.fail = std::move(f.value);
+  } catch (const std::exception& e) {
+    resp.ok = false;
+    resp.fail = failure{failure_kind::cuda_error, std::string("internal error: ") + e.what(), {}, {}, {}};
+  }
+  return resp;
+}
+
+} // namespace ks::gpu::worker

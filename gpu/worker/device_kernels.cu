@@ -1,1 +1,302 @@
-// placeholder: being written
+// Device helpers of the bench worker (see device_kernels.hpp).
+//
+// Random inputs come from a counter-based hash (SplitMix64 of seed ^ index), not from a
+// stateful generator, so a tensor depends only on its seed: the reference's outputs for a
+// seed can be cached, and a verification failure can be reproduced from the seed alone.
+// The comparison reduces per warp and issues one atomic per warp, so comparing an 8 GB
+// output costs about as much as reading it; errors are accumulated in double so that the
+// norm-relative error resolves float32's 1e-7 level on a billion elements.
+
+#include "gpu/worker/device_kernels.hpp"
+
+#include "kernelskill/abi.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cfloat>
+#include <climits>
+#include <cmath>
+
+namespace ks::gpu::worker {
+
+namespace {
+
+constexpr int threads = 256;
+
+int blocks_for(int64_t n) {
+  // A grid-stride loop with enough blocks to fill any current GPU several times over.
+  int64_t b = (n + threads - 1) / threads;
+  return static_cast<int>(b < 8192 ? (b > 0 ? b : 1) : 8192);
+}
+
+__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform on [0, 1) with 53 random bits.
+__device__ __forceinline__ double unit(uint64_t bits) {
+  return static_cast<double>(bits >> 11) * (1.0 / 9007199254740992.0);
+}
+
+template <class T>
+__device__ __forceinline__ T from_double(double v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ __forceinline__ __half from_double<__half>(double v) {
+  return __double2half(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
+  return __double2bfloat16(v);
+}
+
+template <class T>
+__device__ __forceinline__ double to_double(T v) {
+  return static_cast<double>(v);
+}
+template <>
+__device__ __forceinline__ double to_double<__half>(__half v) {
+  return static_cast<double>(__half2float(v));
+}
+template <>
+__device__ __forceinline__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) {
+  return static_cast<double>(__bfloat162float(v));
+}
+
+template <class T>
+__global__ void fill_kernel(T* data, int64_t n, int32_t dist, uint64_t seed, int64_t low,
+                            int64_t high) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i)));
+    double v;
+    switch (dist) {
+      case 0: {  // Box-Muller with a second independent draw
+        uint64_t h2 = splitmix64(h1 ^ 0xD1B54A32D192ED03ull);
+        double u1 = 1.0 - unit(h1);  // (0, 1]
+        double u2 = unit(h2);
+        v = sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+        break;
+      }
+      case 1: v = 2.0 * unit(h1) - 1.0; break;
+      case 2: v = unit(h1); break;
+      case 3: v = 0.5 + unit(h1); break;
+      default: {
+        uint64_t span = static_cast<uint64_t>(high - low);
+        v = static_cast<double>(low + static_cast<int64_t>(span ? h1 % span : 0));
+        break;
+      }
+    }
+    data[i] = from_double<T>(v);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ bool is_nan_value(double v) {
+  return isnan(v);
+}
+
+__device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ double warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ unsigned long long warp_min(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    unsigned long long other = __shfl_down_sync(0xffffffffu, v, o);
+    v = other < v ? other : v;
+  }
+  return v;
+}
+__device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    unsigned long long other = __shfl_down_sync(0xffffffffu, v, o);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+template <class T>
+__global__ void compare_kernel(const T* out, const T* ref, int64_t n, double atol, double rtol,
+                               compare_stats* stats) {
+  unsigned long long bad = 0, nans = 0, first = ULLONG_MAX;
+  double max_abs = 0, max_rel = 0, sq_diff = 0, sq_ref = 0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    double o = to_double(out[i]);
+    double r = to_double(ref[i]);
+    bool o_nan = isnan(o), r_nan = isnan(r);
+    bool is_bad;
+    if (o_nan || r_nan) {
+      is_bad = o_nan != r_nan;
+      nans += (o_nan && !r_nan) ? 1 : 0;
+    } else if (isinf(o) || isinf(r)) {
+      is_bad = o != r;
+      if (is_bad) {
+        max_abs = INFINITY;
+        max_rel = INFINITY;
+      }
+    } else {
+      double d = fabs(o - r);
+      double mag = fabs(r);
+      is_bad = d > atol + rtol * mag;
+      max_abs = fmax(max_abs, d);
+      if (mag > 0)
+        max_rel = fmax(max_rel, d / mag);
+      sq_diff += d * d;
+      sq_ref += r * r;
+    }
+    if (is_bad) {
+      ++bad;
+      if (static_cast<unsigned long long>(i) < first)
+        first = static_cast<unsigned long long>(i);
+    }
+  }
+  bad = warp_sum(bad);
+  nans = warp_sum(nans);
+  first = warp_min(first);
+  sq_diff = warp_sum(sq_diff);
+  sq_ref = warp_sum(sq_ref);
+  unsigned long long abs_bits = warp_max(static_cast<unsigned long long>(__double_as_longlong(max_abs)));
+  unsigned long long rel_bits = warp_max(static_cast<unsigned long long>(__double_as_longlong(max_rel)));
+  if ((threadIdx.x & 31) == 0) {
+    if (bad) {
+      atomicAdd(&stats->bad_count, bad);
+      atomicMin(&stats->first_bad, first);
+    }
+    if (nans)
+      atomicAdd(&stats->nan_count, nans);
+    // Non-negative doubles order like their bit patterns, so an integer max is a double max.
+    atomicMax(&stats->max_abs_bits, abs_bits);
+    atomicMax(&stats->max_rel_bits, rel_bits);
+    atomicAdd(&stats->sum_sq_diff, sq_diff);
+    atomicAdd(&stats->sum_sq_ref, sq_ref);
+  }
+}
+
+__global__ void compare_bytes_kernel(const uint4* a, const uint4* b, int64_t words,
+                                     const unsigned char* a_tail, const unsigned char* b_tail,
+                                     int64_t tail, unsigned long long* diff_count,
+                                     unsigned long long* first_diff) {
+  unsigned long long count = 0, first = ULLONG_MAX;
+  int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = tid; i < words; i += stride) {
+    uint4 x = a[i], y = b[i];
+    if (x.x != y.x || x.y != y.y || x.z != y.z || x.w != y.w) {
+      ++count;
+      const unsigned char* xa = reinterpret_cast<const unsigned char*>(&x);
+      const unsigned char* ya = reinterpret_cast<const unsigned char*>(&y);
+      for (int k = 0; k < 16; ++k)
+        if (xa[k] != ya[k]) {
+          unsigned long long off = static_cast<unsigned long long>(i) * 16 + k;
+          first = off < first ? off : first;
+          break;
+        }
+    }
+  }
+  for (int64_t i = tid; i < tail; i += stride)
+    if (a_tail[i] != b_tail[i]) {
+      ++count;
+      unsigned long long off = static_cast<unsigned long long>(words) * 16 + i;
+      first = off < first ? off : first;
+    }
+  count = warp_sum(count);
+  first = warp_min(first);
+  if ((threadIdx.x & 31) == 0 && count) {
+    atomicAdd(diff_count, count);
+    atomicMin(first_diff, first);
+  }
+}
+
+template <class F>
+cudaError_t dispatch(int32_t dtype, F&& f) {
+  switch (dtype) {
+    case KS_F32: return f(float{});
+    case KS_F16: return f(__half{});
+    case KS_BF16: return f(__nv_bfloat16{});
+    case KS_F64: return f(double{});
+    case KS_I32: return f(int32_t{});
+    case KS_I64: return f(int64_t{});
+    case KS_U8: return f(uint8_t{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+} // namespace
+
+cudaError_t fill_random(void* data, int32_t dtype, int64_t n, distribution dist, uint64_t seed,
+                        int64_t low, int64_t high, cudaStream_t stream) {
+  if (n == 0)
+    return cudaSuccess;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    fill_kernel<T><<<blocks_for(n), threads, 0, stream>>>(static_cast<T*>(data), n,
+                                                         static_cast<int32_t>(dist), seed, low,
+                                                         high);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream) {
+  return cudaMemsetAsync(data, 0xFF, static_cast<size_t>(bytes), stream);
+}
+
+cudaError_t compare(const void* out, const void* ref, int32_t dtype, int64_t n, double atol,
+                    double rtol, compare_stats* stats, cudaStream_t stream) {
+  if (n == 0)
+    return cudaSuccess;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    compare_kernel<T><<<blocks_for(n), threads, 0, stream>>>(
+      static_cast<const T*>(out), static_cast<const T*>(ref), n, atol, rtol, stats);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
+                          unsigned long long* diff_count, unsigned long long* first_diff,
+                          cudaStream_t stream) {
+  if (bytes == 0)
+    return cudaSuccess;
+  // cudaMalloc returns 256-byte aligned pointers, so the 16-byte words are aligned.
+  int64_t words = bytes / 16;
+  int64_t tail = bytes % 16;
+  auto* a_tail = static_cast<const unsigned char*>(a) + words * 16;
+  auto* b_tail = static_cast<const unsigned char*>(b) + words * 16;
+  compare_bytes_kernel<<<blocks_for(words > 0 ? words : 1), threads, 0, stream>>>(
+    static_cast<const uint4*>(a), static_cast<const uint4*>(b), words, a_tail, b_tail, tail,
+    diff_count, first_diff);
+  return cudaGetLastError();
+}
+
+cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double* value,
+                         cudaStream_t stream) {
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T host{};
+    auto err = cudaMemcpyAsync(&host, static_cast<const T*>(data) + index, sizeof(T),
+                               cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess)
+      err = cudaStreamSynchronize(stream);
+    if constexpr (std::is_same_v<T, __half>)
+      *value = static_cast<double>(__half2float(host));
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      *value = static_cast<double>(__bfloat162float(host));
+    else
+      *value = static_cast<double>(host);
+    return err;
+  });
+}
+
+} // namespace ks::gpu::worker

@@ -1,0 +1,53 @@
+#pragma once
+
+// Device-side helpers of the bench worker: drawing inputs, poisoning outputs, comparing
+// outputs with the reference, checking inputs unchanged, and flushing L2. Every function
+// enqueues on `stream` and returns the launch's error; none synchronizes.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ks::gpu::worker {
+
+/// The distribution of drawn values (engine::init_kind's numbers).
+enum class distribution : int32_t { normal = 0, uniform = 1, uniform01 = 2, positive = 3, randint = 4 };
+
+/// Fills `n` elements of dtype `dtype` at `data` with values drawn from `dist` by a
+/// counter-based hash of (seed, index): the same seed gives the same tensor on any launch
+/// configuration, so reference outputs can be cached per seed.
+cudaError_t fill_random(void* data, int32_t dtype, int64_t n, distribution dist, uint64_t seed,
+                        int64_t low, int64_t high, cudaStream_t stream);
+
+/// Overwrites `bytes` bytes with a poison that no correct kernel leaves behind: all-ones
+/// bits, a NaN in every float format (for integer outputs it is -1, so unwritten integer
+/// elements are caught only where -1 is not the right answer).
+cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream);
+
+/// Accumulated by compare(); lives in device memory, zeroed before each use.
+struct compare_stats {
+  unsigned long long bad_count;
+  unsigned long long nan_count;        // candidate NaN where the reference is not
+  unsigned long long first_bad;        // ULLONG_MAX when none
+  unsigned long long max_abs_bits;     // bits of a non-negative double
+  unsigned long long max_rel_bits;
+  double sum_sq_diff;
+  double sum_sq_ref;
+};
+
+/// Compares `n` elements of `out` against `ref` (both of `dtype`): an element is bad when
+/// |out - ref| > atol + rtol * |ref|, or when exactly one of them is NaN.
+cudaError_t compare(const void* out, const void* ref, int32_t dtype, int64_t n, double atol,
+                    double rtol, compare_stats* stats, cudaStream_t stream);
+
+/// Counts differing bytes between `a` and `b` into `diff_count` and the smallest differing
+/// byte offset into `first_diff` (both device memory, zeroed / set to ULLONG_MAX before).
+cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
+                          unsigned long long* diff_count, unsigned long long* first_diff,
+                          cudaStream_t stream);
+
+/// Reads element `index` of a `dtype` tensor as a double (synchronous, small copy).
+cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double* value,
+                         cudaStream_t stream);
+
+} // namespace ks::gpu::worker
