@@ -1,1 +1,25 @@
-int main() { return 0; }  // placeholder: being written
+// The [gpu] tests' main: probes for a GPU through the real bench worker first. Where there
+// is none, it says why and exits 125, which ctest reports as skipped (ccache's PROBE habit).
+
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include "gpu/worker_client.hpp"
+#include "test_context.hpp"
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  ks::gpu::worker_options options;
+  options.executable = ks::test::bin_dir() / "ks-bench-worker";
+  ks::gpu::worker_client probe(options);
+  auto info = probe.info();
+  probe.shutdown();
+  if (!info) {
+    std::printf("skipped: the [gpu] tests need a CUDA GPU: %s\n", info.error().message.c_str());
+    return 125;
+  }
+  std::printf("[gpu] tests on device %d: %s (%s, %d SMs)\n", info->index, info->name.c_str(),
+              info->arch.c_str(), info->sms);
+  return Catch::Session().run(argc, argv);
+}

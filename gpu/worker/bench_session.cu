@@ -272,6 +272,11 @@ struct bench_session::impl {
       std::string why = err != cudaSuccess
                           ? std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err)
                           : "the driver reports 0 devices";
+      // Without any driver the runtime says "insufficient driver", which misleads: say so.
+      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); driver == nullptr)
+        why = "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)";
+      else
+        dlclose(driver);
       fail_with(failure_kind::no_device, "no CUDA device: " + why);
     }
     if (device < 0 || device >= count)

@@ -1,1 +1,241 @@
-// placeholder: being written
+// The bench worker on a real GPU: every quickstart reference verified against itself and
+// timed; each planted faulty candidate caught with its own failure kind, and the job after
+// each one still succeeds.
+
+#include <catch2/catch.hpp>
+
+#include "engine/task_manifest.hpp"
+#include "gpu/compiler.hpp"
+#include "gpu/worker_client.hpp"
+#include "test_context.hpp"
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace ks;
+
+namespace {
+
+// One compiler, worker and arch for the whole executable: starting them is the slow part.
+struct gpu_fixture {
+  gpu::worker_client client{[] {
+    gpu::worker_options o;
+    o.executable = test::bin_dir() / "ks-bench-worker";
+    o.verify_timeout = std::chrono::milliseconds(30000);
+    o.time_timeout = std::chrono::milliseconds(30000);
+    return o;
+  }()};
+  std::optional<gpu::compiler> cc;
+  std::map<std::string, engine::task> tasks;
+
+  gpu_fixture() {
+    auto info = client.info();
+    REQUIRE(info);
+    gpu::compiler_options o;
+    o.arch = info->arch;
+    o.include_dir = test::source_dir() / "gpu/include";
+    o.cache_dir = fs::temp_directory_path() / "ks-gpu-test-cache";
+    auto created = gpu::compiler::create(o);
+    REQUIRE(created);
+    cc.emplace(std::move(*created));
+  }
+
+  const engine::task& task(const std::string& file) {
+    auto it = tasks.find(file);
+    if (it == tasks.end()) {
+      auto t = engine::load_task_manifest(test::source_dir() / "tasks/quickstart" / file);
+      INFO((t ? std::string() : t.error().message()));
+      REQUIRE(t);
+      it = tasks.emplace(file, std::move(*t)).first;
+    }
+    return it->second;
+  }
+
+  gpu::compile_result build(const fs::path& source) {
+    gpu::compile_request req;
+    req.source = test::read_file(source);
+    req.label = source.filename().string();
+    return cc->compile(req);
+  }
+
+  std::string build_ok(const fs::path& source) {
+    auto r = build(source);
+    INFO(r.diagnostics);
+    REQUIRE(r.ok);
+    return r.shared_object.string();
+  }
+};
+
+gpu_fixture& fixture() {
+  static gpu_fixture f;
+  return f;
+}
+
+fs::path faulty(const std::string& name) {
+  return test::source_dir() / "tests/gpu/faulty" / name;
+}
+
+// The job after a failure: a good relu must verify, on whatever worker the client has now.
+void next_job_succeeds() {
+  auto& f = fixture();
+  const auto& relu = f.task("19_relu.toml");
+  auto ref = f.build_ok(relu.reference_path);
+  auto good = f.build_ok(faulty("relu_good.cu"));
+  auto r = f.client.verify(relu, ref, good, {});
+  INFO((r ? std::string() : r.error().message));
+  CHECK(r);
+}
+
+gpu::failure expect_failure(const std::string& task_file, const std::string& candidate,
+                            bool time_it) {
+  auto& f = fixture();
+  const auto& t = f.task(task_file);
+  auto ref = f.build_ok(t.reference_path);
+  auto cand = f.build_ok(faulty(candidate));
+  if (time_it) {
+    auto v = f.client.verify(t, ref, cand, {});
+    INFO((v ? std::string("verified") : v.error().message));
+    REQUIRE(v);
+    auto r = f.client.time(t, cand, {});
+    REQUIRE_FALSE(r);
+    return r.error();
+  }
+  auto r = f.client.verify(t, ref, cand, {});
+  REQUIRE_FALSE(r);
+  return r.error();
+}
+
+} // namespace
+
+TEST_CASE("every quickstart reference verifies against itself and is timed", "[gpu]") {
+  auto& f = fixture();
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "tasks/quickstart")) {
+    if (entry.path().extension() != ".toml")
+      continue;
+    const auto& t = f.task(entry.path().filename().string());
+    auto ref = f.build_ok(t.reference_path);
+    auto v = f.client.verify(t, ref, ref, {});
+    INFO(t.name << ": " << (v ? std::string("ok") : v.error().message));
+    REQUIRE(v);
+    CHECK(v->passed);
+    CHECK(v->norm_rel_err == 0.0);
+    auto timing = f.client.time(t, ref, {});
+    INFO(t.name << ": " << (timing ? std::string("ok") : timing.error().message));
+    REQUIRE(timing);
+    CHECK(timing->median_ms > 0);
+    CHECK(timing->trials >= 10);
+    CHECK(timing->p10_ms <= timing->median_ms);
+    CHECK(timing->median_ms <= timing->p90_ms);
+    ++count;
+  }
+  CHECK(count == 8);
+}
+
+TEST_CASE("good candidates pass verification", "[gpu]") {
+  auto& f = fixture();
+  for (auto [task_file, cand] : {std::pair{"19_relu.toml", "relu_good.cu"},
+                                 std::pair{"1_matmul.toml", "matmul_good.cu"}}) {
+    const auto& t = f.task(task_file);
+    auto r = f.client.verify(t, f.build_ok(t.reference_path), f.build_ok(faulty(cand)), {});
+    INFO(cand << ": " << (r ? std::string("ok") : r.error().message));
+    REQUIRE(r);
+    CHECK(r->norm_rel_err < t.tol.norm_rel);
+  }
+}
+
+TEST_CASE("an out-of-bounds write is an illegal address and the next job succeeds", "[gpu]") {
+  auto fail = expect_failure("19_relu.toml", "relu_oob_write.cu", false);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::illegal_address);
+  next_job_succeeds();
+}
+
+TEST_CASE("a kernel that never returns is a timeout and the next job succeeds", "[gpu]") {
+  auto& f = fixture();
+  gpu::worker_options o;
+  o.executable = test::bin_dir() / "ks-bench-worker";
+  o.verify_timeout = std::chrono::milliseconds(5000);
+  gpu::worker_client short_fuse(o);
+  const auto& t = f.task("19_relu.toml");
+  auto r = short_fuse.verify(t, f.build_ok(t.reference_path),
+                             f.build_ok(faulty("relu_infinite_loop.cu")), {});
+  REQUIRE_FALSE(r);
+  INFO(r.error().message);
+  CHECK(r.error().kind == gpu::failure_kind::timeout);
+  auto again = short_fuse.verify(t, f.build_ok(t.reference_path),
+                                 f.build_ok(faulty("relu_good.cu")), {});
+  INFO((again ? std::string() : again.error().message));
+  CHECK(again);
+  CHECK(short_fuse.starts() == 2);
+}
+
+TEST_CASE("a half-written output is a wrong result that points at the first gap", "[gpu]") {
+  auto fail = expect_failure("19_relu.toml", "relu_half_output.cu", false);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::wrong_result);
+  REQUIRE(fail.verify);
+  CHECK(fail.verify->nan_count > 0);
+  CHECK(fail.verify->first_bad_index > 0);
+  next_job_succeeds();
+}
+
+TEST_CASE("a candidate that changes its input is a wrong result", "[gpu]") {
+  auto fail = expect_failure("19_relu.toml", "relu_mutates_input.cu", false);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::wrong_result);
+  REQUIRE(fail.verify);
+  CHECK(fail.verify->input_changed);
+  CHECK(fail.verify->bad_output == "x");
+  next_job_succeeds();
+}
+
+TEST_CASE("a TF32 matmul fails the float32 task on its norm-relative error", "[gpu]") {
+  auto fail = expect_failure("1_matmul.toml", "matmul_tf32.cu", false);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::wrong_result);
+  REQUIRE(fail.verify);
+  CHECK(fail.verify->norm_rel_err > 1e-5);
+  next_job_succeeds();
+}
+
+TEST_CASE("work launched on a side stream is caught by the host-clock check", "[gpu]") {
+  auto fail = expect_failure("19_relu.toml", "relu_side_stream.cu", true);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::escaped_stream);
+  next_job_succeeds();
+}
+
+TEST_CASE("a non-zero return is a launch error carrying the code", "[gpu]") {
+  auto fail = expect_failure("19_relu.toml", "relu_nonzero_return.cu", false);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::launch_error);
+  CHECK(fail.return_code == 7);
+  next_job_succeeds();
+}
+
+TEST_CASE("a shared object without ks_forward is a load error", "[gpu]") {
+  auto fail = expect_failure("19_relu.toml", "relu_no_symbol.cu", false);
+  INFO(fail.message);
+  CHECK(fail.kind == gpu::failure_kind::load_error);
+  CHECK(fail.message.find("ks_forward") != std::string::npos);
+  next_job_succeeds();
+}
+
+TEST_CASE("a candidate that does not compile keeps nvcc's diagnostics", "[gpu]") {
+  auto r = fixture().build(faulty("relu_syntax_error.cu"));
+  CHECK_FALSE(r.ok);
+  CHECK(r.diagnostics.find("error") != std::string::npos);
+}
+
+TEST_CASE("calibration measures plausible peaks", "[gpu]") {
+  auto c = fixture().client.calibrate();
+  REQUIRE(c);
+  // An H100 copies at about 3 TB/s and an H200 at about 4; both do tens of TFLOP/s of FMA.
+  CHECK(c->dram_gbps > 1000);
+  CHECK(c->dram_gbps < 10000);
+  CHECK(c->fp32_gflops > 10000);
+  CHECK(c->fp32_gflops < 200000);
+}
