@@ -1,1 +1,313 @@
-// placeholder: being written
+#include "gpu/worker_client.hpp"
+
+#include "tests/test_context.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+using namespace ks;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Returns options that start ks-scripted-worker on `script`, its position kept in the test's
+// directory so that a restarted worker carries on where the last one stopped.
+gpu::worker_options scripted(const test::test_context& ctx, const std::string& script,
+                             std::chrono::milliseconds job_timeout = 5000ms) {
+  gpu::worker_options o;
+  o.executable = test::bin_dir() / "ks-scripted-worker";
+  o.extra_args = {"--script", script, "--state", (ctx.dir() / "script.state").string()};
+  o.start_timeout = 5000ms;
+  o.info_timeout = o.calibrate_timeout = o.verify_timeout = o.time_timeout = job_timeout;
+  return o;
+}
+
+engine::task tiny_task() {
+  engine::task t;
+  t.name = "tiny";
+  t.family = "copy";
+  t.inputs.push_back({"x", engine::dtype::f32, {4, 8}});
+  t.outputs.push_back({"y", engine::dtype::f32, {4, 8}});
+  return t;
+}
+
+gpu::job_result<gpu::verify_result> verify(gpu::worker_client& client) {
+  return client.verify(tiny_task(), "/nonexistent/ref.so", "/nonexistent/cand.so", {});
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+    .count();
+}
+
+} // namespace
+
+TEST_CASE("failure kinds have stable names, exit codes and restart rules", "[client]") {
+  for (int32_t n = 1; n <= 12; ++n) {
+    auto kind = static_cast<gpu::failure_kind>(n);
+    CAPTURE(n);
+    CHECK(gpu::parse_failure_kind(gpu::to_string(kind)) == kind);
+    CHECK(gpu::exit_code_for(kind) == 10 + n);
+  }
+  CHECK(std::string(gpu::to_string(gpu::failure_kind::wrong_result)) == "wrong_result");
+  CHECK_FALSE(gpu::parse_failure_kind("segfault").has_value());
+  CHECK(gpu::kills_worker(gpu::failure_kind::illegal_address));
+  CHECK(gpu::kills_worker(gpu::failure_kind::timeout));
+  CHECK(gpu::kills_worker(gpu::failure_kind::crash));
+  CHECK(gpu::kills_worker(gpu::failure_kind::protocol_error));
+  CHECK(gpu::kills_worker(gpu::failure_kind::cuda_error));
+  CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::wrong_result));
+  CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::launch_error));
+  CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::no_device));
+}
+
+TEST_CASE("an info request round-trips through the worker", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "ok;ok"));
+  auto info = client.info();
+  REQUIRE(info.has_value());
+  CHECK(info->name == "Scripted GPU");
+  CHECK(info->arch == "sm_90a");
+  CHECK(info->sms == 132);
+  CHECK(info->device_count == 1);
+  CHECK(client.starts() == 1);
+  CHECK(client.last_start_ms() > 0);
+
+  auto again = client.calibrate();
+  REQUIRE(again.has_value());
+  CHECK(again->dram_gbps == 3000);
+  CHECK(client.starts() == 1);
+  client.shutdown();
+}
+
+TEST_CASE("verify and time return the worker's results", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "ok;ok:2.5"));
+  gpu::verify_options opt;
+  opt.trials = 4;
+  auto v = client.verify(tiny_task(), "ref.so", "cand.so", opt);
+  REQUIRE(v.has_value());
+  CHECK(v->passed);
+  CHECK(v->trials == 4);
+  auto t = client.time(tiny_task(), "cand.so", {});
+  REQUIRE(t.has_value());
+  CHECK(t->median_ms == Approx(2.5));
+  CHECK(client.starts() == 1);
+}
+
+TEST_CASE("a worker that crashes mid-job gives a crash naming the signal, and the next job "
+          "runs on a fresh worker",
+          "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "crash;ok"));
+  auto first = verify(client);
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::crash);
+  CHECK_THAT(first.error().message, Contains("signal 11"));
+  CHECK_THAT(first.error().message, Contains("verify"));
+  // What the worker wrote to stderr before dying is part of the message.
+  CHECK_THAT(first.error().message, Contains("about to crash"));
+
+  auto second = verify(client);
+  REQUIRE(second.has_value());
+  CHECK(second->passed);
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a hang gives a timeout within the deadline and the next job succeeds", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "ok;hang;ok", 300ms));
+  REQUIRE(client.info().has_value());
+
+  auto start = std::chrono::steady_clock::now();
+  auto hung = verify(client);
+  double elapsed = ms_since(start);
+  REQUIRE_FALSE(hung.has_value());
+  CHECK(hung.error().kind == gpu::failure_kind::timeout);
+  CHECK_THAT(hung.error().message, Contains("no answer after 300 ms"));
+  CHECK_THAT(hung.error().message, Contains("killed"));
+  CHECK(elapsed >= 290);
+  CHECK(elapsed < 1500);
+
+  auto next = verify(client);
+  REQUIRE(next.has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a reply that is not JSON gives a protocol error and the next job succeeds",
+          "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "garbage;ok"));
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::protocol_error);
+  CHECK_THAT(first.error().message, Contains("malformed reply"));
+  CHECK_THAT(first.error().message, Contains("just garbage"));
+
+  auto second = client.info();
+  REQUIRE(second.has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a reply cut off mid-line gives a protocol error and the next job succeeds",
+          "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "cut;ok"));
+  auto first = verify(client);
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::protocol_error);
+  CHECK_THAT(first.error().message, Contains("verify"));
+
+  auto second = verify(client);
+  REQUIRE(second.has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a sticky illegal address is reported and the next job starts a new worker",
+          "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "sticky;ok"));
+  auto first = verify(client);
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::illegal_address);
+  CHECK(first.error().cuda_error == "cudaErrorIllegalAddress");
+  CHECK_THAT(first.error().message, Contains("illegal memory access"));
+
+  auto second = client.info();
+  REQUIRE(second.has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a failure that leaves the worker usable keeps the worker", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "fail:wrong_result;fail:launch_error;ok"));
+  auto wrong = verify(client);
+  REQUIRE_FALSE(wrong.has_value());
+  CHECK(wrong.error().kind == gpu::failure_kind::wrong_result);
+  REQUIRE(wrong.error().verify.has_value());
+  CHECK(wrong.error().verify->bad_output == "y");
+  CHECK(wrong.error().verify->first_bad_index == 4242);
+  CHECK(wrong.error().verify->expected == Approx(1.5));
+  CHECK(wrong.error().verify->actual == Approx(-0.25));
+
+  auto launch = verify(client);
+  REQUIRE_FALSE(launch.has_value());
+  CHECK(launch.error().kind == gpu::failure_kind::launch_error);
+  CHECK(launch.error().return_code == 7);
+
+  REQUIRE(verify(client).has_value());
+  CHECK(client.starts() == 1);
+}
+
+TEST_CASE("a reply with another request's id gives a protocol error", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "wrongid;ok"));
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::protocol_error);
+  CHECK_THAT(first.error().message, Contains("answered request"));
+  REQUIRE(client.info().has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a reply of another protocol version gives a protocol error", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "version;ok"));
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::protocol_error);
+  REQUIRE(client.info().has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a hello of another protocol version gives a protocol error", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "hello-version;ok"));
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::protocol_error);
+  CHECK_THAT(first.error().message, Contains("hello"));
+  REQUIRE(client.info().has_value());
+  CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a hello that is not JSON gives a protocol error", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "hello-garbage"));
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::protocol_error);
+  CHECK_THAT(first.error().message, Contains("I am not JSON"));
+}
+
+TEST_CASE("a worker that never says hello is killed at the start deadline", "[client]") {
+  test::test_context ctx;
+  auto options = scripted(ctx, "hello-none;ok");
+  options.start_timeout = 300ms;
+  gpu::worker_client client(options);
+  auto start = std::chrono::steady_clock::now();
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::timeout);
+  CHECK_THAT(first.error().message, Contains("hello"));
+  CHECK(ms_since(start) < 1500);
+  REQUIRE(client.info().has_value());
+}
+
+TEST_CASE("a worker that exits before its hello gives a crash with its stderr", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "hello-exit;ok"));
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::crash);
+  CHECK_THAT(first.error().message, Contains("exit code 3"));
+  CHECK_THAT(first.error().message, Contains("giving up before the hello"));
+  REQUIRE(client.info().has_value());
+}
+
+TEST_CASE("a worker that exits mid-job gives a crash with its exit code", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "exit:5;ok"));
+  auto first = client.calibrate();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::crash);
+  CHECK_THAT(first.error().message, Contains("exit code 5"));
+  CHECK_THAT(first.error().message, Contains("calibrate"));
+  REQUIRE(client.calibrate().has_value());
+}
+
+TEST_CASE("a missing worker executable gives a clear message", "[client]") {
+  test::test_context ctx;
+  gpu::worker_options options;
+  options.executable = ctx.dir() / "no-such-worker";
+  gpu::worker_client client(options);
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::crash);
+  CHECK_THAT(first.error().message, Contains("cannot start the bench worker"));
+  CHECK_THAT(first.error().message, Contains("no-such-worker"));
+  CHECK_THAT(first.error().message, Contains("no such file"));
+  CHECK(client.starts() == 0);
+}
+
+TEST_CASE("a worker file that is not executable gives a clear message", "[client]") {
+  test::test_context ctx;
+  gpu::worker_options options;
+  options.executable = ctx.write("not-a-worker", "just text\n");
+  gpu::worker_client client(options);
+  auto first = client.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::crash);
+  CHECK_THAT(first.error().message, Contains("not an executable"));
+}
+
+TEST_CASE("after a shutdown the next job starts a new worker", "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, ""));
+  REQUIRE(client.info().has_value());
+  client.shutdown();
+  REQUIRE(client.info().has_value());
+  CHECK(client.starts() == 2);
+}
