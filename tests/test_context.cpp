@@ -34,6 +34,9 @@ std::filesystem::path test_context::write(const std::string& name,
 }
 
 std::filesystem::path source_dir() {
+  // The environment wins so that an installed test binary runs against a copied tree.
+  if (const char* dir = std::getenv("KS_SOURCE_DIR"))
+    return dir;
   return KS_SOURCE_DIR;
 }
 
