@@ -2,11 +2,13 @@
 
 #include "engine/error.hpp"
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -20,6 +22,13 @@ const char* to_string(dtype t) noexcept;
 
 /// Parses a manifest spelling ("f32", "float32", "bool", ...); nullopt if unknown.
 std::optional<dtype> parse_dtype(std::string_view text) noexcept;
+
+/// Lists every dtype, in ABI order.
+inline constexpr std::array<dtype, 7> all_dtypes{dtype::f32, dtype::f16, dtype::bf16, dtype::f64,
+                                                 dtype::i32, dtype::i64, dtype::u8};
+
+/// Returns every manifest spelling of `t`, its canonical name first ("f16", "float16", "half").
+std::vector<std::string_view> spellings_of(dtype t);
 
 /// Returns bytes per element of `t`.
 int64_t size_of(dtype t) noexcept;
@@ -36,6 +45,11 @@ enum class init_kind : int32_t {
   positive = 3,    ///< uniform on [0.5, 1.5): for inputs that must stay away from 0
   randint = 4,     ///< integers uniform in [low, high)
 };
+
+/// Lists every init kind, in the order of their numbers.
+inline constexpr std::array<init_kind, 5> all_init_kinds{
+  init_kind::normal, init_kind::uniform, init_kind::uniform01, init_kind::positive,
+  init_kind::randint};
 
 /// Returns the manifest spelling of `k`.
 const char* to_string(init_kind k) noexcept;
@@ -97,7 +111,8 @@ struct task {
 };
 
 /// Returns the roofline floor of `cost` in milliseconds, given measured peaks in GB/s and
-/// GFLOP/s; the larger of the memory time and the compute time.
+/// GFLOP/s; the larger of the memory time and the compute time. A peak <= 0 counts as
+/// unknown: its term is left out (0 when both are unknown).
 double roofline_floor_ms(const task_cost& cost, double peak_gbps, double peak_gflops) noexcept;
 
 } // namespace ks::engine

@@ -1,1 +1,710 @@
-// placeholder: being written
+// Loads task manifests (the format is in task_manifest.hpp) and checks them the way mold
+// checks its input: every check records a problem with the source position toml++ gives the
+// offending node and goes on, so one run shows the author everything that is wrong; only
+// then does loading fail, once, with all of them in source order. A syntax error is the
+// exception: without a document there is nothing further to check.
+//
+// Positions: a problem with a value points at the value; an unknown key at the key; a missing
+// key at the table that lacks it (1:1 for the document itself). Labels name the node by its
+// path from the root ("inputs[0].shape[1]"), so a message makes sense without the file open.
+
+#include "engine/task_manifest.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace ks::engine {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A 1-based line and column in a manifest.
+struct position {
+  uint32_t line = 1;
+  uint32_t column = 1;
+};
+
+/// Returns where `region` begins; 1:1 for nodes toml++ made without source (implicit tables).
+position position_of(const toml::source_region& region) {
+  if (region.begin.line == 0)
+    return {};
+  return {region.begin.line, region.begin.column};
+}
+
+std::string located(const std::string& file, position at, const std::string& message) {
+  return file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + message;
+}
+
+/// Returns the optimal string alignment distance of `a` and `b`: Levenshtein's edits plus
+/// the swap of two neighbours, the commonest typo ("dtpye").
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+/// Returns the closest of `known` to `word`, if it is close enough to be a typo.
+std::optional<std::string_view> closest(std::string_view word,
+                                        std::span<const std::string_view> known) {
+  size_t limit = std::max<size_t>(1, std::min<size_t>(2, word.size() / 3));
+  std::optional<std::string_view> best;
+  size_t best_distance = limit + 1;
+  for (std::string_view candidate : known) {
+    size_t distance = edit_distance(word, candidate);
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string joined(std::span<const std::string_view> words) {
+  std::string text;
+  for (std::string_view word : words)
+    text.append(text.empty() ? "" : ", ").append(word);
+  return text;
+}
+
+std::string type_name(const toml::node& node) {
+  switch (node.type()) {
+  case toml::node_type::string:
+    return "string";
+  case toml::node_type::integer:
+    return "integer";
+  case toml::node_type::floating_point:
+    return "float";
+  case toml::node_type::boolean:
+    return "boolean";
+  case toml::node_type::array:
+    return "array";
+  case toml::node_type::table:
+    return "table";
+  case toml::node_type::date:
+    return "date";
+  case toml::node_type::time:
+    return "time";
+  case toml::node_type::date_time:
+    return "date-time";
+  case toml::node_type::none:
+    break;
+  }
+  return "nothing";
+}
+
+/// Returns `node` as its author wrote it (-3, 2.5, "f8"), or its type for anything else.
+std::string describe(const toml::node& node) {
+  if (auto value = node.value_exact<int64_t>())
+    return std::to_string(*value);
+  if (auto value = node.value_exact<double>()) {
+    std::ostringstream text;
+    text << *value;
+    return text.str();
+  }
+  if (auto value = node.value_exact<bool>())
+    return *value ? "true" : "false";
+  if (auto value = node.value_exact<std::string>())
+    return "\"" + *value + "\"";
+  return "a " + type_name(node);
+}
+
+bool is_task_name(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+bool is_identifier(std::string_view text) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  return !text.empty() && letter(text[0]) && std::all_of(text.begin(), text.end(), [&](char c) {
+    return letter(c) || (c >= '0' && c <= '9');
+  });
+}
+
+std::string dtype_choices() {
+  std::string text;
+  for (dtype type : all_dtypes) {
+    std::vector<std::string_view> spellings = spellings_of(type);
+    text.append(text.empty() ? "" : ", ").append(spellings.front());
+    if (spellings.size() > 1)
+      text.append(" (").append(joined(std::span(spellings).subspan(1))).append(")");
+  }
+  return text;
+}
+
+std::vector<std::string_view> all_dtype_spellings() {
+  std::vector<std::string_view> all;
+  for (dtype type : all_dtypes)
+    for (std::string_view spelling : spellings_of(type))
+      all.push_back(spelling);
+  return all;
+}
+
+std::vector<std::string_view> all_init_spellings() {
+  std::vector<std::string_view> all;
+  for (init_kind kind : all_init_kinds)
+    all.emplace_back(to_string(kind));
+  return all;
+}
+
+/// Returns the smallest and largest value `type` holds, for integer types.
+std::pair<int64_t, int64_t> integer_range(dtype type) {
+  switch (type) {
+  case dtype::i32:
+    return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  case dtype::u8:
+    return {0, 255};
+  default:
+    return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+constexpr std::string_view root_keys[] = {"name",    "family", "about",     "reference", "inputs",
+                                          "outputs", "params", "tolerance", "cost",      "torch"};
+constexpr std::string_view tensor_keys[] = {"name", "dtype", "shape", "init", "low", "high"};
+constexpr std::string_view tolerance_keys[] = {"atol", "rtol", "norm_rel"};
+constexpr std::string_view cost_keys[] = {"flops", "bytes"};
+
+/// The ABI's ks_tensor holds this many extents.
+constexpr size_t max_dims = 8;
+
+enum class tensor_role { input, output };
+
+/// Which numbers an amount allows besides finite non-negative ones: zero or not.
+enum class zero_allowed { yes, no };
+
+/// Reads one parsed manifest into a task, recording every problem on the way.
+class manifest_reader {
+public:
+  /// Reads relative paths against `dir`, an absolute folder.
+  explicit manifest_reader(fs::path dir) : dir_(std::move(dir)) {}
+
+  /// Returns the task read from `root`; meaningful only when problems() is empty.
+  task read(const toml::table& root) {
+    task result;
+    check_keys(root, root_keys, "");
+    name_at_ = position_of(root.source());
+    if (const toml::node* node = required(root, "name", "", "a string matching [a-z0-9_]+")) {
+      name_at_ = position_of(node->source());
+      if (auto text = string_of(*node, "name")) {
+        if (!is_task_name(*text))
+          report(*node, "task name " + describe(*node) + " must match [a-z0-9_]+");
+        result.name = *text;
+      }
+    }
+    if (const toml::node* node = required(root, "family", "", "a string such as \"softmax\"")) {
+      if (auto text = string_of(*node, "family")) {
+        if (text->empty())
+          report(*node, "'family' must not be empty");
+        result.family = *text;
+      }
+    }
+    if (const toml::node* node = root.get("about"))
+      result.about = string_of(*node, "about").value_or("");
+    if (const toml::node* node =
+            required(root, "reference", "", "a string: the reference .cu, relative to this file"))
+      result.reference_path = read_reference(*node);
+    if (const toml::node* node = required(root, "inputs", "",
+                                          "an array of tables: [ { name = ..., dtype = ..., "
+                                          "shape = [...] } ]"))
+      result.inputs = read_tensors(*node, "inputs", tensor_role::input);
+    if (const toml::node* node = required(root, "outputs", "",
+                                          "an array of tables: [ { name = ..., dtype = ..., "
+                                          "shape = [...] } ]"))
+      result.outputs = read_tensors(*node, "outputs", tensor_role::output);
+    check_unique_tensor_names();
+    if (const toml::node* node = root.get("params"))
+      result.params = read_params(*node);
+    dtype first_output = result.outputs.empty() ? dtype::f32 : result.outputs.front().type;
+    result.tol = default_tolerance(first_output);
+    if (const toml::node* node = root.get("tolerance"))
+      read_tolerance(*node, result.tol);
+    if (const toml::node* node =
+            required(root, "cost", "", "a table: { flops = ..., bytes = ... }"))
+      result.cost = read_cost(*node);
+    if (const toml::node* node = root.get("torch"))
+      result.torch = string_of(*node, "torch").value_or("");
+    return result;
+  }
+
+  /// Returns the problems found, in source order.
+  std::vector<std::pair<position, std::string>> problems() const {
+    auto sorted = problems_;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
+    });
+    return sorted;
+  }
+
+  /// Returns where the task's name is (of the document when it has none).
+  position name_at() const noexcept { return name_at_; }
+
+private:
+  // -- recording problems --------------------------------------------------------------------
+
+  void report(const toml::source_region& at, std::string message) {
+    problems_.emplace_back(position_of(at), std::move(message));
+  }
+
+  void report(const toml::node& at, std::string message) {
+    report(at.source(), std::move(message));
+  }
+
+  void wrong_type(const toml::node& node, const std::string& label, std::string_view expected) {
+    report(node, "'" + label + "' must be " + std::string(expected) + ", got " + type_name(node));
+  }
+
+  // -- generic checks ------------------------------------------------------------------------
+
+  static std::string child(const std::string& where, std::string_view key) {
+    return where.empty() ? std::string(key) : where + "." + std::string(key);
+  }
+
+  static std::string in(const std::string& where) { return where.empty() ? "" : " in " + where; }
+
+  /// Reports every key of `table` that is not in `known`, with a suggestion.
+  void check_keys(const toml::table& table, std::span<const std::string_view> known,
+                  const std::string& where) {
+    for (auto&& [key, node] : table) {
+      std::string_view word = key.str();
+      if (std::find(known.begin(), known.end(), word) != known.end())
+        continue;
+      std::string message = "unknown key '" + std::string(word) + "'" + in(where);
+      if (auto guess = closest(word, known))
+        message += " (did you mean '" + std::string(*guess) + "'?)";
+      else
+        message += " (expected one of: " + joined(known) + ")";
+      report(key.source(), std::move(message));
+    }
+  }
+
+  /// Returns `table[key]`, or reports it missing, saying `what` it should be.
+  const toml::node* required(const toml::table& table, std::string_view key,
+                             const std::string& where, std::string_view what) {
+    if (const toml::node* node = table.get(key))
+      return node;
+    report(table, "missing required key '" + std::string(key) + "'" + in(where) + " (" +
+                      std::string(what) + ")");
+    return nullptr;
+  }
+
+  std::optional<std::string> string_of(const toml::node& node, const std::string& label) {
+    if (auto value = node.value_exact<std::string>())
+      return value;
+    wrong_type(node, label, "a string");
+    return std::nullopt;
+  }
+
+  std::optional<int64_t> integer_of(const toml::node& node, const std::string& label) {
+    if (auto value = node.value_exact<int64_t>())
+      return value;
+    wrong_type(node, label, "an integer");
+    return std::nullopt;
+  }
+
+  /// Returns a finite number >= 0 (> 0 unless `zero` is allowed), integers accepted.
+  std::optional<double> amount_of(const toml::node& node, const std::string& label,
+                                  zero_allowed zero) {
+    bool positive = zero == zero_allowed::no;
+    std::optional<double> value;
+    if (auto integer = node.value_exact<int64_t>())
+      value = static_cast<double>(*integer);
+    else if (auto real = node.value_exact<double>())
+      value = *real;
+    if (!value) {
+      wrong_type(node, label, "a number");
+      return std::nullopt;
+    }
+    if (!std::isfinite(*value) || *value < 0 || (positive && *value == 0)) {
+      report(node,
+             label + (positive ? " must be a finite number > 0" : " must be a finite number >= 0") +
+                 ", got " + describe(node));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // -- parts of a manifest -------------------------------------------------------------------
+
+  fs::path read_reference(const toml::node& node) {
+    std::optional<std::string> text = string_of(node, "reference");
+    if (!text)
+      return {};
+    if (text->empty()) {
+      report(node, "'reference' must not be empty");
+      return {};
+    }
+    fs::path path = (dir_ / *text).lexically_normal();
+    std::error_code ec;
+    fs::file_status status = fs::status(path, ec);
+    if (!fs::exists(status))
+      report(node, "reference file '" + *text + "' not found (looked in " +
+                       path.parent_path().string() + ")");
+    else if (fs::is_directory(status))
+      report(node, "reference '" + *text + "' is a folder, not a file (in " +
+                       path.parent_path().string() + ")");
+    return path;
+  }
+
+  std::vector<tensor_spec> read_tensors(const toml::node& node, const std::string& label,
+                                        tensor_role role) {
+    std::vector<tensor_spec> tensors;
+    const toml::array* array = node.as_array();
+    if (array == nullptr) {
+      wrong_type(node, label, "an array of tables");
+      return tensors;
+    }
+    if (array->empty())
+      report(node, "'" + label + "' must hold at least one tensor");
+    for (size_t i = 0; i < array->size(); ++i) {
+      std::string item = label + "[" + std::to_string(i) + "]";
+      if (const toml::table* table = (*array)[i].as_table())
+        tensors.push_back(read_tensor(*table, item, role));
+      else
+        wrong_type((*array)[i], item, "a table: { name = ..., dtype = ..., shape = [...] }");
+    }
+    return tensors;
+  }
+
+  tensor_spec read_tensor(const toml::table& table, const std::string& label, tensor_role role) {
+    tensor_spec spec;
+    check_keys(table, tensor_keys, label);
+    if (const toml::node* node = required(table, "name", label, "a string such as \"x\"")) {
+      if (auto text = string_of(*node, child(label, "name"))) {
+        if (!is_identifier(*text))
+          report(*node, label + ".name must be an identifier ([A-Za-z_][A-Za-z0-9_]*), got " +
+                            describe(*node));
+        else
+          tensor_names_.push_back({*text, label, node->source()});
+        spec.name = *text;
+      }
+    }
+    if (const toml::node* node = required(table, "dtype", label, "a string such as \"f32\""))
+      spec.type = read_dtype(*node, label);
+    if (const toml::node* node = required(table, "shape", label, "an array such as [4096, 1024]"))
+      spec.shape = read_shape(*node, child(label, "shape"), spec.type);
+    if (role == tensor_role::output) {
+      for (std::string_view key : {"init", "low", "high"})
+        if (const toml::node* node = table.get(key))
+          report(*node, label + "." + std::string(key) +
+                            " is not allowed: outputs are written by the kernel, not drawn");
+      return spec;
+    }
+    if (const toml::node* node = table.get("init"))
+      spec.init = read_init(*node, label);
+    read_range(table, label, spec);
+    return spec;
+  }
+
+  dtype read_dtype(const toml::node& node, const std::string& label) {
+    std::optional<std::string> text = string_of(node, child(label, "dtype"));
+    if (!text)
+      return dtype::f32;
+    if (std::optional<dtype> type = parse_dtype(*text))
+      return *type;
+    std::string message = "unknown dtype '" + *text + "' for " + label;
+    std::vector<std::string_view> known = all_dtype_spellings();
+    if (auto guess = closest(*text, known))
+      message += " (did you mean '" + std::string(*guess) + "'?)";
+    report(node, message + "; valid dtypes: " + dtype_choices());
+    return dtype::f32;
+  }
+
+  init_kind read_init(const toml::node& node, const std::string& label) {
+    std::optional<std::string> text = string_of(node, child(label, "init"));
+    if (!text)
+      return init_kind::normal;
+    if (std::optional<init_kind> kind = parse_init_kind(*text))
+      return *kind;
+    std::vector<std::string_view> known = all_init_spellings();
+    std::string message = "unknown init '" + *text + "' for " + label;
+    if (auto guess = closest(*text, known))
+      message += " (did you mean '" + std::string(*guess) + "'?)";
+    report(node, message + "; valid inits: " + joined(known));
+    return init_kind::normal;
+  }
+
+  std::vector<int64_t> read_shape(const toml::node& node, const std::string& label, dtype type) {
+    std::vector<int64_t> shape;
+    const toml::array* array = node.as_array();
+    if (array == nullptr) {
+      wrong_type(node, label, "an array of positive integers ([] for a scalar)");
+      return shape;
+    }
+    if (array->size() > max_dims)
+      report(node, label + " has " + std::to_string(array->size()) + " dimensions; at most " +
+                       std::to_string(max_dims) + " fit a ks_tensor");
+    bool valid = true;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& extent = (*array)[i];
+      std::optional<int64_t> value = extent.value_exact<int64_t>();
+      if (!value || *value <= 0) {
+        report(extent, label + "[" + std::to_string(i) + "] must be a positive integer, got " +
+                           describe(extent));
+        valid = false;
+        continue;
+      }
+      shape.push_back(*value);
+    }
+    // The worker allocates numel() * size_of() bytes: a product past int64 would wrap.
+    int64_t bytes = size_of(type);
+    for (int64_t extent : shape)
+      if (valid && __builtin_mul_overflow(bytes, extent, &bytes)) {
+        report(node, label + " describes more than 2^63 bytes");
+        valid = false;
+      }
+    return shape;
+  }
+
+  void read_range(const toml::table& table, const std::string& label, tensor_spec& spec) {
+    const toml::node* low = table.get("low");
+    const toml::node* high = table.get("high");
+    if (spec.init != init_kind::randint) {
+      for (const toml::node* node : {low, high})
+        if (node != nullptr)
+          report(*node, label + "." + (node == low ? "low" : "high") +
+                            " is only used with init = \"randint\"");
+      return;
+    }
+    const char* what = "an integer: init = \"randint\" draws from [low, high)";
+    low = required(table, "low", label, what);
+    high = required(table, "high", label, what);
+    std::optional<int64_t> low_value = low ? integer_of(*low, child(label, "low")) : std::nullopt;
+    std::optional<int64_t> high_value =
+        high ? integer_of(*high, child(label, "high")) : std::nullopt;
+    if (!low_value || !high_value)
+      return;
+    spec.low = *low_value;
+    spec.high = *high_value;
+    if (spec.low >= spec.high) {
+      report(*high, label + ".high must be greater than low (" + std::to_string(spec.low) +
+                        "), got " + std::to_string(spec.high));
+      return;
+    }
+    if (!is_floating(spec.type)) {
+      auto [min, max] = integer_range(spec.type);
+      if (spec.low < min || spec.high - 1 > max)
+        report(*low, label + " draws from [" + std::to_string(spec.low) + ", " +
+                         std::to_string(spec.high) + "), which does not fit " +
+                         to_string(spec.type) + " ([" + std::to_string(min) + ", " +
+                         std::to_string(max) + "])");
+    }
+  }
+
+  void check_unique_tensor_names() {
+    std::map<std::string, const tensor_name*> first;
+    for (const tensor_name& entry : tensor_names_) {
+      auto [it, inserted] = first.emplace(entry.name, &entry);
+      if (!inserted)
+        report(entry.source, "duplicate tensor name '" + entry.name + "' in " + entry.label +
+                                 " (first used by " + it->second->label + " at " +
+                                 std::to_string(position_of(it->second->source).line) + ":" +
+                                 std::to_string(position_of(it->second->source).column) + ")");
+    }
+  }
+
+  std::map<std::string, param_value> read_params(const toml::node& node) {
+    std::map<std::string, param_value> params;
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      wrong_type(node, "params", "a table: { KEY = VALUE, ... }");
+      return params;
+    }
+    for (auto&& [key, value] : *table) {
+      std::string name(key.str());
+      if (auto integer = value.value_exact<int64_t>())
+        params.emplace(name, *integer);
+      else if (auto real = value.value_exact<double>())
+        params.emplace(name, *real);
+      else if (auto flag = value.value_exact<bool>())
+        params.emplace(name, *flag);
+      else if (auto text = value.value_exact<std::string>())
+        params.emplace(name, *text);
+      else
+        wrong_type(value, "params." + name, "an integer, float, boolean or string");
+    }
+    return params;
+  }
+
+  void read_tolerance(const toml::node& node, tolerance& tol) {
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      wrong_type(node, "tolerance", "a table: { atol = ..., rtol = ..., norm_rel = ... }");
+      return;
+    }
+    check_keys(*table, tolerance_keys, "tolerance");
+    for (auto [key, field] : {std::pair{"atol", &tol.atol}, std::pair{"rtol", &tol.rtol},
+                              std::pair{"norm_rel", &tol.norm_rel}})
+      if (const toml::node* value = table->get(key))
+        if (auto amount = amount_of(*value, std::string("tolerance.") + key, zero_allowed::yes))
+          *field = *amount;
+  }
+
+  task_cost read_cost(const toml::node& node) {
+    task_cost cost;
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      wrong_type(node, "cost", "a table: { flops = ..., bytes = ... }");
+      return cost;
+    }
+    check_keys(*table, cost_keys, "cost");
+    if (const toml::node* value =
+            required(*table, "flops", "cost", "a number: useful floating-point operations"))
+      cost.flops = amount_of(*value, "cost.flops", zero_allowed::yes).value_or(0);
+    if (const toml::node* value =
+            required(*table, "bytes", "cost", "a number: fewest bytes moved through memory"))
+      cost.bytes = amount_of(*value, "cost.bytes", zero_allowed::no).value_or(0);
+    return cost;
+  }
+
+  /// Remembers where a tensor name was given, to report duplicates.
+  struct tensor_name {
+    std::string name;
+    std::string label;
+    toml::source_region source;
+  };
+
+  fs::path dir_;
+  position name_at_;
+  std::vector<tensor_name> tensor_names_;
+  std::vector<std::pair<position, std::string>> problems_;
+};
+
+/// A loaded task and where its name was written, for the suite's duplicate check.
+struct loaded_task {
+  task value;
+  position name_at;
+};
+
+expected<loaded_task> load(const fs::path& path) {
+  std::string file = path.string();
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status))
+    return fail(errc::not_found, file + ": task manifest not found");
+  if (fs::is_directory(status))
+    return fail(errc::io, file + ": is a folder, not a task manifest");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(errc::io, file + ": cannot read task manifest: " + std::strerror(errno));
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad())
+    return fail(errc::io, file + ": cannot read task manifest: " + std::strerror(errno));
+
+#if TOML_EXCEPTIONS
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(file));
+  } catch (const toml::parse_error& e) {
+    return fail(errc::invalid_input,
+                located(file, position_of(e.source()), std::string(e.description())));
+  }
+#else
+  toml::parse_result parsed = toml::parse(text, std::string_view(file));
+  if (!parsed)
+    return fail(errc::invalid_input, located(file, position_of(parsed.error().source()),
+                                             std::string(parsed.error().description())));
+  toml::table root = std::move(parsed).table();
+#endif
+
+  fs::path manifest = fs::absolute(path, ec);
+  if (ec)
+    manifest = path;
+  manifest = manifest.lexically_normal();
+  manifest_reader reader(manifest.parent_path());
+  task result = reader.read(root);
+  std::vector<std::pair<position, std::string>> problems = reader.problems();
+  if (!problems.empty()) {
+    std::string message;
+    for (const auto& [at, line] : problems)
+      message.append(message.empty() ? "" : "\n").append(located(file, at, line));
+    return fail(errc::invalid_input, std::move(message));
+  }
+  result.manifest_path = manifest;
+  return loaded_task{std::move(result), reader.name_at()};
+}
+
+} // namespace
+
+expected<task> load_task_manifest(const std::filesystem::path& path) {
+  expected<loaded_task> loaded = load(path);
+  if (!loaded)
+    return tl::unexpected(loaded.error());
+  return std::move(loaded->value);
+}
+
+expected<std::vector<task>> load_task_suite(const std::filesystem::path& dir_or_file) {
+  std::error_code ec;
+  fs::file_status status = fs::status(dir_or_file, ec);
+  if (!fs::exists(status))
+    return fail(errc::not_found, dir_or_file.string() + ": task suite not found");
+  std::vector<fs::path> files;
+  if (fs::is_directory(status)) {
+    for (fs::directory_iterator it(dir_or_file, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".toml" && !it->is_directory())
+        files.push_back(it->path());
+    if (ec)
+      return fail(errc::io, dir_or_file.string() + ": cannot list task suite: " + ec.message());
+    if (files.empty())
+      return fail(errc::not_found,
+                  dir_or_file.string() + ": no task manifests (*.toml) in this folder");
+    std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
+      return a.filename().string() < b.filename().string();
+    });
+  } else {
+    files.push_back(dir_or_file);
+  }
+
+  std::vector<task> tasks;
+  std::optional<errc> first_code;
+  std::string messages;
+  std::map<std::string, std::string> first_definition; // task name -> FILE:LINE:COL
+  for (const fs::path& file : files) {
+    expected<loaded_task> loaded = load(file);
+    if (!loaded) {
+      first_code = first_code.value_or(loaded.error().code());
+      messages.append(messages.empty() ? "" : "\n").append(loaded.error().message());
+      continue;
+    }
+    std::string where = located(file.string(), loaded->name_at, "");
+    where.resize(where.size() - 2); // drop the ": " that introduces a message
+    auto [it, inserted] = first_definition.emplace(loaded->value.name, where);
+    if (!inserted) {
+      first_code = first_code.value_or(errc::invalid_input);
+      messages.append(messages.empty() ? "" : "\n")
+          .append(where + ": duplicate task name '" + loaded->value.name + "' (first defined at " +
+                  it->second + ")");
+      continue;
+    }
+    tasks.push_back(std::move(loaded->value));
+  }
+  if (first_code)
+    return fail(*first_code, std::move(messages));
+  return tasks;
+}
+
+} // namespace ks::engine
