@@ -101,7 +101,8 @@ struct spawned {
   int err = -1;  // read end of its stderr
 };
 
-engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv) {
+engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
+                                      const std::filesystem::path& cwd = {}) {
   if (argv.empty() || argv.front().empty())
     return engine::fail(engine::errc::invalid_input, "cannot start a child: empty command line");
   ignore_sigpipe();
@@ -131,6 +132,8 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, fds[3], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, fds[5], STDERR_FILENO);
+  if (!cwd.empty())
+    posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -158,7 +161,9 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv) {
   if (rc != 0) {
     close_all();
     auto code = rc == ENOENT || rc == EACCES ? engine::errc::not_found : engine::errc::subprocess;
-    return engine::fail(code, "cannot start '" + argv.front() + "': " + errno_text(rc));
+    std::string where = cwd.empty() ? "" : " in " + cwd.string();
+    return engine::fail(code, "cannot start '" + argv.front() + "'" + where + ": "
+                                + errno_text(rc));
   }
 
   spawned s;
@@ -253,8 +258,15 @@ std::string exit_status::describe() const {
 engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input) {
+  return run_to_completion(argv, timeout, input, {});
+}
+
+engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& input,
+                                               const std::filesystem::path& cwd) {
   auto start = clock_type::now();
-  auto child = spawn_piped(argv);
+  auto child = spawn_piped(argv, cwd);
   if (!child)
     return tl::unexpected(child.error());
   auto [pid, in, out, err] = *child;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,13 @@ struct run_result {
 engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input = {});
+
+/// Runs like the overload above, with `cwd` as the child's working directory (nvcc then
+/// names its input by the relative path it was given, whatever folder it ran in).
+engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& input,
+                                               const std::filesystem::path& cwd);
 
 /// A long-lived child spoken to in lines: the bench worker. Not thread-safe: one owner
 /// thread calls all members.

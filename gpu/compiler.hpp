@@ -52,13 +52,20 @@ struct compiler_options {
   std::filesystem::path nvcc;             ///< empty: $KS_NVCC, /usr/local/cuda/bin/nvcc, PATH
   std::string arch = "sm_90a";            ///< the GPU's own: "sm_90a" on Hopper
   std::filesystem::path cache_dir;        ///< empty: $XDG_CACHE_HOME/kernelskill or ~/.cache/...
-  std::filesystem::path include_dir;      ///< where kernelskill/abi.h lives
+  std::filesystem::path include_dir;      ///< where kernelskill/abi.h lives; empty:
+                                          ///< $KS_INCLUDE_DIR, else <exe>/../include
   std::chrono::milliseconds timeout{120000};
   int32_t jobs = 0;                       ///< parallel nvcc processes; 0 = the CPU cores
 };
 
 /// Maps a compute capability to nvcc's architecture name ("sm_90a" for 9.0).
 std::string arch_for(int32_t cc_major, int32_t cc_minor);
+
+/// Returns the extra nvcc flags `source` asks for in `// ks-flags: ...` lines among its first
+/// 20 lines. Only -l<library>, -maxrregcount=<N>, --use_fast_math, -Xptxas=<ptxas options>
+/// and -D<NAME>[=<value>] are allowed; any other flag gives errc::invalid_input with a message
+/// that names the flag and the whitelist.
+engine::expected<std::vector<std::string>> parse_ks_flags(const std::string& source);
 
 /// Runs nvcc with a cache; thread-safe.
 class compiler {
@@ -74,18 +81,26 @@ public:
   std::vector<compile_result> compile_all(const std::vector<compile_request>& requests) const;
 
   /// Returns the content key of `request`: hashes a type tag before each of the source,
-  /// the flags and the nvcc version.
+  /// the flags, the nvcc version and the ABI header's content.
   std::string key_of(const compile_request& request) const;
+
+  /// Returns the input of key_of(request), one field a line (tag, length, first bytes), to
+  /// find out why two requests expected to share a key do not. result.json keeps it too.
+  std::string key_dump(const compile_request& request) const;
 
   /// Returns the nvcc command line (without the output and input paths) for `request`.
   std::vector<std::string> command_for(const compile_request& request) const;
 
+  /// Returns the options with every default resolved (nvcc, cache_dir, include_dir, jobs).
   const compiler_options& options() const noexcept { return options_; }
+
+  /// Returns the output of `nvcc --version`.
   const std::string& nvcc_version() const noexcept { return nvcc_version_; }
 
 private:
   compiler_options options_;
   std::string nvcc_version_;
+  std::string abi_header_;  // content of <include_dir>/kernelskill/abi.h, part of every key
 };
 
 } // namespace ks::gpu

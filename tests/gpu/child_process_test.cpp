@@ -1,6 +1,6 @@
 #include "gpu/child_process.hpp"
 
-#include "test_context.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -229,4 +229,17 @@ TEST_CASE("no pipe end is left open after a child is done", "[gpu_host][process]
     REQUIRE(child->read_line(10s));
   }
   CHECK(open_fds() == before);
+}
+
+TEST_CASE("a child can run in another working directory", "[gpu_host][process]") {
+  ks::test::test_context ctx;
+  ctx.write("sub/marker.txt", "here\n");
+  auto r = run_to_completion({"cat", "marker.txt"}, 10s, "", ctx.dir() / "sub");
+  REQUIRE(r);
+  CHECK(r->out == "here\n");
+  CHECK(std::filesystem::current_path() == ctx.dir());  // ours is unchanged
+
+  auto missing = run_to_completion({"cat", "marker.txt"}, 10s, "", ctx.dir() / "nowhere");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message().find("nowhere") != std::string::npos);
 }
