@@ -1,3 +1,111 @@
 #!/usr/bin/env bash
-# placeholder: being written
-exit 125
+# `kernelskill eval` gives every error its own message and exit code: a bad manifest (2, with
+# file:line), a missing candidate (1), a candidate that does not compile (11, with nvcc's
+# diagnostics). The compile check uses --arch sm_90a, so it needs nvcc but no GPU.
+# Usage: eval_errors.sh KERNELSKILL SOURCE_DIR
+set -uo pipefail
+ks=${1:?usage: eval_errors.sh KERNELSKILL SOURCE_DIR}
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+cat >ref.cu <<'CU'
+#include "kernelskill/abi.h"
+#include <cuda_runtime.h>
+
+__global__ void copy_kernel(const float* x, float* y, int64_t n) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+
+extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int32_t n_out,
+                          void* stream) {
+  if (n_in != 1 || n_out != 1) return 1;
+  int64_t n = ks_numel(&in[0]);
+  copy_kernel<<<(unsigned)((n + 255) / 256), 256, 0, (cudaStream_t)stream>>>(
+    (const float*)in[0].data, (float*)out[0].data, n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 10;
+}
+CU
+cp ref.cu good.cu
+
+cat >task.toml <<'TOML'
+name = "copy"
+family = "elementwise"
+reference = "ref.cu"
+inputs = [ { name = "x", dtype = "f32", shape = [256, 64] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [256, 64] } ]
+cost = { flops = 0, bytes = 131072 }
+TOML
+
+# A manifest with an error on line 4: exit 2, the message names bad.toml and the line.
+cat >bad.toml <<'TOML'
+name = "copy"
+family = "elementwise"
+reference = "ref.cu"
+inputs = [ { name = "x", dtype = "float42", shape = [256, 64] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [256, 64] } ]
+cost = { flops = 0, bytes = 131072 }
+TOML
+"$ks" eval bad.toml good.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "bad manifest: exit $rc, wanted 2"
+grep -qE 'bad\.toml:4:[0-9]+' err || fail "bad manifest: no bad.toml:4:COL in: $(cat err)"
+grep -q 'float42' err || fail "bad manifest: the message does not name the bad dtype: $(cat err)"
+
+"$ks" eval bad.toml good.cu --arch sm_90a --cache-dir cache --json >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "bad manifest --json: exit $rc, wanted 2"
+grep -q '"task_error"' out || fail "bad manifest --json: no task_error in: $(cat out)"
+
+# A manifest that does not exist: exit 2, named.
+"$ks" eval nowhere.toml good.cu --arch sm_90a >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "missing manifest: exit $rc, wanted 2"
+grep -q 'nowhere.toml' err || fail "missing manifest: not named in: $(cat err)"
+
+# A candidate file that does not exist: exit 1 (usage), named, before any compile.
+"$ks" eval task.toml missing.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?
+[ "$rc" -eq 1 ] || fail "missing candidate: exit $rc, wanted 1"
+grep -q "cannot read the candidate 'missing.cu': no such file" err \
+  || fail "missing candidate: unclear message: $(cat err)"
+
+# A candidate that does not compile: exit 11 (compile_error) with nvcc's own words.
+nvcc=${KS_NVCC:-}
+[ -n "$nvcc" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc; }
+[ -n "$nvcc" ] || nvcc=$(command -v nvcc || true)
+if [ -z "$nvcc" ]; then
+  if [ "$failures" -ne 0 ]; then
+    echo "eval_errors.sh: $failures check(s) failed" >&2
+    exit 1
+  fi
+  echo "eval_errors.sh: skipped the compile checks: nvcc not found (KS_NVCC, /usr/local/cuda/bin, PATH)"
+  exit 125
+fi
+
+sed 's/return cudaGetLastError/return no_such_identifier + cudaGetLastError/' ref.cu >broken.cu
+"$ks" eval task.toml broken.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?
+[ "$rc" -eq 11 ] || fail "broken candidate: exit $rc, wanted 11 (compile_error): $(cat err)"
+grep -q 'error' err || fail "broken candidate: nvcc's 'error' is not shown: $(cat err)"
+grep -q 'no_such_identifier' err || fail "broken candidate: nvcc's diagnostics are not verbatim: $(cat err)"
+grep -q 'compiling' err || fail "broken candidate: no progress line on stderr: $(cat err)"
+
+"$ks" eval task.toml broken.cu --arch sm_90a --cache-dir cache --json >out 2>err; rc=$?
+[ "$rc" -eq 11 ] || fail "broken candidate --json: exit $rc, wanted 11"
+grep -q '"kind": "compile_error"' out || fail "broken candidate --json: $(cat out)"
+grep -q 'no_such_identifier' out || fail "broken candidate --json: no diagnostics in: $(cat out)"
+
+# A good candidate compiles; without a GPU the next step says there is none (19).
+if [ ! -e /dev/nvidia0 ]; then
+  "$ks" eval task.toml good.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?
+  [ "$rc" -eq 19 ] || fail "good candidate, no GPU: exit $rc, wanted 19 (no_device): $(cat err)"
+  grep -q 'no CUDA device' err || fail "good candidate, no GPU: $(cat err)"
+  grep -q 'compiled for sm_90a' err || fail "good candidate, no GPU: does not say it compiled: $(cat err)"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "eval_errors.sh: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "eval_errors.sh: all checks passed"

@@ -1,0 +1,55 @@
+#pragma once
+
+// How a command reports that it stopped early. Commands never exit; they return a
+// command_error and main turns it into the exit code documented in every --help.
+
+#include "gpu/failure.hpp"
+
+#include <tl/expected.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ks::cli {
+
+/// Why a command stopped early. Each reason has its own exit code (see exit_code_of).
+enum class stop_reason : int32_t {
+  usage = 1,        ///< a bad command line, or a file it names cannot be read
+  task = 2,         ///< the task is broken: its manifest, or its reference kernel
+  environment = 3,  ///< a tool or folder the command needs is missing (nvcc, the cache)
+  failure = 4,      ///< a typed failure of the candidate, the worker or the device
+};
+
+/// Why a command stopped, with what the user needs to act on it.
+struct command_error {
+  stop_reason reason = stop_reason::usage;
+  std::optional<gpu::failure_kind> kind;  ///< set when reason is failure
+  std::string message;                    ///< printed on stderr by main; may hold several lines
+};
+
+/// A command's outcome: nothing on success, or why it stopped.
+using command_result = tl::expected<void, command_error>;
+
+/// Returns a command_error of `reason` with `message`.
+inline tl::unexpected<command_error> stop(stop_reason reason, std::string message) {
+  return tl::unexpected(command_error{reason, std::nullopt, std::move(message)});
+}
+
+/// Returns a command_error for a typed failure of `kind` with `message`.
+inline tl::unexpected<command_error> stop(gpu::failure_kind kind, std::string message) {
+  return tl::unexpected(command_error{stop_reason::failure, kind, std::move(message)});
+}
+
+/// Returns the process exit code for `e`: 1 usage, 2 task, 3 environment, and
+/// gpu::exit_code_for(kind) (10 + the kind's number) for a typed failure.
+inline int exit_code_of(const command_error& e) noexcept {
+  if (e.reason == stop_reason::failure && e.kind)
+    return gpu::exit_code_for(*e.kind);
+  return static_cast<int>(e.reason);
+}
+
+/// Returns the exit-code table that every command's --help ends with.
+std::string exit_code_help();
+
+} // namespace ks::cli

@@ -1,0 +1,195 @@
+#include "cli/result_json.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace ks::cli {
+
+namespace json = boost::json;
+
+namespace {
+
+// JSON has no NaN or infinity: a non-finite number becomes null.
+json::value number(double x) {
+  if (!std::isfinite(x))
+    return nullptr;
+  return x;
+}
+
+std::optional<double> read_number(const json::object& o, const char* key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr)
+    return std::nullopt;
+  if (v->is_double())
+    return v->get_double();
+  if (v->is_int64())
+    return static_cast<double>(v->get_int64());
+  if (v->is_uint64())
+    return static_cast<double>(v->get_uint64());
+  return std::nullopt;
+}
+
+void pretty_into(std::string& out, const json::value& v, int indent) {
+  auto pad = [&](int n) { out.append(static_cast<size_t>(n) * 2, ' '); };
+  if (v.is_object()) {
+    const json::object& o = v.get_object();
+    if (o.empty()) {
+      out += "{}";
+      return;
+    }
+    out += "{\n";
+    size_t i = 0;
+    for (const auto& [key, value] : o) {
+      pad(indent + 1);
+      out += json::serialize(json::string(key)) + ": ";
+      pretty_into(out, value, indent + 1);
+      out += ++i < o.size() ? ",\n" : "\n";
+    }
+    pad(indent);
+    out += "}";
+  } else if (v.is_array()) {
+    const json::array& a = v.get_array();
+    if (a.empty()) {
+      out += "[]";
+      return;
+    }
+    out += "[\n";
+    for (size_t i = 0; i < a.size(); ++i) {
+      pad(indent + 1);
+      pretty_into(out, a[i], indent + 1);
+      out += i + 1 < a.size() ? ",\n" : "\n";
+    }
+    pad(indent);
+    out += "]";
+  } else if (v.is_double() && std::isfinite(v.get_double())) {
+    // Shortest round-trip form: 3000 and 0.7, not Boost's 3E3 and 7E-1.
+    char text[64];
+    auto [end, ec] = std::to_chars(text, text + sizeof text, v.get_double());
+    std::string number(text, ec == std::errc() ? end : text);
+    if (number.find_first_of(".eE") == std::string::npos)
+      number += ".0";  // stays a floating-point number for readers that care
+    out += number;
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+} // namespace
+
+json::object to_json(const gpu::device_info& d) {
+  return {{"index", d.index},
+          {"device_count", d.device_count},
+          {"name", d.name},
+          {"uuid", d.uuid},
+          {"arch", d.arch},
+          {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+          {"sms", d.sms},
+          {"memory_bytes", d.memory_bytes},
+          {"l2_bytes", d.l2_bytes},
+          {"smem_per_block_optin", d.smem_per_block_optin},
+          {"sm_clock_khz", d.sm_clock_khz},
+          {"mem_clock_khz", d.mem_clock_khz},
+          {"mem_bus_bits", d.mem_bus_bits},
+          {"driver_version", d.driver_version},
+          {"runtime_version", d.runtime_version}};
+}
+
+json::object to_json(const gpu::calibration& c) {
+  return {{"dram_gbps", number(c.dram_gbps)},
+          {"fp32_gflops", number(c.fp32_gflops)},
+          {"copy_bytes", c.copy_bytes},
+          {"copy_ms", number(c.copy_ms)},
+          {"fma_ms", number(c.fma_ms)}};
+}
+
+std::optional<gpu::calibration> calibration_from_json(const json::value& v) {
+  if (!v.is_object())
+    return std::nullopt;
+  const json::object& o = v.get_object();
+  auto dram = read_number(o, "dram_gbps");
+  auto flops = read_number(o, "fp32_gflops");
+  if (!dram || !flops || *dram <= 0 || *flops <= 0)
+    return std::nullopt;
+  gpu::calibration c;
+  c.dram_gbps = *dram;
+  c.fp32_gflops = *flops;
+  c.copy_bytes = static_cast<int64_t>(read_number(o, "copy_bytes").value_or(0));
+  c.copy_ms = read_number(o, "copy_ms").value_or(0);
+  c.fma_ms = read_number(o, "fma_ms").value_or(0);
+  return c;
+}
+
+json::object to_json(const gpu::verify_result& v) {
+  json::object o{{"passed", v.passed},
+                 {"trials", v.trials},
+                 {"max_abs_err", number(v.max_abs_err)},
+                 {"max_rel_err", number(v.max_rel_err)},
+                 {"norm_rel_err", number(v.norm_rel_err)}};
+  if (!v.passed) {
+    o["bad_output"] = v.bad_output;
+    o["bad_trial"] = v.bad_trial;
+    o["first_bad_index"] = v.first_bad_index;
+    o["bad_count"] = v.bad_count;
+    o["nan_count"] = v.nan_count;
+    o["expected"] = number(v.expected);
+    o["actual"] = number(v.actual);
+    o["input_changed"] = v.input_changed;
+  }
+  return o;
+}
+
+json::object to_json(const gpu::timing_result& t) {
+  return {{"median_ms", number(t.median_ms)},
+          {"p10_ms", number(t.p10_ms)},
+          {"p90_ms", number(t.p90_ms)},
+          {"min_ms", number(t.min_ms)},
+          {"mean_ms", number(t.mean_ms)},
+          {"trials", t.trials},
+          {"host_ms_per_call", number(t.host_ms_per_call)},
+          {"device_tail_ms", number(t.device_tail_ms)},
+          {"escaped", t.escaped},
+          {"batch", t.batch}};
+}
+
+json::object to_json(const gpu::failure& f) {
+  json::object o{{"kind", gpu::to_string(f.kind)},
+                 {"exit_code", gpu::exit_code_for(f.kind)},
+                 {"message", f.message}};
+  if (f.return_code)
+    o["return_code"] = *f.return_code;
+  if (!f.cuda_error.empty())
+    o["cuda_error"] = f.cuda_error;
+  if (f.verify)
+    o["verify"] = to_json(*f.verify);
+  return o;
+}
+
+json::object to_json(const gpu::compile_result& r) {
+  json::object o{{"ok", r.ok},
+                 {"cached", r.cached},
+                 {"timed_out", r.timed_out},
+                 {"wall_ms", number(r.wall_ms)},
+                 {"key", r.key},
+                 {"shared_object", r.shared_object.string()}};
+  if (!r.ok)
+    o["diagnostics"] = r.diagnostics;
+  json::array kernels;
+  for (const auto& k : r.kernels)
+    kernels.push_back(json::object{{"name", k.name},
+                                   {"registers", k.registers},
+                                   {"shared_bytes", k.shared_bytes},
+                                   {"stack_bytes", k.stack_bytes},
+                                   {"spill_stores", k.spill_stores},
+                                   {"spill_loads", k.spill_loads}});
+  o["kernels"] = std::move(kernels);
+  return o;
+}
+
+std::string pretty(const json::value& v) {
+  std::string out;
+  pretty_into(out, v, 0);
+  out += '\n';
+  return out;
+}
+
+} // namespace ks::cli

@@ -1,0 +1,39 @@
+#pragma once
+
+// JSON forms of what the worker and the compiler report, for `--json` output and the
+// calibration cache. Field names follow the C++ members, so the output documents itself.
+
+#include "gpu/compiler.hpp"
+#include "gpu/worker_protocol.hpp"
+
+#include <boost/json.hpp>
+
+#include <optional>
+
+namespace ks::cli {
+
+/// Returns `d` as a JSON object.
+boost::json::object to_json(const gpu::device_info& d);
+
+/// Returns `c` as a JSON object.
+boost::json::object to_json(const gpu::calibration& c);
+
+/// Reads a calibration back from to_json's form; nullopt if a field is missing or mistyped.
+std::optional<gpu::calibration> calibration_from_json(const boost::json::value& v);
+
+/// Returns `v` as a JSON object.
+boost::json::object to_json(const gpu::verify_result& v);
+
+/// Returns `t` as a JSON object.
+boost::json::object to_json(const gpu::timing_result& t);
+
+/// Returns `f` as a JSON object: kind, message and the optional details.
+boost::json::object to_json(const gpu::failure& f);
+
+/// Returns `r` as a JSON object; the diagnostics only when it failed (they can be long).
+boost::json::object to_json(const gpu::compile_result& r);
+
+/// Writes `v` indented by two spaces per level, followed by a newline.
+std::string pretty(const boost::json::value& v);
+
+} // namespace ks::cli
