@@ -1,0 +1,281 @@
+#include "config/option_table.hpp"
+
+#include "config/spelling.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace ks::config {
+
+namespace {
+
+/// Returns field `f` of section `s` of `config`; its address is an entry's field_ref.
+template <auto s, auto f>
+auto& field(campaign_config& config) {
+  return (config.*s).*f;
+}
+
+/// Returns member `m` of `config`, for the root's options.
+template <auto m>
+auto& member(campaign_config& config) {
+  return config.*m;
+}
+
+constexpr auto campaign = &campaign_config::campaign;
+constexpr auto search = &campaign_config::search;
+constexpr auto bench = &campaign_config::bench;
+constexpr auto agents = &campaign_config::agents;
+constexpr auto memory = &campaign_config::memory;
+
+constexpr number_range at_least(double min) {
+  return {min, bound_kind::inclusive, 0, bound_kind::none};
+}
+
+constexpr number_range above(double min) {
+  return {min, bound_kind::exclusive, 0, bound_kind::none};
+}
+
+constexpr int64_t unbounded = std::numeric_limits<int64_t>::max();
+
+constexpr std::string_view policies[] = {"best_first", "greedy", "breadth_first"};
+constexpr std::string_view backends[] = {"offline", "openai", "anthropic"};
+
+const section_info sections[] = {
+    {"", ""},
+    {"campaign", "What to optimize, where the results go, and the budgets of the whole "
+                 "campaign."},
+    {"search", "How each task's search tree grows, and when a task stops."},
+    {"bench", "How candidates are verified and timed on the GPU."},
+    {"agents", "Which backend the agents (planner, coder, repairer) think with."},
+    {"memory", "Long-term memory: skills, their statistics and every run."},
+};
+
+const option options[] = {
+    {"", "gpus",
+     "GPUs the campaign runs on: \"all\" visible devices, or a list of CUDA device numbers "
+     "such as [0, 1]. One bench worker runs on each. (A key of the root: it stays above the "
+     "first [section].)",
+     gpus_option{&member<&campaign_config::gpus>}},
+
+    {"campaign", "tasks",
+     "Task manifests to optimize: glob patterns, relative to this file's folder. Every "
+     "manifest matched is one task.",
+     text_list_option{&field<campaign, &campaign_section::tasks>}},
+    {"campaign", "output",
+     "Folder for results.json, best/<task>.cu and report.md, relative to this file's folder. "
+     "Running again on the same folder resumes the campaign.",
+     text_option{&field<campaign, &campaign_section::output>, text_rule::non_empty, {}}},
+    {"campaign", "wall_time_s",
+     "Wall-clock budget of the whole campaign, in seconds; 0 means unlimited. When it runs "
+     "out, work in flight finishes and every task keeps its best so far.",
+     number_option{&field<campaign, &campaign_section::wall_time_s>, at_least(0)}},
+    {"campaign", "candidates_per_task", "Candidate kernels evaluated per task, at most.",
+     integer_option{&field<campaign, &campaign_section::candidates_per_task>, 1, unbounded}},
+    {"campaign", "gpu_seconds",
+     "GPU time the campaign may spend, summed over its GPUs, in seconds; 0 means unlimited.",
+     number_option{&field<campaign, &campaign_section::gpu_seconds>, at_least(0)}},
+
+    {"search", "branches",
+     "Children planned at each expansion; their branches are coded, compiled and measured in "
+     "parallel.",
+     integer_option{&field<search, &search_section::branches>, 1, 64}},
+    {"search", "depth",
+     "Deepest a node may lie below the reference kernel (depth 0); nodes this deep are not "
+     "expanded.",
+     integer_option{&field<search, &search_section::depth>, 1, 100}},
+    {"search", "policy",
+     "How the next node to expand is chosen: best_first (the fastest node, plus a bonus for "
+     "little-explored ones), greedy (always the fastest) or breadth_first (level by level).",
+     text_option{&field<search, &search_section::policy>, text_rule::non_empty, policies}},
+    {"search", "exploration",
+     "Weight of best_first's exploration bonus; 0 makes best_first greedy.",
+     number_option{&field<search, &search_section::exploration>, at_least(0)}},
+    {"search", "stop_roofline_fraction",
+     "Stops a task once its best kernel reaches this fraction of the roofline.",
+     number_option{&field<search, &search_section::stop_roofline_fraction>,
+                   {0, bound_kind::exclusive, 1, bound_kind::inclusive}}},
+    {"search", "stop_patience",
+     "Stops a task after this many expansions in a row without a significant gain.",
+     integer_option{&field<search, &search_section::stop_patience>, 1, unbounded}},
+    {"search", "min_gain",
+     "Smallest speedup over the best so far that counts as a gain, as a fraction: 0.02 means "
+     "2% faster (and beyond the measured noise).",
+     number_option{&field<search, &search_section::min_gain>,
+                   {0, bound_kind::inclusive, 1, bound_kind::exclusive}}},
+    {"search", "finalists",
+     "Best kernels of a task re-timed interleaved (A B A B ...) before its winner is "
+     "declared.",
+     integer_option{&field<search, &search_section::finalists>, 1, 64}},
+
+    {"bench", "trials", "Correctness trials per candidate, each on freshly drawn inputs.",
+     integer_option{&field<bench, &bench_section::trials>, 1, 1000}},
+    {"bench", "warmup_ms", "Warm-up before a candidate is timed, in milliseconds.",
+     number_option{&field<bench, &bench_section::warmup_ms>, at_least(0)}},
+    {"bench", "min_timing_trials",
+     "Timed launches per candidate, at least, each after an L2 flush.",
+     integer_option{&field<bench, &bench_section::min_timing_trials>, 1, unbounded}},
+    {"bench", "max_timing_ms",
+     "Time spent timing one candidate, at most, in milliseconds, once min_timing_trials are "
+     "done.",
+     number_option{&field<bench, &bench_section::max_timing_ms>, above(0)}},
+    {"bench", "atol",
+     "Absolute tolerance for every task, overriding its manifest's; unset: each task's own.",
+     optional_number_option{&field<bench, &bench_section::atol>, at_least(0), 1e-5}},
+    {"bench", "rtol",
+     "Relative tolerance for every task, overriding its manifest's; unset: each task's own.",
+     optional_number_option{&field<bench, &bench_section::rtol>, at_least(0), 1e-5}},
+    {"bench", "norm_rel",
+     "Norm-relative tolerance for every task, overriding its manifest's; unset: each task's "
+     "own.",
+     optional_number_option{&field<bench, &bench_section::norm_rel>, at_least(0), 1e-5}},
+    {"bench", "verify_timeout_s",
+     "A verification job running longer than this, in seconds, fails its candidate as timed "
+     "out.",
+     number_option{&field<bench, &bench_section::verify_timeout_s>, above(0)}},
+    {"bench", "time_timeout_s",
+     "A timing job running longer than this, in seconds, fails its candidate as timed out.",
+     number_option{&field<bench, &bench_section::time_timeout_s>, above(0)}},
+    {"bench", "compile_timeout_s",
+     "An nvcc run lasting longer than this, in seconds, fails its candidate as timed out.",
+     number_option{&field<bench, &bench_section::compile_timeout_s>, above(0)}},
+
+    {"agents", "backend",
+     "How the agents think: offline (rules and skill templates, no network), openai (any "
+     "OpenAI-compatible chat-completions endpoint: a hosted API, vLLM, SGLang, llama.cpp, "
+     "Ollama) or anthropic.",
+     text_option{&field<agents, &agents_section::backend>, text_rule::non_empty, backends}},
+    {"agents", "endpoint",
+     "Base URL of the model endpoint, such as \"http://localhost:8000/v1\"; empty: the "
+     "backend's public one.",
+     text_option{&field<agents, &agents_section::endpoint>, text_rule::url, {}}},
+    {"agents", "model", "Model name sent with every request; openai and anthropic need one.",
+     text_option{&field<agents, &agents_section::model>, text_rule::any, {}}},
+    {"agents", "api_key_env",
+     "Name of the environment variable that holds the API key (never the key itself); empty: "
+     "no key is sent.",
+     text_option{&field<agents, &agents_section::api_key_env>, text_rule::env_var_name, {}}},
+    {"agents", "max_concurrency", "Model requests in flight at once, at most.",
+     integer_option{&field<agents, &agents_section::max_concurrency>, 1, 1024}},
+    {"agents", "request_timeout_s", "One model request, at most, in seconds.",
+     number_option{&field<agents, &agents_section::request_timeout_s>, above(0)}},
+    {"agents", "repair_rounds",
+     "Attempts to repair a candidate that failed to compile or verify, at most; 0 disables "
+     "repair.",
+     integer_option{&field<agents, &agents_section::repair_rounds>, 0, 100}},
+
+    {"memory", "path",
+     "Folder of the LMDB environment, relative to this file's folder. Campaigns that share it "
+     "learn from each other.",
+     text_option{&field<memory, &memory_section::path>, text_rule::non_empty, {}}},
+};
+
+/// Returns `value` the shortest way that reads back exactly, without forcing a decimal point.
+std::string short_number(double value) {
+  char buffer[64];
+  std::to_chars_result result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+std::string phrase(const number_range& range) {
+  auto end = [](bound_kind kind, double value, const char* inclusive, const char* exclusive) {
+    return std::string(kind == bound_kind::inclusive ? inclusive : exclusive) + " " +
+           short_number(value);
+  };
+  std::string text = "a number";
+  if (range.min_kind != bound_kind::none)
+    text += " " + end(range.min_kind, range.min, ">=", ">");
+  if (range.max_kind != bound_kind::none)
+    text += (range.min_kind != bound_kind::none ? " and " : " ") +
+            end(range.max_kind, range.max, "<=", "<");
+  return text;
+}
+
+} // namespace
+
+bool number_range::contains(double value) const noexcept {
+  if (!std::isfinite(value))
+    return false;
+  if ((min_kind == bound_kind::inclusive && value < min) ||
+      (min_kind == bound_kind::exclusive && value <= min))
+    return false;
+  if ((max_kind == bound_kind::inclusive && value > max) ||
+      (max_kind == bound_kind::exclusive && value >= max))
+    return false;
+  return true;
+}
+
+std::span<const option> campaign_options() {
+  return options;
+}
+
+std::span<const section_info> campaign_sections() {
+  return sections;
+}
+
+const option* find_option(std::string_view section, std::string_view key) {
+  for (const option& o : options)
+    if (o.section == section && o.key == key)
+      return &o;
+  return nullptr;
+}
+
+std::vector<std::string_view> keys_of(std::string_view section) {
+  std::vector<std::string_view> keys;
+  for (const option& o : options)
+    if (o.section == section)
+      keys.push_back(o.key);
+  if (section.empty())
+    for (const section_info& s : sections)
+      if (!s.name.empty())
+        keys.push_back(s.name);
+  return keys;
+}
+
+std::string label_of(const option& o) {
+  return o.section.empty() ? std::string(o.key) : std::string(o.section) + "." + std::string(o.key);
+}
+
+std::string accepted_values(const option& o) {
+  struct visitor {
+    std::string operator()(const integer_option& i) const {
+      if (i.max == unbounded)
+        return "an integer >= " + std::to_string(i.min);
+      return "an integer between " + std::to_string(i.min) + " and " + std::to_string(i.max);
+    }
+    std::string operator()(const number_option& n) const { return phrase(n.range); }
+    std::string operator()(const optional_number_option& n) const { return phrase(n.range); }
+    std::string operator()(const text_option& t) const {
+      if (!t.choices.empty())
+        return "one of " + joined(t.choices, "\"");
+      switch (t.rule) {
+      case text_rule::any:
+        return "a string";
+      case text_rule::non_empty:
+        return "a non-empty string";
+      case text_rule::url:
+        return "an http:// or https:// URL, or \"\"";
+      case text_rule::env_var_name:
+        return "the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*), or \"\"";
+      }
+      return "a string";
+    }
+    std::string operator()(const text_list_option&) const {
+      return "a non-empty array of non-empty strings";
+    }
+    std::string operator()(const gpus_option&) const {
+      return "\"all\" or a non-empty array of distinct device numbers (integers >= 0)";
+    }
+  };
+  return std::visit(visitor{}, o.kind);
+}
+
+std::string format_number(double value) {
+  if (std::isnan(value))
+    return "nan";
+  std::string text = short_number(value);
+  if (text.find_first_of(".ei") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
+} // namespace ks::config
