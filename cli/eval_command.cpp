@@ -112,7 +112,11 @@ public:
   }
 
   /// Asks the worker to exit.
-  void finish() { client_.shutdown(); }
+  void finish() {
+    auto start = clock_type::now();
+    client_.shutdown();
+    report_.phases.shutdown = ms_since(start);
+  }
 
   eval_report& report() noexcept { return report_; }
 
@@ -161,8 +165,13 @@ private:
 
   command_result open_device() {
     progress("starting the bench worker for device " + std::to_string(opt_.device) + "...");
+    auto start = clock_type::now();
+    double started_before = report_.phases.worker_start;
     auto info = client_.info();
     note_worker();
+    // The info job's own time is the worker's CUDA initialization; its start is counted apart.
+    report_.phases.device +=
+      std::max(0.0, ms_since(start) - (report_.phases.worker_start - started_before));
     if (!info) {
       const gpu::failure& f = info.error();
       if (f.kind != gpu::failure_kind::no_device)

@@ -3,6 +3,8 @@
 #include "cli/environment.hpp"
 #include "cli/result_json.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace ks::cli {
@@ -158,8 +160,12 @@ void print_text(std::ostream& out, const eval_report& r) {
                                            << "\n";
   if (r.reference_time && r.candidate_time && r.candidate_time->median_ms > 0) {
     double speedup = r.reference_time->median_ms / r.candidate_time->median_ms;
-    label("speedup") << format_number(speedup, 3) << "x "
-                     << (speedup >= 1 ? "(the candidate is faster)" : "(the candidate is slower)")
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2fx", speedup);
+    label("speedup") << text << " "
+                     << (speedup >= 1.005   ? "(the candidate is faster)"
+                         : speedup <= 0.995 ? "(the candidate is slower)"
+                                            : "(the same within 0.5%)")
                      << "\n";
   }
   if (auto floor = roofline_floor(r)) {
@@ -177,11 +183,15 @@ void print_text(std::ostream& out, const eval_report& r) {
     label("roofline") << "unknown: " << r.calibration_error << "\n";
   }
   const eval_phases& p = r.phases;
+  double other = p.total - p.worker_start - p.device - p.compile - p.verify - p.calibrate
+                 - p.time - p.shutdown;
   label("time spent") << format_ms(p.total) << ": worker start " << format_ms(p.worker_start)
                       << " (" << p.worker_starts << (p.worker_starts == 1 ? " start" : " starts")
-                      << "), compile " << format_ms(p.compile) << ", verify "
-                      << format_ms(p.verify) << ", calibrate " << format_ms(p.calibrate)
-                      << ", time " << format_ms(p.time) << "\n";
+                      << "), device setup " << format_ms(p.device) << ", compile "
+                      << format_ms(p.compile) << ", verify " << format_ms(p.verify)
+                      << ", calibrate " << format_ms(p.calibrate) << ", time "
+                      << format_ms(p.time) << ", worker exit " << format_ms(p.shutdown)
+                      << ", other " << format_ms(std::max(0.0, other)) << "\n";
 }
 
 json::object to_json(const eval_report& r) {
@@ -255,10 +265,12 @@ json::object to_json(const eval_report& r) {
   const eval_phases& p = r.phases;
   o["phases_ms"] = json::object{{"worker_start", p.worker_start},
                                 {"worker_starts", p.worker_starts},
+                                {"device", p.device},
                                 {"compile", p.compile},
                                 {"verify", p.verify},
                                 {"calibrate", p.calibrate},
                                 {"time", p.time},
+                                {"shutdown", p.shutdown},
                                 {"total", p.total}};
   return o;
 }

@@ -24,11 +24,13 @@ namespace ks::cli {
 struct eval_phases {
   double worker_start = 0;   ///< spawn to hello, summed over every worker started
   int32_t worker_starts = 0;
+  double device = 0;         ///< the info job: the worker's CUDA context and device query
   double compile = 0;        ///< reference and candidate together (they compile in parallel)
   double verify = 0;         ///< the reference's self-check and the candidate's trials
   double calibrate = 0;
   double time = 0;           ///< timing the reference and the candidate
-  double total = 0;
+  double shutdown = 0;       ///< the worker's exit (CUDA context teardown)
+  double total = 0;          ///< everything, reading the manifest and the sources included
 };
 
 /// The findings of one evaluation.
