@@ -125,6 +125,10 @@ private:
     gpu::worker_options w;
     w.executable = worker_or_default(opt.worker);
     w.device = opt.device;
+    if (opt.job_timeout_s > 0) {
+      auto limit = std::chrono::milliseconds(static_cast<int64_t>(opt.job_timeout_s * 1000));
+      w.info_timeout = w.calibrate_timeout = w.verify_timeout = w.time_timeout = limit;
+    }
     return w;
   }
 
@@ -394,6 +398,12 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
                   "Bench worker executable (default: ks-bench-worker beside kernelskill, "
                   "else $KS_WORKER, else PATH)")
     ->type_name("PATH");
+  cmd->add_option("--job-timeout", opt.job_timeout_s,
+                  "Watchdog of each worker job in seconds; a job past it is a timeout (exit "
+                  "15) and the worker is killed (default: 30 info, 60 calibrate, 60 verify, "
+                  "120 time)")
+    ->check(CLI::PositiveNumber)
+    ->type_name("SECONDS");
   cmd->footer(exit_code_help());
   return cmd;
 }

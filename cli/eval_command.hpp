@@ -24,6 +24,7 @@ struct eval_options {
   std::filesystem::path cache_dir;   ///< empty: the default cache
   int32_t device = 0;
   std::filesystem::path worker;      ///< empty: gpu::default_worker_executable()
+  double job_timeout_s = 0;          ///< the watchdog of every worker job; 0: the defaults
 };
 
 /// Adds the `eval` subcommand to `app`, its options stored in `opt`; returns it.

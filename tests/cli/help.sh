@@ -27,7 +27,7 @@ expect_help "kernelskill devices --help" devices --help -- \
   --json --recalibrate --cache-dir --worker "calibration" "Exit codes" "no_device"
 expect_help "kernelskill eval --help" eval --help -- \
   TASK.toml CANDIDATE.cu --json --arch --trials "=3" --seed "=20261126" --no-time \
-  --cache-dir --device --worker "Exit codes" "compile_error" "wrong_result" "task error"
+  --cache-dir --device --worker --job-timeout "Exit codes" "compile_error" "wrong_result" "task error"
 
 out=$("$ks" --version 2>&1); rc=$?
 [ "$rc" -eq 0 ] || fail "--version: exit $rc, wanted 0"
