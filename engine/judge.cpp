@@ -1,0 +1,173 @@
+#include "engine/judge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+namespace ks::engine {
+
+namespace {
+
+std::string format(const char* pattern, double a, double b = 0, double c = 0) {
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer, pattern, a, b, c);
+  return buffer;
+}
+
+// Decides whether `faster` beats `slower` by the two counts of the file's comment; the
+// verdict's gain is relative to `slower`.
+verdict beats(const timing& slower, const timing& faster, const judge_options& options) {
+  verdict v;
+  if (!slower.measured() || !faster.measured()) {
+    v.reason = "no timing to compare";
+    return v;
+  }
+  v.gain = 1 - faster.median_ms / slower.median_ms;
+  if (!(faster.median_ms < slower.median_ms * (1 - options.min_gain))) {
+    v.reason =
+        format("gain %.2f%% is not above the minimum %.2f%%", v.gain * 100, options.min_gain * 100);
+    return v;
+  }
+  auto enough = [&](const timing& t) {
+    return static_cast<int64_t>(t.samples_ms.size()) >= options.min_samples;
+  };
+  if (enough(slower) && enough(faster)) {
+    v.evidence = evidence::rank_test;
+    v.p_value = rank_test_p_value(faster.samples_ms, slower.samples_ms);
+    if (v.p_value < options.alpha) {
+      v.decision = verdict_kind::accepted;
+      v.reason = format("%.2f%% faster, rank test p = %.3g < %.3g", v.gain * 100, v.p_value,
+                        options.alpha);
+    } else {
+      v.reason = format("%.2f%% faster by the medians, but within the noise (rank test p = "
+                        "%.3g, needs < %.3g)",
+                        v.gain * 100, v.p_value, options.alpha);
+    }
+    return v;
+  }
+  v.evidence = evidence::spread;
+  if (faster.p90_ms < slower.p10_ms) {
+    v.decision = verdict_kind::accepted;
+    v.reason = format("%.2f%% faster, p90 %.4g ms below the other's p10 %.4g ms", v.gain * 100,
+                      faster.p90_ms, slower.p10_ms);
+  } else {
+    v.reason = format("%.2f%% faster by the medians, but within the noise (p90 %.4g ms is not "
+                      "below the other's p10 %.4g ms)",
+                      v.gain * 100, faster.p90_ms, slower.p10_ms);
+  }
+  return v;
+}
+
+} // namespace
+
+verdict accept(const timing& parent, const timing& child, const judge_options& options) {
+  return beats(parent, child, options);
+}
+
+double rank_test_p_value(const std::vector<double>& lower, const std::vector<double>& higher) {
+  if (lower.empty() || higher.empty())
+    return 1;
+  // Rank the pooled samples, ties sharing their average rank.
+  std::vector<std::pair<double, int>> pooled;
+  pooled.reserve(lower.size() + higher.size());
+  for (double x : lower)
+    pooled.emplace_back(x, 0);
+  for (double x : higher)
+    pooled.emplace_back(x, 1);
+  std::sort(pooled.begin(), pooled.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto n1 = static_cast<double>(lower.size());
+  auto n2 = static_cast<double>(higher.size());
+  double n = n1 + n2;
+  double rank_sum_lower = 0;
+  double tie_term = 0;
+  for (size_t i = 0; i < pooled.size();) {
+    size_t j = i;
+    while (j < pooled.size() && pooled[j].first == pooled[i].first)
+      ++j;
+    double average_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
+    for (size_t k = i; k < j; ++k)
+      if (pooled[k].second == 0)
+        rank_sum_lower += average_rank;
+    auto t = static_cast<double>(j - i);
+    tie_term += t * t * t - t;
+    i = j;
+  }
+  // u counts the pairs (lower, higher) where the lower sample is the smaller (ties count 1/2).
+  double u = n1 * n2 - (rank_sum_lower - n1 * (n1 + 1) / 2);
+  double mean = n1 * n2 / 2;
+  double variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+  if (!(variance > 0))
+    return 1;
+  double z = (u - mean - 0.5) / std::sqrt(variance);
+  return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
+
+std::vector<int64_t> interleaved_schedule(int64_t n_finalists, int64_t rounds) {
+  std::vector<int64_t> order;
+  if (n_finalists < 1 || rounds < 1)
+    return order;
+  order.reserve(static_cast<size_t>(n_finalists * rounds));
+  for (int64_t round = 0; round < rounds; ++round)
+    for (int64_t finalist = 0; finalist < n_finalists; ++finalist)
+      order.push_back(finalist);
+  return order;
+}
+
+expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
+                                   const judge_options& options) {
+  if (samples_ms.empty())
+    return fail(errc::invalid_input, "a final needs at least one finalist");
+  final_result result;
+  for (size_t i = 0; i < samples_ms.size(); ++i) {
+    if (samples_ms[i].empty())
+      return fail(errc::invalid_input, "finalist " + std::to_string(i) + " has no samples");
+    result.timings.push_back(summarize(samples_ms[i]));
+  }
+  for (size_t i = 1; i < result.timings.size(); ++i)
+    if (result.timings[i].median_ms < result.timings[static_cast<size_t>(result.fastest)].median_ms)
+      result.fastest = static_cast<int64_t>(i);
+  const timing& fastest = result.timings[static_cast<size_t>(result.fastest)];
+  for (size_t i = 0; i < result.timings.size(); ++i) {
+    if (static_cast<int64_t>(i) == result.fastest) {
+      result.winner = result.fastest;
+      result.reason = "finalist " + std::to_string(i) +
+                      " is the fastest and beats every "
+                      "simpler finalist beyond the noise";
+      break;
+    }
+    verdict v = beats(result.timings[i], fastest, options);
+    if (!v.accepted()) {
+      result.winner = static_cast<int64_t>(i);
+      result.kind = final_kind::tie;
+      result.reason = "finalist " + std::to_string(i) + " ties with the fastest (finalist " +
+                      std::to_string(result.fastest) + "): " + v.reason +
+                      "; the simpler one is kept";
+      break;
+    }
+  }
+  return result;
+}
+
+std::vector<node_id> pick_finalists(const search_tree& tree, int64_t count) {
+  std::vector<node_id> accepted;
+  for (const node_record& n : tree.nodes())
+    if (n.status == node_status::accepted)
+      accepted.push_back(n.id);
+  std::stable_sort(accepted.begin(), accepted.end(), [&](node_id a, node_id b) {
+    return tree.node(a).time.median_ms < tree.node(b).time.median_ms;
+  });
+  if (count < 0)
+    count = 0;
+  if (static_cast<int64_t>(accepted.size()) > count)
+    accepted.resize(static_cast<size_t>(count));
+  std::sort(accepted.begin(), accepted.end(), [&](node_id a, node_id b) {
+    const node_record& x = tree.node(a);
+    const node_record& y = tree.node(b);
+    return x.depth != y.depth ? x.depth < y.depth : x.id < y.id;
+  });
+  return accepted;
+}
+
+} // namespace ks::engine

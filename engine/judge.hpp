@@ -1,0 +1,104 @@
+#pragma once
+
+// The noise-aware judge. GPU timings are noisy (clocks, L2 state, the other work on the host)
+// and skewed (a long right tail), so "the child's median is lower" is no evidence: two runs of
+// the same kernel differ by a percent or more. A child is accepted only when it beats its
+// parent on two counts:
+//
+//   1. practically: child median < parent median * (1 - min_gain). A gain below min_gain is
+//      not worth the added complexity of the child, even when it is real;
+//   2. statistically, beyond the measured noise:
+//      - when both sides carry at least min_samples raw samples, by a one-sided Mann-Whitney
+//        U test (normal approximation, tie-corrected, continuity-corrected) at level alpha: it
+//        uses every sample, needs no normality, and a few outliers cannot sway it;
+//      - otherwise, by the spreads not overlapping: child p90 < parent p10. If the two were the
+//        same kernel, this would almost never happen, so a false accept is unlikely; the price
+//        is that a real gain smaller than the spread is missed.
+//
+// Finalists are re-timed interleaved (A B C A B C ...): plain round robin, so that slow drift
+// (clocks, temperature) falls on every finalist alike, unlike timing A fully then B. The
+// winner is then the earliest finalist (the caller orders them simplest first) that the
+// fastest does not beat by the same two counts: a difference within the noise is a tie, and a
+// tie keeps the simpler kernel.
+
+#include "engine/error.hpp"
+#include "engine/search_tree.hpp"
+#include "engine/timing.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ks::engine {
+
+/// Sets how much evidence the judge asks for.
+struct judge_options {
+  double min_gain = 0.02;   ///< the smallest relative gain worth accepting (0.02 = 2%)
+  double alpha = 0.01;      ///< one-sided significance level of the rank test
+  int64_t min_samples = 8;  ///< raw samples each side needs before the rank test is used
+
+  friend bool operator==(const judge_options&, const judge_options&) = default;
+};
+
+/// Names the judge's decision. The numbers are stable ("storage order").
+enum class verdict_kind : int32_t { rejected = 0, accepted = 1 };
+
+/// Names the evidence a decision rests on. The numbers are stable ("storage order").
+enum class evidence : int32_t {
+  none = 0,       ///< decided before any test (no timing, or the gain is too small)
+  spread = 1,     ///< p90 of the faster against p10 of the slower
+  rank_test = 2,  ///< one-sided Mann-Whitney U test on the raw samples
+};
+
+/// Holds a decision of the judge and what it rests on.
+struct verdict {
+  verdict_kind decision = verdict_kind::rejected;
+  engine::evidence evidence = engine::evidence::none;
+  double gain = 0;     ///< 1 - child median / parent median (0.1 = 10% faster)
+  double p_value = 1;  ///< the rank test's one-sided p-value; 1 when it did not run
+  std::string reason;  ///< one sentence for people
+
+  /// Checks whether the child was accepted.
+  bool accepted() const noexcept { return decision == verdict_kind::accepted; }
+};
+
+/// Returns whether `child` beats `parent` beyond the noise, under `options` (see the top of
+/// the file). Rejects when either timing is not measured.
+verdict accept(const timing& parent, const timing& child, const judge_options& options = {});
+
+/// Returns the one-sided p-value of the Mann-Whitney U test for "`lower` tends to be smaller
+/// than `higher`" (normal approximation with tie and continuity corrections); 1 if either is
+/// empty or every value is equal.
+double rank_test_p_value(const std::vector<double>& lower, const std::vector<double>& higher);
+
+/// Returns the order in which to time `n_finalists` finalists for `rounds` rounds: finalist
+/// indices in round robin, 0 1 .. n-1 0 1 .. n-1 ...; empty if either count is below 1.
+std::vector<int64_t> interleaved_schedule(int64_t n_finalists, int64_t rounds);
+
+/// Says whether a final was won clearly or by a tie. The numbers are stable ("storage order").
+enum class final_kind : int32_t {
+  clear = 0,  ///< the fastest finalist won
+  tie = 1,    ///< a simpler finalist was within the noise of the fastest and won
+};
+
+/// Holds the outcome of an interleaved final.
+struct final_result {
+  int64_t winner = 0;   ///< index of the winning finalist
+  int64_t fastest = 0;  ///< index of the finalist with the lowest median
+  final_kind kind = final_kind::clear;
+  std::vector<timing> timings;  ///< each finalist's summary, by index
+  std::string reason;           ///< one sentence for people
+};
+
+/// Returns the winner of a final from each finalist's samples in ms (`samples_ms[i]` for
+/// finalist i; order the finalists simplest first): the earliest finalist that the fastest
+/// does not beat beyond the noise (see the top of the file). Fails with invalid_input if there
+/// is no finalist or one has no samples.
+expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
+                                   const judge_options& options = {});
+
+/// Returns the finalists of `tree`: its `count` fastest accepted nodes (the root included),
+/// ordered simplest first (shallower, then older), as pick_winner expects.
+std::vector<node_id> pick_finalists(const search_tree& tree, int64_t count);
+
+} // namespace ks::engine
