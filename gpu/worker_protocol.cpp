@@ -9,6 +9,8 @@
 
 #include <boost/json.hpp>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace json = boost::json;
@@ -218,27 +220,44 @@ calibration decode_calibration(const json::object& o) {
   return c;
 }
 
+// JSON has no NaN or infinity (Boost.JSON 1.81 would write the invalid tokens NaN and
+// Infinity), so a NaN travels as null and an infinity as the string "inf" or "-inf".
+json::value real(double v) {
+  if (std::isnan(v))
+    return nullptr;
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
 json::object encode_payload(const verify_result& r) {
   return {{"passed", r.passed},
           {"trials", r.trials},
-          {"max_abs_err", r.max_abs_err},
-          {"max_rel_err", r.max_rel_err},
-          {"norm_rel_err", r.norm_rel_err},
+          {"max_abs_err", real(r.max_abs_err)},
+          {"max_rel_err", real(r.max_rel_err)},
+          {"norm_rel_err", real(r.norm_rel_err)},
           {"bad_count", r.bad_count},
           {"nan_count", r.nan_count},
           {"first_bad_index", r.first_bad_index},
           {"bad_output", r.bad_output},
           {"bad_trial", r.bad_trial},
-          {"expected", r.expected},
-          {"actual", r.actual},
+          {"expected", real(r.expected)},
+          {"actual", real(r.actual)},
           {"input_changed", r.input_changed}};
 }
 
-// NaN and infinity are not JSON: Boost.JSON writes them as null, so read null back as NaN.
+// Reads a number written by real(): null is NaN, "inf" and "-inf" are infinities.
 double get_double_or_nan(const json::object& o, std::string_view key) {
   auto it = o.find(key);
   if (it != o.end() && it->value().is_null())
     return std::numeric_limits<double>::quiet_NaN();
+  if (it != o.end() && it->value().is_string()) {
+    auto text = it->value().get_string();
+    if (text == "inf")
+      return std::numeric_limits<double>::infinity();
+    if (text == "-inf")
+      return -std::numeric_limits<double>::infinity();
+  }
   return get_number<double>(o, key);
 }
 

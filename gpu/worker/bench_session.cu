@@ -13,9 +13,11 @@
 // positive or integer inputs. After a warm-up, trials run in batches: before each call the L2
 // is flushed by writing a buffer four times its size, and a pair of events brackets the call
 // on the worker's stream. After each batch, one synchronization; batches continue until the
-// median moves by less than stable_rel, or the time or trial cap is reached. Then a batch of
-// back-to-back calls is timed by the host clock: if the device is still busy once the
-// worker's stream is idle, the candidate left work on another stream (escaped_stream).
+// median moves by less than stable_rel, or the time or trial cap is reached. After every
+// batch, and over a final batch of back-to-back calls timed by the host clock, the device
+// must be idle once the worker's stream is: if it is still busy, the candidate left work on
+// another stream (escaped_stream). Warm-up synchronizes the device after every call, so such
+// a candidate cannot queue unbounded work before it is caught.
 //
 // Errors: a sticky CUDA error (illegal address, a trap, a launch failure) poisons the whole
 // context, so the session answers the job and marks itself for exit; the engine's client
@@ -560,13 +562,14 @@ struct bench_session::impl {
 
     // Warm-up: module loading, lazy initialization and clocks settle here.
     auto warm_start = clock_type::now();
+    // The device, not the stream: a candidate that strays onto other streams must not be
+    // able to queue unbounded work while the host loop spins.
     for (int i = 0; i < 3 || ms_since(warm_start) < opt.warmup_ms; ++i) {
       call_checked();
-      check(cudaStreamSynchronize(stream), "warming up");
+      check(cudaDeviceSynchronize(), "warming up");
       if (i > 10000)
         break;
     }
-    check(cudaDeviceSynchronize(), "warming up");
 
     std::vector<cudaEvent_t> events;
     auto release_events = [&] {
@@ -576,6 +579,9 @@ struct bench_session::impl {
     };
     std::vector<double> times;
     double timed_ms = 0;
+    double worst_tail_ms = 0;
+    int32_t tail_batch = 0;
+    bool escaped_early = false;
     double previous_median = -1;
     auto wall_start = clock_type::now();
     try {
@@ -593,11 +599,27 @@ struct bench_session::impl {
           check(cudaEventRecord(events[2 * i + 1], stream), "recording an event");
         }
         check(cudaStreamSynchronize(stream), "timing");
+        // Per batch, the cheap half of the host-clock check: once the stream is idle, the
+        // device must be too. Checking every batch stops a stray candidate before it can
+        // queue more work than the watchdog allows.
+        auto stream_done = clock_type::now();
+        check(cudaDeviceSynchronize(), "timing");
+        double tail_ms = ms_since(stream_done);
+        if (tail_ms > worst_tail_ms) {
+          worst_tail_ms = tail_ms;
+          tail_batch = batch;
+        }
+        double batch_ms = 0;
         for (int32_t i = 0; i < batch; ++i) {
           float ms = 0;
           check(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]), "reading events");
           times.push_back(ms);
           timed_ms += ms;
+          batch_ms += ms;
+        }
+        if (tail_ms > std::max(0.1, 0.25 * batch_ms)) {
+          escaped_early = true;
+          break;
         }
         double median = median_of(times);
         auto n = static_cast<int32_t>(times.size());
@@ -632,6 +654,13 @@ struct bench_session::impl {
     for (double x : sorted)
       sum += x;
     r.mean_ms = sum / static_cast<double>(sorted.size());
+
+    if (escaped_early) {
+      r.escaped = true;
+      r.device_tail_ms = worst_tail_ms;
+      r.batch = tail_batch;
+      return r;
+    }
 
     // Host-clock check: back-to-back calls with no flush and no events.
     r.batch = std::max(opt.host_check_batch, 1);
