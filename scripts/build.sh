@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build build --parallel "${JOBS:-$(nproc)}"
-cmake --install build --prefix dist >/dev/null
+cmake --install build --prefix dist --strip >/dev/null  # stripped: the tree is carried to GPU hosts

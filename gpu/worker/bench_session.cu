@@ -708,10 +708,14 @@ response bench_session::handle(const request& req) {
                 << " 16-byte words differ; first at element " << r.first_bad_index << ": was "
                 << r.expected << ", now " << r.actual << ")";
           else if (r.first_bad_index >= 0)
-            msg << "output '" << r.bad_output << "' is wrong in " << r.bad_count
-                << " elements (" << r.nan_count << " NaN, unwritten?) in trial " << r.bad_trial
+          {
+            msg << "output '" << r.bad_output << "' is wrong in " << r.bad_count << " elements";
+            if (r.nan_count > 0)
+              msg << " (" << r.nan_count << " of them NaN: never written?)";
+            msg << " with inputs drawn from seed " << req.verify.seed + r.bad_trial
                 << "; first at index " << r.first_bad_index << ": expected " << r.expected
                 << ", got " << r.actual;
+          }
           else
             msg << "output '" << r.bad_output << "' has norm-relative error " << r.norm_rel_err
                 << " above the task's " << req.task->tol.norm_rel
