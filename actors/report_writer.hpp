@@ -1,0 +1,24 @@
+#pragma once
+
+// Writes a campaign's outputs from its store: results.json (every task, its winner, every
+// node's measurements, the environment), best/<task>.cu, and report.md (per task: reference
+// time, best time, speedup, fraction of the roofline, the winning lineage of plans). Pure
+// file writing over memory::store reads; no actors, so `kernelskill status` uses it too.
+// Files are written to a temporary name and renamed, so a reader never sees half a file.
+
+#include "engine/error.hpp"
+#include "memory/store.hpp"
+
+#include <filesystem>
+#include <string>
+
+namespace ks::actors {
+
+/// Writes results.json, best/<task>.cu and report.md into `output_dir` from `store`.
+engine::expected<void> write_campaign_outputs(const memory::store& store,
+                                              const std::filesystem::path& output_dir);
+
+/// Returns a short human-readable status of the campaign in `store` (for `kernelskill status`).
+engine::expected<std::string> describe_campaign(const memory::store& store);
+
+} // namespace ks::actors

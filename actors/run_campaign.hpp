@@ -1,0 +1,58 @@
+#pragma once
+
+// The entry point of a campaign: builds the actor system, wires the actors of DESIGN.md,
+// runs until every task stops (or a budget, or Ctrl-C), and returns a summary. Running it
+// again on the same output folder resumes: finished nodes are read back from the store and
+// never redone; work that was in flight when the campaign died is redone.
+
+#include "config/campaign_config.hpp"
+#include "engine/error.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ks::actors {
+
+/// Options that are not part of the campaign config (they come from the command line).
+struct run_options {
+  bool dry_run = false;                     ///< plan, code, compile one round; no GPU
+  std::string arch;                         ///< nvcc arch when there is no GPU to ask ("sm_90a")
+  std::filesystem::path worker_executable;  ///< empty: gpu::default_worker_executable()
+  std::filesystem::path nvcc;               ///< empty: the compiler's own lookup
+  std::filesystem::path include_dir;        ///< where kernelskill/abi.h is; empty: default
+  std::filesystem::path cache_dir;          ///< compile cache; empty: <output>/cache
+  double progress_interval_s = 5;           ///< live progress on stderr; 0 = none
+  std::atomic<bool>* stop_requested = nullptr;  ///< set by a SIGINT handler: stop cleanly
+};
+
+/// One task's outcome.
+struct task_summary {
+  std::string name;
+  std::string stop_reason;
+  int64_t nodes = 0;
+  double reference_ms = 0;
+  double best_ms = 0;
+  double speedup = 0;
+  double fraction_of_roofline = 0;
+};
+
+/// What a campaign did.
+struct campaign_summary {
+  std::vector<task_summary> tasks;
+  int64_t candidates_verified = 0;
+  int64_t candidates_timed = 0;
+  double wall_s = 0;
+  std::vector<double> gpu_busy_share;      ///< per bench actor: busy time / wall time
+  bool interrupted = false;                ///< stopped by stop_requested
+  bool resumed = false;                    ///< the output folder held an earlier run
+};
+
+/// Runs (or resumes) the campaign `config` describes.
+engine::expected<campaign_summary> run_campaign(const config::campaign_config& config,
+                                                const run_options& options);
+
+} // namespace ks::actors
