@@ -35,7 +35,7 @@ struct planning_request {
 struct coding_request {
   const task* subject = nullptr;
   engine::plan plan;
-  std::vector<plan> lineage;               ///< root .. the new node (plan last)
+  std::vector<engine::plan> lineage;       ///< root .. the new node (plan last)
   std::string parent_source;
   std::string reference_source;
 };
@@ -84,5 +84,8 @@ public:
 /// Creates the backend named `name` ("offline"); lists the valid names otherwise.
 expected<std::unique_ptr<agent_backend>> make_backend(std::string_view name,
                                                       const backend_settings& settings);
+
+/// Returns the names make_backend accepts, in registration order ("offline").
+std::vector<std::string_view> backend_names();
 
 } // namespace ks::engine

@@ -108,6 +108,10 @@ struct task {
   engine::tolerance tol;
   task_cost cost;
   std::string torch;  ///< optional torch expression of the op, empty if none
+  /// Launch parameters the offline planner may vary: each macro of the reference
+  /// (KS_BLOCK_THREADS, ...) to the values it may take, in the manifest's order; the
+  /// reference's own default (`#ifndef NAME` / `#define NAME VALUE`) is one of them.
+  std::map<std::string, std::vector<int64_t>> tunables;
 };
 
 /// Returns the roofline floor of `cost` in milliseconds, given measured peaks in GB/s and

@@ -145,6 +145,13 @@ bool is_identifier(std::string_view text) {
   });
 }
 
+bool is_macro_name(std::string_view text) {
+  auto upper = [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; };
+  return !text.empty() && upper(text[0]) && std::all_of(text.begin(), text.end(), [&](char c) {
+    return upper(c) || (c >= '0' && c <= '9');
+  });
+}
+
 std::string dtype_choices() {
   std::string text;
   for (dtype type : all_dtypes) {
@@ -183,8 +190,9 @@ std::pair<int64_t, int64_t> integer_range(dtype type) {
   }
 }
 
-constexpr std::string_view root_keys[] = {"name",    "family", "about",     "reference", "inputs",
-                                          "outputs", "params", "tolerance", "cost",      "torch"};
+constexpr std::string_view root_keys[] = {"name",   "family",  "about",   "reference",
+                                          "inputs", "outputs", "params",  "tolerance",
+                                          "cost",   "torch",   "tunables"};
 constexpr std::string_view tensor_keys[] = {"name", "dtype", "shape", "init", "low", "high"};
 constexpr std::string_view tolerance_keys[] = {"atol", "rtol", "norm_rel"};
 constexpr std::string_view cost_keys[] = {"flops", "bytes"};
@@ -248,6 +256,8 @@ public:
       result.cost = read_cost(*node);
     if (const toml::node* node = root.get("torch"))
       result.torch = string_of(*node, "torch").value_or("");
+    if (const toml::node* node = root.get("tunables"))
+      result.tunables = read_tunables(*node);
     return result;
   }
 
@@ -579,6 +589,48 @@ private:
             required(*table, "bytes", "cost", "a number: fewest bytes moved through memory"))
       cost.bytes = amount_of(*value, "cost.bytes", zero_allowed::no).value_or(0);
     return cost;
+  }
+
+  std::map<std::string, std::vector<int64_t>> read_tunables(const toml::node& node) {
+    std::map<std::string, std::vector<int64_t>> tunables;
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      wrong_type(node, "tunables", "a table: { KS_BLOCK_THREADS = [128, 256, 512], ... }");
+      return tunables;
+    }
+    for (auto&& [key, value] : *table) {
+      std::string name(key.str());
+      std::string label = "tunables." + name;
+      if (!is_macro_name(name))
+        report(key.source(), "tunable '" + name + "' must be a macro name ([A-Z_][A-Z0-9_]*)");
+      const toml::array* array = value.as_array();
+      if (array == nullptr) {
+        wrong_type(value, label, "an array of integers such as [128, 256, 512]");
+        continue;
+      }
+      if (array->empty())
+        report(value, "'" + label + "' must list at least one value");
+      std::vector<int64_t> values;
+      std::map<int64_t, size_t> first_index;
+      for (size_t i = 0; i < array->size(); ++i) {
+        const toml::node& item = (*array)[i];
+        std::string item_label = label + "[" + std::to_string(i) + "]";
+        std::optional<int64_t> number = item.value_exact<int64_t>();
+        if (!number) {
+          report(item, item_label + " must be an integer, got " + describe(item));
+          continue;
+        }
+        auto [it, inserted] = first_index.emplace(*number, i);
+        if (!inserted) {
+          report(item, item_label + " repeats " + std::to_string(*number) + " (first at " + label +
+                           "[" + std::to_string(it->second) + "])");
+          continue;
+        }
+        values.push_back(*number);
+      }
+      tunables.emplace(std::move(name), std::move(values));
+    }
+    return tunables;
   }
 
   /// Remembers where a tensor name was given, to report duplicates.

@@ -16,6 +16,10 @@
 //                                       required, both keys: finite numbers (integers
 //                                       accepted), flops >= 0, bytes > 0
 //   torch     = "torch.softmax(x, dim=1)"   optional
+//   tunables  = { KS_BLOCK_THREADS = [64, 128, 256, 512, 1024], ... }
+//                                       optional: each key a macro name ([A-Z_][A-Z0-9_]*) of
+//                                       the reference, each value a non-empty array of
+//                                       distinct integers (the reference's default among them)
 //
 //   TENSOR = { name = "x", dtype = "f32", shape = [4096, 16384], init = "normal",
 //              low = 0, high = 10 }

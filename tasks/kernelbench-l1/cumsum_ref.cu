@@ -15,6 +15,14 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// Launch parameter, overridable with -D or a #define before this file (the offline planner
+// tunes it through the manifest's tunables): threads per block (one block per row).
+#ifndef KS_BLOCK_THREADS
+#define KS_BLOCK_THREADS 256
+#endif
+static_assert(KS_BLOCK_THREADS >= 1 && KS_BLOCK_THREADS <= 1024,
+              "KS_BLOCK_THREADS: threads per block, 1 to 1024");
+
 namespace {
 
 bool is_contiguous(const ks_tensor& t) {
@@ -26,7 +34,7 @@ bool is_contiguous(const ks_tensor& t) {
   return true;
 }
 
-constexpr int kBlock = 256;
+constexpr int kBlock = KS_BLOCK_THREADS;
 
 __global__ void __launch_bounds__(kBlock)
 cumsum_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {

@@ -13,6 +13,18 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// Launch parameters, overridable with -D or a #define before this file (the offline planner
+// tunes them through the manifest's tunables): a block covers KS_TILE_Y rows by KS_TILE_X
+// columns of C, one thread per output.
+#ifndef KS_TILE_X
+#define KS_TILE_X 32
+#endif
+#ifndef KS_TILE_Y
+#define KS_TILE_Y 8
+#endif
+static_assert(KS_TILE_X >= 1 && KS_TILE_Y >= 1 && KS_TILE_X * KS_TILE_Y <= 1024,
+              "KS_TILE_X * KS_TILE_Y: threads per block, 1 to 1024");
+
 namespace {
 
 bool is_contiguous(const ks_tensor& t) {
@@ -24,8 +36,8 @@ bool is_contiguous(const ks_tensor& t) {
   return true;
 }
 
-constexpr int kTileX = 32;  // threads along a row of C: coalesced reads of B, writes of C
-constexpr int kTileY = 8;
+constexpr int kTileX = KS_TILE_X;  // threads along a row of C: coalesced reads of B, writes of C
+constexpr int kTileY = KS_TILE_Y;
 
 __global__ void matmul_ref_kernel(const float* __restrict__ A, const float* __restrict__ B,
                                   float* __restrict__ C, int64_t M, int64_t N, int64_t K) {

@@ -10,6 +10,19 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// Launch parameters, overridable with -D or a #define before this file (the offline planner
+// tunes them through the manifest's tunables): threads per block, and the grid's cap.
+#ifndef KS_BLOCK_THREADS
+#define KS_BLOCK_THREADS 256
+#endif
+#ifndef KS_MAX_BLOCKS
+#define KS_MAX_BLOCKS 1048576
+#endif
+static_assert(KS_BLOCK_THREADS >= 1 && KS_BLOCK_THREADS <= 1024,
+              "KS_BLOCK_THREADS: threads per block, 1 to 1024");
+static_assert(KS_MAX_BLOCKS >= 1 && KS_MAX_BLOCKS <= 0x7fffffff,
+              "KS_MAX_BLOCKS: the grid's cap, 1 to 2^31 - 1");
+
 namespace {
 
 bool is_contiguous(const ks_tensor& t) {
@@ -45,9 +58,9 @@ extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* 
   if (!is_contiguous(x) || !is_contiguous(y)) return 8;
   const int64_t n = ks_numel(&x);
   if (n == 0) return 0;
-  const int block = 256;
+  const int block = KS_BLOCK_THREADS;
   int64_t grid = (n + block - 1) / block;
-  if (grid > (1 << 20)) grid = 1 << 20;  // the grid-stride loop covers the rest
+  if (grid > KS_MAX_BLOCKS) grid = KS_MAX_BLOCKS;  // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;
   relu_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data, n);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;

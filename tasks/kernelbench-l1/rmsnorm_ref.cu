@@ -15,6 +15,14 @@
 #include <math.h>
 #include <stdint.h>
 
+// Launch parameter, overridable with -D or a #define before this file (the offline planner
+// tunes it through the manifest's tunables): threads per block.
+#ifndef KS_BLOCK_THREADS
+#define KS_BLOCK_THREADS 256
+#endif
+static_assert(KS_BLOCK_THREADS >= 1 && KS_BLOCK_THREADS <= 1024,
+              "KS_BLOCK_THREADS: threads per block, 1 to 1024");
+
 namespace {
 
 bool is_contiguous(const ks_tensor& t) {
@@ -67,7 +75,7 @@ extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* 
   for (int32_t d = 2; d < x.ndim; ++d) inner *= x.shape[d];
   const int64_t positions = N * inner;
   if (positions == 0 || C == 0) return 0;
-  const int block = 256;
+  const int block = KS_BLOCK_THREADS;
   int64_t grid = (positions + block - 1) / block;
   if (grid > (1 << 20)) grid = 1 << 20;  // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;

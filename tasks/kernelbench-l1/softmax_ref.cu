@@ -14,6 +14,14 @@
 #include <math.h>
 #include <stdint.h>
 
+// Launch parameter, overridable with -D or a #define before this file (the offline planner
+// tunes it through the manifest's tunables): threads per block (one block per row).
+#ifndef KS_BLOCK_THREADS
+#define KS_BLOCK_THREADS 512
+#endif
+static_assert(KS_BLOCK_THREADS >= 1 && KS_BLOCK_THREADS <= 1024,
+              "KS_BLOCK_THREADS: threads per block, 1 to 1024");
+
 namespace {
 
 bool is_contiguous(const ks_tensor& t) {
@@ -25,7 +33,7 @@ bool is_contiguous(const ks_tensor& t) {
   return true;
 }
 
-constexpr int kBlock = 512;
+constexpr int kBlock = KS_BLOCK_THREADS;
 
 struct max_op {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }

@@ -13,6 +13,14 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// Launch parameter, overridable with -D or a #define before this file (the offline planner
+// tunes it through the manifest's tunables): threads per block.
+#ifndef KS_BLOCK_THREADS
+#define KS_BLOCK_THREADS 256
+#endif
+static_assert(KS_BLOCK_THREADS >= 1 && KS_BLOCK_THREADS <= 1024,
+              "KS_BLOCK_THREADS: threads per block, 1 to 1024");
+
 namespace {
 
 bool is_contiguous(const ks_tensor& t) {
@@ -55,7 +63,7 @@ extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* 
   if (!is_contiguous(x) || !is_contiguous(y)) return 8;
   const int64_t total = B * I;
   if (total == 0) return 0;
-  const int block = 256;
+  const int block = KS_BLOCK_THREADS;
   int64_t grid = (total + block - 1) / block;
   if (grid > (1 << 20)) grid = 1 << 20;  // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;

@@ -539,3 +539,64 @@ TEST_CASE("a suite folder without manifests is not_found", "[engine][manifest]")
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code() == errc::not_found);
 }
+
+TEST_CASE("tunables load as macro names with their values in the manifest's order",
+          "[engine][manifest]") {
+  ks::test::test_context ctx;
+  fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body +
+                                      "tunables = { KS_BLOCK_THREADS = [256, 128, 512], "
+                                      "KS_TILE_2 = [-1] }\n");
+  expected<task> loaded = load_task_manifest(path);
+  REQUIRE(loaded.has_value());
+  CHECK(loaded->tunables == std::map<std::string, std::vector<int64_t>>{
+                                {"KS_BLOCK_THREADS", {256, 128, 512}}, {"KS_TILE_2", {-1}}});
+}
+
+TEST_CASE("a manifest without tunables has none", "[engine][manifest]") {
+  ks::test::test_context ctx;
+  fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body + "tunables = {}\n");
+  expected<task> loaded = load_task_manifest(path);
+  REQUIRE(loaded.has_value());
+  CHECK(loaded->tunables.empty());
+}
+
+TEST_CASE("tunables that are not a table are reported with the expected form",
+          "[engine][manifest]") {
+  ks::test::test_context ctx;
+  fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body + "tunables = [256, 512]\n");
+  CHECK(error_of(path).message() ==
+        at(path, 11, 12) + "'tunables' must be a table: { KS_BLOCK_THREADS = [128, 256, 512], "
+                           "... }, got array");
+}
+
+TEST_CASE("bad tunable names, empty lists, non-integers and repeats are all reported",
+          "[engine][manifest]") {
+  ks::test::test_context ctx;
+  const std::string line = "tunables = { ks_block = [1, 2], KS_A = [], KS_B = 4, "
+                           "KS_C = [1, 2.5, \"x\"], KS_D = [8, 16, 8] }";
+  auto column = [&](const std::string& text) { return static_cast<int>(line.find(text)) + 1; };
+  fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body + line + "\n");
+  CHECK(error_of(path).message() ==
+        at(path, 11, column("ks_block")) +
+            "tunable 'ks_block' must be a macro name ([A-Z_][A-Z0-9_]*)\n" +
+            at(path, 11, column("[]")) + "'tunables.KS_A' must list at least one value\n" +
+            at(path, 11, column("4,")) +
+            "'tunables.KS_B' must be an array of integers such as [128, 256, 512], got "
+            "integer\n" +
+            at(path, 11, column("2.5")) + "tunables.KS_C[1] must be an integer, got 2.5\n" +
+            at(path, 11, column("\"x\"")) + "tunables.KS_C[2] must be an integer, got \"x\"\n" +
+            at(path, 11, column("8] }")) +
+            "tunables.KS_D[2] repeats 8 (first at tunables.KS_D[0])");
+}
+
+TEST_CASE("every task of the shipped suites declares tunables", "[engine][manifest]") {
+  for (const char* suite : {"kernelbench-l1", "quickstart"}) {
+    expected<std::vector<task>> tasks = load_task_suite(ks::test::source_dir() / "tasks" / suite);
+    REQUIRE(tasks.has_value());
+    CHECK(tasks->size() == 8);
+    for (const task& t : *tasks) {
+      INFO(suite << "/" << t.name);
+      CHECK_FALSE(t.tunables.empty());
+    }
+  }
+}
