@@ -1,0 +1,429 @@
+// Encoding and decoding of the store's records (grammar in record_codec.hpp). Decoding throws
+// a file-local corrupt_value inside this file and turns it into a decoded<T> error at each
+// decode_* entry point, so that the field readers stay one line each.
+
+#include "memory/record_codec.hpp"
+
+#include "memory/json_text.hpp"
+
+#include <boost/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
+namespace json = boost::json;
+
+namespace ks::memory::records {
+
+namespace {
+
+// -- decoding helpers --------------------------------------------------------------------------
+
+struct corrupt_value : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json::value& field(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end())
+    throw corrupt_value("field '" + std::string(key) + "' is missing");
+  return it->value();
+}
+
+const json::object& object_field(const json::object& o, std::string_view key) {
+  const json::value& v = field(o, key);
+  if (!v.is_object())
+    throw corrupt_value("field '" + std::string(key) + "' must be an object");
+  return v.get_object();
+}
+
+std::string str(const json::object& o, std::string_view key) {
+  const json::value& v = field(o, key);
+  if (!v.is_string())
+    throw corrupt_value("field '" + std::string(key) + "' must be a string");
+  return std::string(v.get_string());
+}
+
+int64_t integer(const json::object& o, std::string_view key) {
+  const json::value& v = field(o, key);
+  if (v.is_int64())
+    return v.get_int64();
+  throw corrupt_value("field '" + std::string(key) + "' must be an integer");
+}
+
+// Reads what real() wrote: a number, null (NaN), "inf" or "-inf".
+double real_value(const json::value& v, std::string_view key) {
+  if (v.is_number())
+    return v.to_number<double>();
+  if (v.is_null())
+    return std::numeric_limits<double>::quiet_NaN();
+  if (v.is_string() && v.get_string() == "inf")
+    return std::numeric_limits<double>::infinity();
+  if (v.is_string() && v.get_string() == "-inf")
+    return -std::numeric_limits<double>::infinity();
+  throw corrupt_value("field '" + std::string(key) + "' must be a number");
+}
+
+double real(const json::object& o, std::string_view key) {
+  return real_value(field(o, key), key);
+}
+
+template <class Enum>
+Enum enum_field(const json::object& o, std::string_view key,
+                std::optional<Enum> (*parse)(std::string_view) noexcept) {
+  std::string name = str(o, key);
+  std::optional<Enum> e = parse(name);
+  if (!e)
+    throw corrupt_value("field '" + std::string(key) + "' has unknown value '" + name + "'");
+  return *e;
+}
+
+std::optional<engine::expansion_state> parse_expansion_state(std::string_view name) noexcept {
+  if (name == "open")
+    return engine::expansion_state::open;
+  if (name == "exhausted")
+    return engine::expansion_state::exhausted;
+  return std::nullopt;
+}
+
+const char* to_string(engine::expansion_state s) noexcept {
+  return s == engine::expansion_state::exhausted ? "exhausted" : "open";
+}
+
+// Parses `value` and checks its version and type tag; returns the object.
+json::object open_value(std::string_view value, std::string_view tag) {
+  std::string why;
+  json::value v = parse_exact(value, why);
+  if (!why.empty())
+    throw corrupt_value("not JSON (" + why + ")");
+  if (!v.is_object())
+    throw corrupt_value("not a JSON object");
+  json::object& o = v.get_object();
+  auto ver = o.find("v");
+  if (ver == o.end() || !ver->value().is_int64())
+    throw corrupt_value("no format version 'v'");
+  if (ver->value().get_int64() != version)
+    throw corrupt_value("format version " + std::to_string(ver->value().get_int64()) +
+                        " (this kernelskill reads version " + std::to_string(version) + ")");
+  std::string type = str(o, "type");
+  if (type != tag)
+    throw corrupt_value("type '" + type + "' where '" + std::string(tag) + "' belongs");
+  return std::move(o);
+}
+
+template <class T, class F>
+decoded<T> decode_with(std::string_view value, std::string_view tag, F read) {
+  try {
+    if constexpr (std::is_void_v<T>) {
+      read(open_value(value, tag));
+      return {};
+    } else {
+      return read(open_value(value, tag));
+    }
+  } catch (const corrupt_value& e) {
+    return tl::unexpected(std::string(e.what()));
+  }
+}
+
+// -- encoding helpers --------------------------------------------------------------------------
+
+// JSON has no NaN or infinity (Boost.JSON 1.81 would write the invalid tokens NaN and
+// Infinity): as in the worker protocol, NaN is null and an infinity the string "inf"/"-inf".
+json::value real(double v) {
+  if (std::isnan(v))
+    return nullptr;
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+json::object header(std::string_view tag) {
+  return json::object{{"v", version}, {"type", tag}};
+}
+
+json::object plan_json(const engine::plan& p) {
+  json::object params;
+  for (const auto& [k, v] : p.params)
+    params[k] = v;
+  return json::object{{"skill", p.skill}, {"description", p.description}, {"params", params}};
+}
+
+engine::plan read_plan(const json::object& o) {
+  engine::plan p;
+  p.skill = str(o, "skill");
+  p.description = str(o, "description");
+  for (const auto& [k, v] : object_field(o, "params")) {
+    if (!v.is_string())
+      throw corrupt_value("plan parameter '" + std::string(k) + "' must be a string");
+    p.params[std::string(k)] = std::string(v.get_string());
+  }
+  return p;
+}
+
+json::object timing_json(const engine::timing& t) {
+  json::array samples;
+  samples.reserve(t.samples_ms.size());
+  for (double s : t.samples_ms)
+    samples.push_back(real(s));
+  return json::object{{"median_ms", real(t.median_ms)},
+                      {"p10_ms", real(t.p10_ms)},
+                      {"p90_ms", real(t.p90_ms)},
+                      {"trials", t.trials},
+                      {"samples_ms", samples}};
+}
+
+engine::timing read_timing(const json::object& o) {
+  engine::timing t;
+  t.median_ms = real(o, "median_ms");
+  t.p10_ms = real(o, "p10_ms");
+  t.p90_ms = real(o, "p90_ms");
+  t.trials = integer(o, "trials");
+  const json::value& samples = field(o, "samples_ms");
+  if (!samples.is_array())
+    throw corrupt_value("field 'samples_ms' must be an array");
+  for (const json::value& s : samples.get_array())
+    t.samples_ms.push_back(real_value(s, "samples_ms"));
+  return t;
+}
+
+std::string text(json::object o) {
+  return json::serialize(o);
+}
+
+} // namespace
+
+// -- keys --------------------------------------------------------------------------------------
+
+std::string number_key(int64_t n) {
+  std::string digits = std::to_string(n);
+  return std::string(20 - std::min<size_t>(20, digits.size()), '0') + digits;
+}
+
+std::optional<int64_t> parse_number_key(std::string_view text) {
+  int64_t n = 0;
+  if (text.size() != 20)
+    return std::nullopt;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 0)
+    return std::nullopt;
+  return n;
+}
+
+std::string join(std::string_view a, std::string_view b) {
+  std::string key(a);
+  key += '\0';
+  key += b;
+  return key;
+}
+
+std::string join(std::string_view a, std::string_view b, std::string_view c) {
+  return join(join(a, b), c);
+}
+
+std::string display_key(std::string_view db, std::string_view key) {
+  std::string out(db);
+  size_t start = 0;
+  while (start <= key.size()) {
+    size_t end = std::min(key.find('\0', start), key.size());
+    std::string_view part = key.substr(start, end - start);
+    std::optional<int64_t> n = parse_number_key(part);
+    out += '/';
+    out += n ? std::to_string(*n) : std::string(part);
+    start = end + 1;
+  }
+  return out;
+}
+
+// -- encoding ----------------------------------------------------------------------------------
+
+std::string encode_store_header() {
+  json::object o = header("store");
+  o["magic"] = magic;
+  return text(std::move(o));
+}
+
+std::string encode(const campaign_record& r) {
+  json::object o = header("campaign");
+  o["config_text"] = r.config_text;
+  o["started_at"] = r.started_at;
+  o["environment"] = r.environment;
+  o["runs"] = r.runs;
+  return text(std::move(o));
+}
+
+std::string encode(const task_state& r) {
+  json::object o = header("task");
+  o["name"] = r.name;
+  o["manifest"] = r.manifest;
+  o["phase"] = r.phase;
+  o["stop_reason"] = r.stop_reason;
+  o["stop_text"] = r.stop_text;
+  o["winner"] = r.winner;
+  o["winner_median_ms"] = real(r.winner_median_ms);
+  o["reference_median_ms"] = real(r.reference_median_ms);
+  o["roofline_floor_ms"] = real(r.roofline_floor_ms);
+  return text(std::move(o));
+}
+
+std::string encode(const engine::node_record& r) {
+  json::object o = header("node");
+  o["id"] = r.id;
+  o["parent"] = r.parent;
+  o["depth"] = r.depth;
+  o["expansion"] = r.expansion;
+  o["plan"] = plan_json(r.plan);
+  o["source_hash"] = r.source_hash;
+  o["status"] = engine::to_string(r.status);
+  o["disposition"] = engine::to_string(r.disposition);
+  o["time"] = timing_json(r.time);
+  o["fraction_of_roofline"] = real(r.fraction_of_roofline);
+  o["failure_kind"] = r.failure_kind;
+  o["expansion_state"] = to_string(r.expansion_state);
+  return text(std::move(o));
+}
+
+std::string encode(const node_detail& r) {
+  json::object o = header("detail");
+  o["message"] = r.message;
+  o["diagnostics"] = r.diagnostics;
+  o["resources_json"] = r.resources_json;
+  o["verify_json"] = r.verify_json;
+  return text(std::move(o));
+}
+
+std::string encode_source(std::string_view source_text) {
+  json::object o = header("source");
+  o["text"] = source_text;
+  return text(std::move(o));
+}
+
+std::string encode(const engine::plan_outcome& r) {
+  json::object o = header("outcome");
+  o["plan"] = plan_json(r.plan);
+  o["child"] = r.child;
+  o["outcome"] = engine::to_string(r.outcome);
+  o["failure_kind"] = r.failure_kind;
+  o["gain"] = real(r.gain);
+  return text(std::move(o));
+}
+
+std::string encode(const engine::repair_round& r) {
+  json::object o = header("repair");
+  o["round"] = r.round;
+  o["error_text"] = r.error_text;
+  o["diagnosis"] = r.diagnosis;
+  o["fix_summary"] = r.fix_summary;
+  return text(std::move(o));
+}
+
+std::string encode_calibration(std::string_view json_text) {
+  json::object o = header("calibration");
+  o["json"] = json_text;
+  return text(std::move(o));
+}
+
+std::string encode(const skill_stat& r) {
+  json::object o = header("skill_stat");
+  o["tries"] = r.tries;
+  o["successes"] = r.successes;
+  o["total_gain"] = real(r.total_gain);
+  return text(std::move(o));
+}
+
+// -- decoding ----------------------------------------------------------------------------------
+
+decoded<void> decode_store_header(std::string_view value) {
+  return decode_with<void>(value, "store", [](const json::object& o) {
+    if (std::string m = str(o, "magic"); m != magic)
+      throw corrupt_value("magic '" + m + "' where '" + std::string(magic) + "' belongs");
+  });
+}
+
+decoded<campaign_record> decode_campaign(std::string_view value) {
+  return decode_with<campaign_record>(value, "campaign", [](const json::object& o) {
+    return campaign_record{str(o, "config_text"), str(o, "started_at"), str(o, "environment"),
+                           integer(o, "runs")};
+  });
+}
+
+decoded<task_state> decode_task(std::string_view value) {
+  return decode_with<task_state>(value, "task", [](const json::object& o) {
+    task_state t;
+    t.name = str(o, "name");
+    t.manifest = str(o, "manifest");
+    t.phase = str(o, "phase");
+    t.stop_reason = str(o, "stop_reason");
+    t.stop_text = str(o, "stop_text");
+    t.winner = integer(o, "winner");
+    t.winner_median_ms = real(o, "winner_median_ms");
+    t.reference_median_ms = real(o, "reference_median_ms");
+    t.roofline_floor_ms = real(o, "roofline_floor_ms");
+    return t;
+  });
+}
+
+decoded<engine::node_record> decode_node(std::string_view value) {
+  return decode_with<engine::node_record>(value, "node", [](const json::object& o) {
+    engine::node_record n;
+    n.id = integer(o, "id");
+    n.parent = integer(o, "parent");
+    n.depth = integer(o, "depth");
+    n.expansion = integer(o, "expansion");
+    n.plan = read_plan(object_field(o, "plan"));
+    n.source_hash = str(o, "source_hash");
+    n.status = enum_field(o, "status", &engine::parse_node_status);
+    n.disposition = enum_field(o, "disposition", &engine::parse_disposition);
+    n.time = read_timing(object_field(o, "time"));
+    n.fraction_of_roofline = real(o, "fraction_of_roofline");
+    n.failure_kind = str(o, "failure_kind");
+    n.expansion_state = enum_field(o, "expansion_state", &parse_expansion_state);
+    return n;
+  });
+}
+
+decoded<node_detail> decode_detail(std::string_view value) {
+  return decode_with<node_detail>(value, "detail", [](const json::object& o) {
+    return node_detail{str(o, "message"), str(o, "diagnostics"), str(o, "resources_json"),
+                       str(o, "verify_json")};
+  });
+}
+
+decoded<std::string> decode_source(std::string_view value) {
+  return decode_with<std::string>(value, "source",
+                                  [](const json::object& o) { return str(o, "text"); });
+}
+
+decoded<engine::plan_outcome> decode_outcome(std::string_view value) {
+  return decode_with<engine::plan_outcome>(value, "outcome", [](const json::object& o) {
+    engine::plan_outcome r;
+    r.plan = read_plan(object_field(o, "plan"));
+    r.child = integer(o, "child");
+    r.outcome = enum_field(o, "outcome", &engine::parse_outcome_kind);
+    r.failure_kind = str(o, "failure_kind");
+    r.gain = real(o, "gain");
+    return r;
+  });
+}
+
+decoded<engine::repair_round> decode_repair(std::string_view value) {
+  return decode_with<engine::repair_round>(value, "repair", [](const json::object& o) {
+    return engine::repair_round{integer(o, "round"), str(o, "error_text"), str(o, "diagnosis"),
+                                str(o, "fix_summary")};
+  });
+}
+
+decoded<std::string> decode_calibration(std::string_view value) {
+  return decode_with<std::string>(value, "calibration",
+                                  [](const json::object& o) { return str(o, "json"); });
+}
+
+decoded<skill_stat> decode_skill_stat(std::string_view value) {
+  return decode_with<skill_stat>(value, "skill_stat", [](const json::object& o) {
+    return skill_stat{integer(o, "tries"), integer(o, "successes"), real(o, "total_gain")};
+  });
+}
+
+} // namespace ks::memory::records

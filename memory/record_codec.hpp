@@ -1,0 +1,157 @@
+#pragma once
+
+// The records of the store: where each lives (database and key) and how its value is written.
+// This grammar is the store's on-disk format; store.cpp only moves these records in and out
+// of LMDB transactions.
+//
+// Layout: one LMDB environment per workspace folder (data.mdb, lock.mdb) holding ten named
+// databases. Keys are bytes compared lexicographically (LMDB's default). <task>, <skill>,
+// <family>, <gpu>, <hash> and <uuid> are UTF-8 strings without NUL; NUL ("\0") separates the
+// parts of a composite key, so a scan of the prefix "<task>\0" sees that task's keys and no
+// other task's. <id>, <parent>, <branch> and <seq> are non-negative integers written as 20
+// decimal digits, zero-padded, so that byte order is numeric order (1, 2, 10).
+//
+//   database     key                             value
+//   meta         "store"                         store_header
+//   meta         "campaign"                      campaign
+//   tasks        <task>                          task
+//   nodes        <task> \0 <id>                  node
+//   details      <task> \0 <id>                  detail
+//   sources      <hash>                          source
+//   outcomes     <task> \0 <parent> \0 <seq>     outcome   (seq: 0, 1, ... per parent)
+//   repairs      <task> \0 <branch> \0 <seq>     repair    (seq: 0, 1, ... per branch)
+//   calibration  <uuid>                          calibration
+//   skills       <skill> \0 <family> \0 <gpu>    skill_stat
+//
+// Every value is one JSON object (UTF-8, no trailing data) whose first two members are the
+// format version and a type tag:
+//
+//   value        = { "v": 1, "type": tag, fields... }
+//   store_header = tag "store":       "magic": "kernelskill-store"
+//   campaign     = tag "campaign":    "config_text": str, "started_at": str,
+//                                     "environment": str, "runs": int
+//   task         = tag "task":        "name": str, "manifest": str, "phase": str,
+//                                     "stop_reason": str, "stop_text": str, "winner": int,
+//                                     "winner_median_ms": real, "reference_median_ms": real,
+//                                     "roofline_floor_ms": real
+//   node         = tag "node":        "id": int, "parent": int, "depth": int,
+//                                     "expansion": int, "plan": plan, "source_hash": str,
+//                                     "status": node_status name, "disposition": name,
+//                                     "time": timing, "fraction_of_roofline": real,
+//                                     "failure_kind": str, "expansion_state": "open" | "exhausted"
+//   detail       = tag "detail":      "message": str, "diagnostics": str,
+//                                     "resources_json": str, "verify_json": str
+//   source       = tag "source":      "text": str
+//   outcome      = tag "outcome":     "plan": plan, "child": int, "outcome": outcome_kind name,
+//                                     "failure_kind": str, "gain": real
+//   repair       = tag "repair":      "round": int, "error_text": str, "diagnosis": str,
+//                                     "fix_summary": str
+//   calibration  = tag "calibration": "json": str  (the calibration's JSON text, verbatim)
+//   skill_stat   = tag "skill_stat":  "tries": int, "successes": int, "total_gain": real
+//   plan         = { "skill": str, "description": str, "params": { str: str, ... } }
+//   timing       = { "median_ms": real, "p10_ms": real, "p90_ms": real, "trials": int,
+//                    "samples_ms": [ real, ... ] }
+//   real         = number (the shortest text that reads back exactly) | null (NaN)
+//                  | "inf" | "-inf"
+//   int          = integer number (int64)
+//
+// Enums are written by their stable names (engine's to_string / parse_*), never by number,
+// so that a dump reads without a table. Decoding checks "v" and the tag, then every field the
+// grammar lists: a missing or mistyped field, an unknown enum name or a node whose id
+// disagrees with its key makes the record corrupt (errc::io, naming database and key).
+// Unknown extra fields are ignored, so a later writer of version 1 may add some. There is no
+// checksum: LMDB's copy-on-write B-tree never exposes a half-written value, and garbage fails
+// the JSON parse or the field checks.
+
+#include "engine/search_tree.hpp"
+#include "engine/short_term_memory.hpp"
+#include "memory/store.hpp"
+
+#include <tl/expected.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ks::memory::records {
+
+// -- databases ---------------------------------------------------------------------------------
+
+inline constexpr const char* meta_db = "meta";
+inline constexpr const char* tasks_db = "tasks";
+inline constexpr const char* nodes_db = "nodes";
+inline constexpr const char* details_db = "details";
+inline constexpr const char* sources_db = "sources";
+inline constexpr const char* outcomes_db = "outcomes";
+inline constexpr const char* repairs_db = "repairs";
+inline constexpr const char* calibration_db = "calibration";
+inline constexpr const char* skills_db = "skills";
+
+/// Lists every database, in the order dump() shows them.
+inline constexpr const char* all_dbs[] = {meta_db,    tasks_db,       nodes_db,
+                                          details_db, sources_db,     outcomes_db,
+                                          repairs_db, calibration_db, skills_db};
+
+/// Names the meta database's key of the store header and of the campaign.
+inline constexpr std::string_view store_key = "store";
+inline constexpr std::string_view campaign_key = "campaign";
+
+/// Holds the magic string of the store header.
+inline constexpr std::string_view magic = "kernelskill-store";
+
+/// Holds the format version every value carries ("v").
+inline constexpr int64_t version = 1;
+
+// -- keys --------------------------------------------------------------------------------------
+
+/// Returns `n` (>= 0) as 20 zero-padded decimal digits.
+std::string number_key(int64_t n);
+
+/// Reads 20 decimal digits back; nullopt if `text` is anything else.
+std::optional<int64_t> parse_number_key(std::string_view text);
+
+/// Returns `a` \0 `b`.
+std::string join(std::string_view a, std::string_view b);
+
+/// Returns `a` \0 `b` \0 `c`.
+std::string join(std::string_view a, std::string_view b, std::string_view c);
+
+/// Returns a key for people: its parts joined by '/', numbers without their padding, after
+/// the database's name ("nodes/softmax/2").
+std::string display_key(std::string_view db, std::string_view key);
+
+// -- values ------------------------------------------------------------------------------------
+
+/// Says why a value could not be decoded (without its key, which the caller adds).
+template <class T>
+using decoded = tl::expected<T, std::string>;
+
+std::string encode_store_header();
+std::string encode(const campaign_record& r);
+std::string encode(const task_state& r);
+std::string encode(const engine::node_record& r);
+std::string encode(const node_detail& r);
+std::string encode_source(std::string_view text);
+std::string encode(const engine::plan_outcome& r);
+std::string encode(const engine::repair_round& r);
+std::string encode_calibration(std::string_view json_text);
+std::string encode(const skill_stat& r);
+
+/// Checks a store header: version and magic.
+decoded<void> decode_store_header(std::string_view value);
+decoded<campaign_record> decode_campaign(std::string_view value);
+decoded<task_state> decode_task(std::string_view value);
+decoded<engine::node_record> decode_node(std::string_view value);
+decoded<node_detail> decode_detail(std::string_view value);
+decoded<std::string> decode_source(std::string_view value);
+decoded<engine::plan_outcome> decode_outcome(std::string_view value);
+decoded<engine::repair_round> decode_repair(std::string_view value);
+decoded<std::string> decode_calibration(std::string_view value);
+decoded<skill_stat> decode_skill_stat(std::string_view value);
+
+/// Returns a one-line summary of `value` for dump(), whatever its type; a value that does not
+/// decode is summarized as "corrupt: <why>".
+std::string summarize(std::string_view value);
+
+} // namespace ks::memory::records

@@ -1,0 +1,112 @@
+// The one-line summaries of dump(), for `kernelskill inspect`: each record decoded by its
+// codec (so a summary never shows what a reader would reject) and shortened to one line.
+
+#include "memory/json_text.hpp"
+#include "memory/record_codec.hpp"
+
+#include <boost/json.hpp>
+
+#include <charconv>
+
+namespace json = boost::json;
+
+namespace ks::memory::records {
+
+namespace {
+
+// Returns `s` cut to `n` characters, on one line, for a summary.
+std::string snippet(std::string_view s, size_t n = 60) {
+  std::string out;
+  for (char c : s.substr(0, n))
+    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  if (s.size() > n)
+    out += "...";
+  return out;
+}
+
+std::string number(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : "?";
+}
+
+} // namespace
+
+std::string summarize(std::string_view value) {
+  // The tag picks the decoder; the decoder then checks everything, the tag included.
+  std::string why;
+  json::value v = parse_exact(value, why);
+  std::string tag;
+  if (v.is_object())
+    if (auto it = v.get_object().find("type");
+        it != v.get_object().end() && it->value().is_string())
+      tag = std::string(it->value().get_string());
+  auto corrupt = [](const std::string& reason) { return "corrupt: " + reason; };
+
+  if (tag == "store") {
+    auto r = decode_store_header(value);
+    return r ? "store header, format " + std::to_string(version) : corrupt(r.error());
+  }
+  if (tag == "campaign") {
+    auto r = decode_campaign(value);
+    return r ? "campaign started_at=" + r->started_at + " runs=" + std::to_string(r->runs) +
+                   " config=" + std::to_string(r->config_text.size()) + " bytes"
+             : corrupt(r.error());
+  }
+  if (tag == "task") {
+    auto r = decode_task(value);
+    return r ? "task " + r->name + " phase=" + r->phase + " winner=" + std::to_string(r->winner) +
+                   " winner_median_ms=" + number(r->winner_median_ms) +
+                   (r->stop_reason.empty() ? "" : " stop=" + r->stop_reason)
+             : corrupt(r.error());
+  }
+  if (tag == "node") {
+    auto r = decode_node(value);
+    return r ? "node id=" + std::to_string(r->id) + " parent=" + std::to_string(r->parent) +
+                   " depth=" + std::to_string(r->depth) + " plan=" + engine::plan_key(r->plan) +
+                   " status=" + engine::to_string(r->status) +
+                   " disposition=" + engine::to_string(r->disposition) +
+                   " median_ms=" + number(r->time.median_ms) +
+                   (r->failure_kind.empty() ? "" : " failure=" + r->failure_kind)
+             : corrupt(r.error());
+  }
+  if (tag == "detail") {
+    auto r = decode_detail(value);
+    return r ? "detail message=\"" + snippet(r->message) +
+                   "\" diagnostics=" + std::to_string(r->diagnostics.size()) + " bytes"
+             : corrupt(r.error());
+  }
+  if (tag == "source") {
+    auto r = decode_source(value);
+    return r ? "source " + std::to_string(r->size()) + " bytes" : corrupt(r.error());
+  }
+  if (tag == "outcome") {
+    auto r = decode_outcome(value);
+    return r ? "outcome plan=" + engine::plan_key(r->plan) + " child=" + std::to_string(r->child) +
+                   " outcome=" + engine::to_string(r->outcome) + " gain=" + number(r->gain) +
+                   (r->failure_kind.empty() ? "" : " failure=" + r->failure_kind)
+             : corrupt(r.error());
+  }
+  if (tag == "repair") {
+    auto r = decode_repair(value);
+    return r ? "repair round=" + std::to_string(r->round) + " error=\"" + snippet(r->error_text) +
+                   "\""
+             : corrupt(r.error());
+  }
+  if (tag == "calibration") {
+    auto r = decode_calibration(value);
+    return r ? "calibration " + std::to_string(r->size()) + " bytes" : corrupt(r.error());
+  }
+  if (tag == "skill_stat") {
+    auto r = decode_skill_stat(value);
+    return r ? "skill_stat tries=" + std::to_string(r->tries) +
+                   " successes=" + std::to_string(r->successes) +
+                   " total_gain=" + number(r->total_gain)
+             : corrupt(r.error());
+  }
+  if (!why.empty())
+    return corrupt("not JSON (" + why + ")");
+  return corrupt(tag.empty() ? "no type tag" : "unknown type '" + tag + "'");
+}
+
+} // namespace ks::memory::records
