@@ -1,0 +1,28 @@
+#include "actors/actor_error.hpp"
+
+#include <caf/message.hpp>
+#include <caf/sec.hpp>
+
+namespace ks::actors {
+
+caf::error to_caf_error(actor_errc code, const engine::error& e) {
+  return make_actor_error(code, std::string(engine::to_string(e.code())) + ": " + e.message());
+}
+
+caf::error make_actor_error(actor_errc code, std::string message) {
+  return caf::error(code, std::move(message));
+}
+
+std::string describe(const caf::error& e) {
+  if (!e)
+    return "no error";
+  const caf::message& context = e.context();
+  for (size_t i = 0; i < context.size(); ++i)
+    if (context.match_element<std::string>(i))
+      return context.get_as<std::string>(i);
+  if (e.category() == caf::atom("system"))
+    return "actor system: " + caf::to_string(static_cast<caf::sec>(e.code()));
+  return caf::to_string(e);
+}
+
+} // namespace ks::actors

@@ -1,0 +1,191 @@
+#include "actors/bench_dispatcher_actor.hpp"
+
+#include "actors/actor_error.hpp"
+#include "actors/messages.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <chrono>
+#include <deque>
+#include <optional>
+
+namespace ks::actors {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct pending_job {
+  bench_job job;
+  caf::typed_response_promise<bench_result> promise;
+  clock_type::time_point queued_at;
+};
+
+struct dispatcher_state {
+  std::vector<bench_actor> gpus;
+  std::vector<bool> busy;
+  std::vector<bool> dead;
+  std::deque<pending_job> queue;
+  std::vector<std::optional<caf::typed_response_promise<bench_result>>> running;
+  std::vector<int64_t> serial; // of the job each GPU runs: a late answer to an older one is
+                               // ignored
+  bench_stats stats;
+
+  size_t size() const { return gpus.size(); }
+
+  bool alive_any() const {
+    for (bool d : dead)
+      if (!d)
+        return true;
+    return false;
+  }
+
+  // Returns the GPU an unpinned job should take: among the idle ones, the one fewest queued
+  // jobs are pinned to (so a verification does not take the card a timing waits for), then
+  // the one that worked least; -1 if none is idle.
+  int32_t pick_idle() const {
+    int32_t best = -1;
+    int64_t best_pinned = 0;
+    for (size_t g = 0; g < size(); ++g) {
+      if (busy[g] || dead[g])
+        continue;
+      int64_t pinned = 0;
+      for (const pending_job& p : queue)
+        pinned += p.job.gpu == static_cast<int32_t>(g) ? 1 : 0;
+      if (best < 0 || pinned < best_pinned ||
+          (pinned == best_pinned && stats.busy_ms[g] < stats.busy_ms[static_cast<size_t>(best)])) {
+        best = static_cast<int32_t>(g);
+        best_pinned = pinned;
+      }
+    }
+    return best;
+  }
+};
+
+using dispatcher_pointer = bench_dispatcher_actor::stateful_pointer<dispatcher_state>;
+
+void dispatch(dispatcher_pointer self);
+void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why);
+
+// Ends the job GPU `gpu` runs (if it is still job `serial`) and starts the next one.
+void finish(dispatcher_pointer self, size_t gpu, int64_t serial) {
+  auto& st = self->state;
+  if (st.serial[gpu] != serial || !st.running[gpu])
+    return;
+  st.running[gpu].reset();
+  st.busy[gpu] = false;
+  dispatch(self);
+}
+
+void start(dispatcher_pointer self, size_t gpu, pending_job p) {
+  auto& st = self->state;
+  st.busy[gpu] = true;
+  st.running[gpu] = p.promise;
+  int64_t serial = ++st.serial[gpu];
+  p.job.gpu = static_cast<int32_t>(gpu);
+  double queued_ms =
+      std::chrono::duration<double, std::milli>(clock_type::now() - p.queued_at).count();
+  self->request(st.gpus[gpu], caf::infinite, std::move(p.job))
+      .then(
+          [self, gpu, serial, queued_ms](bench_result& r) {
+            auto& st = self->state;
+            if (st.serial[gpu] != serial || !st.running[gpu])
+              return;
+            r.queued_ms = queued_ms;
+            st.stats.busy_ms[gpu] += r.busy_ms;
+            st.stats.jobs[gpu] += 1;
+            st.running[gpu]->deliver(std::move(r));
+            finish(self, gpu, serial);
+          },
+          [self, gpu, serial](caf::error& e) { lose(self, gpu, serial, describe(e)); });
+}
+
+// Marks GPU `gpu`'s bench actor dead and fails the job it ran: it takes no more jobs.
+void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why) {
+  auto& st = self->state;
+  st.dead[gpu] = true;
+  if (st.serial[gpu] != serial || !st.running[gpu])
+    return;
+  st.running[gpu]->deliver(make_actor_error(
+      actor_errc::bench, "the bench actor of GPU " + std::to_string(gpu) + " failed: " + why));
+  finish(self, gpu, serial);
+}
+
+void dispatch(dispatcher_pointer self) {
+  auto& st = self->state;
+  if (!st.alive_any()) {
+    while (!st.queue.empty()) {
+      st.queue.front().promise.deliver(
+          make_actor_error(actor_errc::bench, "no bench actor is left to run the job"));
+      st.queue.pop_front();
+    }
+    st.stats.queued = 0;
+    return;
+  }
+  for (auto i = st.queue.begin(); i != st.queue.end();) {
+    int32_t gpu = i->job.gpu;
+    // A job pinned to a dead GPU runs anywhere rather than never.
+    if (gpu >= 0 && st.dead[static_cast<size_t>(gpu)])
+      gpu = i->job.gpu = -1;
+    if (gpu < 0)
+      gpu = st.pick_idle();
+    if (gpu < 0 || st.busy[static_cast<size_t>(gpu)]) {
+      ++i;
+      continue;
+    }
+    pending_job p = std::move(*i);
+    i = st.queue.erase(i);
+    start(self, static_cast<size_t>(gpu), std::move(p));
+  }
+  st.stats.queued = static_cast<int64_t>(st.queue.size());
+}
+
+bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
+                                                 std::vector<bench_actor> gpus) {
+  auto& st = self->state;
+  st.gpus = std::move(gpus);
+  st.busy.assign(st.size(), false);
+  st.dead.assign(st.size(), false);
+  st.running.resize(st.size());
+  st.serial.assign(st.size(), 0);
+  st.stats.busy_ms.assign(st.size(), 0);
+  st.stats.jobs.assign(st.size(), 0);
+  // A bench actor that dies mid-job never answers it: its down message ends the job instead.
+  for (const bench_actor& g : st.gpus)
+    self->monitor(g);
+  self->set_down_handler([self](caf::down_msg& down) {
+    auto& st = self->state;
+    for (size_t g = 0; g < st.size(); ++g)
+      if (st.gpus[g].address() == down.source) {
+        st.dead[g] = true;
+        lose(self, g, st.serial[g], "it is gone (" + describe(down.reason) + ")");
+        dispatch(self);
+      }
+  });
+  return {
+      [self](bench_job& job) -> caf::result<bench_result> {
+        auto& st = self->state;
+        if (job.gpu >= static_cast<int32_t>(st.size()))
+          return make_actor_error(actor_errc::bench, "no GPU index " + std::to_string(job.gpu) +
+                                                         " (the campaign has " +
+                                                         std::to_string(st.size()) + ")");
+        auto promise = self->make_response_promise<bench_result>();
+        st.queue.push_back(pending_job{std::move(job), promise, clock_type::now()});
+        dispatch(self);
+        return promise;
+      },
+      [self](const bench_stats_request&) { return self->state.stats; },
+  };
+}
+
+} // namespace
+
+bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys,
+                                              std::vector<bench_actor> gpus) {
+  return sys.spawn(dispatcher, std::move(gpus));
+}
+
+} // namespace ks::actors

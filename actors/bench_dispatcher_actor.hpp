@@ -1,0 +1,28 @@
+#pragma once
+
+#include "actors/fwd.hpp"
+#include "actors/gpu_bench_actor.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <vector>
+
+namespace ks::actors {
+
+/// Shares the bench actors among all supervisors: takes bench jobs, queues them, and hands each
+/// to an idle bench actor, so that no GPU idles while a job it may run waits. A job with
+/// gpu == -1 (verification) goes to any idle GPU; a job with a GPU index (timing: the task's
+/// home GPU, so a child and its parent are timed on the same card) waits for that GPU.
+/// Jobs are started in the order they came, except that a job never waits behind one pinned
+/// to a busy GPU. A bench actor that dies takes no more jobs; jobs pinned to it go to another
+/// GPU, and when none is left every queued job fails.
+using bench_dispatcher_actor =
+    bench_actor::extend<caf::replies_to<bench_stats_request>::with<bench_stats>>;
+
+/// Spawns a dispatcher over `gpus`, indexed by GPU index (gpus[i] runs jobs for GPU i).
+bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys,
+                                              std::vector<bench_actor> gpus);
+
+} // namespace ks::actors

@@ -1,0 +1,763 @@
+#pragma once
+
+// Every message of the actor layer, and its type ID: one block, one header (CAF's habit), so
+// that a message type is declared once and its ID never collides with another's. Messages are
+// plain values. A task travels by name (each actor that needs the task itself holds the
+// campaign's read-only task table); a kernel travels as the path of its shared object; a
+// source travels by hash, except on the hops that must hold its text (coder -> supervisor ->
+// store and compiler), where it is moved, never copied.
+//
+// Every type has an inspect() overload, as CAF requires of a message type; the types of
+// engine/, memory/ and gpu/ get theirs here, in their own namespaces (found by ADL), because
+// those folders know nothing of CAF. Messages stay in-process for now: nothing is sent through
+// the middleman, so no type is registered for serialization.
+//
+// Every request is answered by one reply type named next to it; writes to the store are
+// answered by `ack` once the record is committed.
+
+#include "actors/fwd.hpp"
+#include "actors/step_timer.hpp"
+#include "engine/judge.hpp"
+#include "engine/search_tree.hpp"
+#include "engine/short_term_memory.hpp"
+#include "gpu/worker_protocol.hpp"
+#include "memory/store.hpp"
+
+#include <caf/meta/type_name.hpp>
+#include <caf/type_id.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+// -- inspect() for the types of engine/, gpu/ and memory/ --------------------------------------
+
+namespace ks::engine {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, plan& x) {
+  return f(caf::meta::type_name("plan"), x.skill, x.description, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, timing& x) {
+  return f(caf::meta::type_name("timing"), x.median_ms, x.p10_ms, x.p90_ms, x.trials, x.samples_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_record& x) {
+  return f(caf::meta::type_name("node_record"), x.id, x.parent, x.depth, x.expansion, x.plan,
+           x.source_hash, x.status, x.disposition, x.time, x.fraction_of_roofline, x.failure_kind,
+           x.expansion_state);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, plan_outcome& x) {
+  return f(caf::meta::type_name("plan_outcome"), x.plan, x.child, x.outcome, x.failure_kind,
+           x.gain);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, repair_round& x) {
+  return f(caf::meta::type_name("repair_round"), x.round, x.error_text, x.diagnosis, x.fix_summary);
+}
+
+} // namespace ks::engine
+
+namespace ks::gpu {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, device_info& x) {
+  return f(caf::meta::type_name("device_info"), x.index, x.device_count, x.name, x.uuid, x.arch,
+           x.cc_major, x.cc_minor, x.sms, x.memory_bytes, x.l2_bytes, x.smem_per_block_optin,
+           x.sm_clock_khz, x.mem_clock_khz, x.mem_bus_bits, x.driver_version, x.runtime_version);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, calibration& x) {
+  return f(caf::meta::type_name("calibration"), x.dram_gbps, x.fp32_gflops, x.copy_bytes, x.copy_ms,
+           x.fma_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, verify_result& x) {
+  return f(caf::meta::type_name("verify_result"), x.passed, x.trials, x.max_abs_err, x.max_rel_err,
+           x.norm_rel_err, x.bad_count, x.nan_count, x.first_bad_index, x.bad_output, x.bad_trial,
+           x.expected, x.actual, x.input_changed);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, timing_result& x) {
+  return f(caf::meta::type_name("timing_result"), x.median_ms, x.p10_ms, x.p90_ms, x.min_ms,
+           x.mean_ms, x.trials, x.host_ms_per_call, x.device_tail_ms, x.escaped, x.batch);
+}
+
+} // namespace ks::gpu
+
+namespace ks::memory {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, campaign_record& x) {
+  return f(caf::meta::type_name("campaign_record"), x.config_text, x.started_at, x.environment,
+           x.runs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_state& x) {
+  return f(caf::meta::type_name("task_state"), x.name, x.manifest, x.phase, x.stop_reason,
+           x.stop_text, x.winner, x.winner_median_ms, x.reference_median_ms, x.roofline_floor_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_detail& x) {
+  return f(caf::meta::type_name("node_detail"), x.message, x.diagnostics, x.resources_json,
+           x.verify_json);
+}
+
+} // namespace ks::memory
+
+namespace ks::actors {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_stats& x) {
+  return f(caf::meta::type_name("step_stats"), x.count, x.total_ms, x.max_ms);
+}
+
+// -- generic replies ---------------------------------------------------------------------------
+
+/// Acknowledges a request that returns nothing (a store write: it is committed).
+struct ack {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ack&) {
+  return f(caf::meta::type_name("ack"));
+}
+
+// -- bench: gpu_bench_actor and bench_dispatcher_actor -----------------------------------------
+
+/// Names the jobs a bench actor runs. The numbers equal gpu::job_kind's.
+enum class bench_kind : int32_t { info = 0, calibrate = 1, verify = 2, time = 3 };
+
+/// Returns the stable name of `k` ("verify", ...).
+const char* to_string(bench_kind k) noexcept;
+
+/// Asks a bench actor for one job on its GPU.
+struct bench_job {
+  bench_kind kind = bench_kind::info;
+  std::string task;      ///< the task's name (verify and time)
+  std::string reference; ///< verify: the reference's shared object
+  std::string kernel;    ///< verify: the candidate's shared object; time: the one to time
+  int32_t gpu = -1;      ///< the bench actor (GPU index) that must run it; -1: any
+  std::string label;     ///< for people: "softmax#12"
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bench_job& x) {
+  return f(caf::meta::type_name("bench_job"), x.kind, x.task, x.reference, x.kernel, x.gpu,
+           x.label);
+}
+
+/// Answers a bench_job: its result, or the typed failure that replaced it.
+struct bench_result {
+  bench_kind kind = bench_kind::info;
+  int32_t gpu = -1; ///< the GPU index that ran it
+  bool ok = false;
+  int32_t failure = 0; ///< gpu::failure_kind's number when !ok
+  std::string message; ///< the failure's message, with its verification details
+  gpu::verify_result verify;
+  gpu::timing_result timing;
+  gpu::device_info device;
+  gpu::calibration calibration;
+  double busy_ms = 0;   ///< how long the bench actor worked on it (worker start included)
+  double queued_ms = 0; ///< how long it waited in the dispatcher's queue
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bench_result& x) {
+  return f(caf::meta::type_name("bench_result"), x.kind, x.gpu, x.ok, x.failure, x.message,
+           x.verify, x.timing, x.device, x.calibration, x.busy_ms, x.queued_ms);
+}
+
+/// Asks the dispatcher for its per-GPU counters.
+struct bench_stats_request {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bench_stats_request&) {
+  return f(caf::meta::type_name("bench_stats_request"));
+}
+
+/// Counters of the bench actors, by GPU index.
+struct bench_stats {
+  std::vector<double> busy_ms; ///< time spent running jobs
+  std::vector<int64_t> jobs;   ///< jobs answered
+  int64_t queued = 0;          ///< jobs waiting now
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bench_stats& x) {
+  return f(caf::meta::type_name("bench_stats"), x.busy_ms, x.jobs, x.queued);
+}
+
+// -- compile pool ------------------------------------------------------------------------------
+
+/// Sums up ptxas' report: the most registers, shared memory and spills of any kernel.
+struct kernel_usage {
+  bool known = false; ///< ptxas reported at least one kernel
+  int32_t registers = 0;
+  int64_t shared_bytes = 0;
+  int64_t spill_stores = 0;
+  int64_t spill_loads = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kernel_usage& x) {
+  return f(caf::meta::type_name("kernel_usage"), x.known, x.registers, x.shared_bytes,
+           x.spill_stores, x.spill_loads);
+}
+
+/// Asks the compile pool to build one source.
+struct compile_job {
+  std::string label;  ///< for messages: "softmax#12"
+  std::string source; ///< CUDA text (moved in, never copied)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compile_job& x) {
+  return f(caf::meta::type_name("compile_job"), x.label, x.source);
+}
+
+/// Answers a compile_job.
+struct compile_done {
+  bool ok = false;
+  bool cached = false;
+  bool timed_out = false;
+  std::string shared_object;  ///< when ok
+  std::string diagnostics;    ///< nvcc's output, verbatim (or why nvcc did not run)
+  std::string resources_json; ///< ptxas' report per kernel, as JSON text
+  kernel_usage usage;         ///< the heaviest of the kernels, for the analyst
+  double wall_ms = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compile_done& x) {
+  return f(caf::meta::type_name("compile_done"), x.ok, x.cached, x.timed_out, x.shared_object,
+           x.diagnostics, x.resources_json, x.usage, x.wall_ms);
+}
+
+// -- store -------------------------------------------------------------------------------------
+
+/// Writes a node's record and detail (store::put_node).
+struct put_node {
+  std::string task;
+  engine::node_record node;
+  memory::node_detail detail;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_node& x) {
+  return f(caf::meta::type_name("put_node"), x.task, x.node, x.detail);
+}
+
+/// Writes a source under its content hash (store::put_source).
+struct put_source {
+  std::string hash;
+  std::string text;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_source& x) {
+  return f(caf::meta::type_name("put_source"), x.hash, x.text);
+}
+
+/// Records a plan outcome in a task's short-term memory (store::put_outcome).
+struct put_outcome {
+  std::string task;
+  engine::node_id parent = engine::no_node;
+  engine::plan_outcome outcome;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_outcome& x) {
+  return f(caf::meta::type_name("put_outcome"), x.task, x.parent, x.outcome);
+}
+
+/// Records a repair round of a branch (store::put_repair).
+struct put_repair {
+  std::string task;
+  engine::node_id branch = engine::no_node;
+  engine::repair_round round;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_repair& x) {
+  return f(caf::meta::type_name("put_repair"), x.task, x.branch, x.round);
+}
+
+/// Writes where a task stands (store::put_task).
+struct put_task {
+  memory::task_state state;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_task& x) {
+  return f(caf::meta::type_name("put_task"), x.state);
+}
+
+/// Writes the campaign's record (store::put_campaign).
+struct put_campaign {
+  memory::campaign_record record;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_campaign& x) {
+  return f(caf::meta::type_name("put_campaign"), x.record);
+}
+
+/// Writes a device's calibration (store::put_calibration).
+struct put_calibration {
+  std::string uuid;
+  std::string json;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_calibration& x) {
+  return f(caf::meta::type_name("put_calibration"), x.uuid, x.json);
+}
+
+/// Adds one try of a skill to its statistics (store::add_skill_result).
+struct put_skill_result {
+  std::string skill;
+  std::string family;
+  std::string gpu;
+  bool success = false;
+  double gain = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_skill_result& x) {
+  return f(caf::meta::type_name("put_skill_result"), x.skill, x.family, x.gpu, x.success, x.gain);
+}
+
+/// Writes several records in one transaction (one fsync), all or nothing: sources, then
+/// nodes, repairs, outcomes, task states and skill results, each in the order given. A
+/// transition that touches several records (an expansion: K nodes and their pending outcomes;
+/// a verdict: the node, its outcome and its skill's statistics) is one batch, so a kill never
+/// leaves half of it.
+struct put_batch {
+  std::vector<put_source> sources;
+  std::vector<put_node> nodes;
+  std::vector<put_repair> repairs;
+  std::vector<put_outcome> outcomes;
+  std::vector<put_task> tasks;
+  std::vector<put_skill_result> skills;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_batch& x) {
+  return f(caf::meta::type_name("put_batch"), x.sources, x.nodes, x.repairs, x.outcomes, x.tasks,
+           x.skills);
+}
+
+/// Asks for everything stored about one task.
+struct get_task {
+  std::string task;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_task& x) {
+  return f(caf::meta::type_name("get_task"), x.task);
+}
+
+/// Answers get_task: the task's state, tree, short-term memory, and what a resume needs of
+/// the accepted nodes and of the nodes not final yet: their sources (by hash) and details.
+struct task_snapshot {
+  bool has_state = false;
+  memory::task_state state;
+  std::vector<engine::node_record> nodes;
+  engine::short_term_memory::outcome_map outcomes;
+  engine::short_term_memory::repair_map repairs;
+  std::map<std::string, std::string> sources;
+  std::map<engine::node_id, memory::node_detail> details; ///< of the same nodes
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_snapshot& x) {
+  return f(caf::meta::type_name("task_snapshot"), x.has_state, x.state, x.nodes, x.outcomes,
+           x.repairs, x.sources, x.details);
+}
+
+/// Asks for the campaign's record.
+struct get_campaign {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_campaign&) {
+  return f(caf::meta::type_name("get_campaign"));
+}
+
+/// Answers get_campaign.
+struct campaign_reply {
+  bool found = false;
+  memory::campaign_record record;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, campaign_reply& x) {
+  return f(caf::meta::type_name("campaign_reply"), x.found, x.record);
+}
+
+/// Asks for a device's stored calibration.
+struct get_calibration {
+  std::string uuid;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_calibration& x) {
+  return f(caf::meta::type_name("get_calibration"), x.uuid);
+}
+
+/// Answers get_calibration: the JSON text, or found == false.
+struct calibration_reply {
+  bool found = false;
+  std::string json;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, calibration_reply& x) {
+  return f(caf::meta::type_name("calibration_reply"), x.found, x.json);
+}
+
+/// Asks the store to write the campaign's outputs (write_campaign_outputs) into `dir`.
+struct write_outputs {
+  std::string dir;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, write_outputs& x) {
+  return f(caf::meta::type_name("write_outputs"), x.dir);
+}
+
+// -- roles: planner, coder, repairer, analyst, judge -------------------------------------------
+
+/// Asks the planner for up to `count` plans for `parent` (engine::planning_request).
+struct plan_request {
+  std::string task;
+  engine::node_id parent = engine::no_node;
+  std::vector<engine::plan> parent_lineage;
+  std::string parent_source;
+  std::vector<engine::plan_outcome> tried;
+  std::string diagnosis;
+  double parent_fraction_of_roofline = 0;
+  int64_t count = 1;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, plan_request& x) {
+  return f(caf::meta::type_name("plan_request"), x.task, x.parent, x.parent_lineage,
+           x.parent_source, x.tried, x.diagnosis, x.parent_fraction_of_roofline, x.count);
+}
+
+/// Answers plan_request: distinct plans, none tried; empty when the planner has no idea left.
+struct plan_reply {
+  std::vector<engine::plan> plans;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, plan_reply& x) {
+  return f(caf::meta::type_name("plan_reply"), x.plans);
+}
+
+/// Asks the coder for the source of a plan (engine::coding_request).
+struct code_request {
+  std::string task;
+  engine::plan plan;
+  std::vector<engine::plan> lineage;
+  std::string parent_source;
+  std::string reference_source;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, code_request& x) {
+  return f(caf::meta::type_name("code_request"), x.task, x.plan, x.lineage, x.parent_source,
+           x.reference_source);
+}
+
+/// Answers code_request.
+struct code_reply {
+  std::string source;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, code_reply& x) {
+  return f(caf::meta::type_name("code_reply"), x.source);
+}
+
+/// Asks the repairer to fix a failed source (engine::repair_request).
+struct fix_request {
+  std::string task;
+  engine::plan plan;
+  std::string source;
+  std::string failure_kind;
+  std::string error_text;
+  std::vector<engine::repair_round> history;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fix_request& x) {
+  return f(caf::meta::type_name("fix_request"), x.task, x.plan, x.source, x.failure_kind,
+           x.error_text, x.history);
+}
+
+/// Answers fix_request (engine::repair_reply).
+struct fix_reply {
+  bool gave_up = false;
+  std::string source;
+  std::string diagnosis;
+  std::string fix_summary;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fix_reply& x) {
+  return f(caf::meta::type_name("fix_reply"), x.gave_up, x.source, x.diagnosis, x.fix_summary);
+}
+
+/// Asks the analyst for the bottleneck diagnosis of a timed node.
+struct analyze_request {
+  std::string task;
+  double median_ms = 0;
+  kernel_usage usage;   ///< from the compile, when known
+  double peak_gbps = 0; ///< the home GPU's calibration
+  double peak_gflops = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, analyze_request& x) {
+  return f(caf::meta::type_name("analyze_request"), x.task, x.median_ms, x.usage, x.peak_gbps,
+           x.peak_gflops);
+}
+
+/// Answers analyze_request; an empty diagnosis when the peaks are unknown.
+struct analysis {
+  std::string bound; ///< engine::bound_kind's name, or empty
+  double fraction_of_roofline = 0;
+  std::string diagnosis; ///< one or two sentences for the planner
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, analysis& x) {
+  return f(caf::meta::type_name("analysis"), x.bound, x.fraction_of_roofline, x.diagnosis);
+}
+
+/// Asks the judge whether `child` beats `parent` beyond the noise (engine::accept).
+struct judge_request {
+  engine::timing parent;
+  engine::timing child;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, judge_request& x) {
+  return f(caf::meta::type_name("judge_request"), x.parent, x.child);
+}
+
+/// Answers judge_request (engine::verdict).
+struct judge_reply {
+  bool accepted = false;
+  int32_t evidence = 0; ///< engine::evidence's number
+  double gain = 0;
+  double p_value = 1;
+  std::string reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, judge_reply& x) {
+  return f(caf::meta::type_name("judge_reply"), x.accepted, x.evidence, x.gain, x.p_value,
+           x.reason);
+}
+
+/// Asks the judge for the winner of an interleaved final (engine::pick_winner): each
+/// finalist's samples in ms, finalists ordered simplest first.
+struct final_request {
+  std::vector<std::vector<double>> samples_ms;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, final_request& x) {
+  return f(caf::meta::type_name("final_request"), x.samples_ms);
+}
+
+/// Answers final_request (engine::final_result).
+struct final_reply {
+  int64_t winner = 0;
+  int64_t fastest = 0;
+  bool tie = false;
+  std::vector<engine::timing> timings;
+  std::string reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, final_reply& x) {
+  return f(caf::meta::type_name("final_reply"), x.winner, x.fastest, x.tie, x.timings, x.reason);
+}
+
+// -- supervisor and campaign -------------------------------------------------------------------
+
+/// Says why the campaign stops its supervisors.
+enum class stop_kind : int32_t {
+  interrupt = 0, ///< Ctrl-C: no new step; the task stays resumable (no finals)
+  budget = 1,    ///< a campaign budget ran out: no new expansion, then the finals
+};
+
+/// Tells a supervisor (or the campaign) to stop; see stop_kind.
+struct stop_msg {
+  stop_kind kind = stop_kind::interrupt;
+  std::string reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stop_msg& x) {
+  return f(caf::meta::type_name("stop_msg"), x.kind, x.reason);
+}
+
+/// Asks a supervisor to run its task to the end; answered by task_report.
+struct run_task {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_task&) {
+  return f(caf::meta::type_name("run_task"));
+}
+
+/// Says how a task ended (or where it stood when it was interrupted).
+struct task_report {
+  std::string name;
+  std::string phase;       ///< memory::task_state's phase
+  std::string stop_reason; ///< engine::stop_reason's name, "interrupted", or empty
+  std::string stop_text;
+  int64_t nodes = 0;
+  engine::node_id winner = engine::no_node;
+  double reference_ms = 0;
+  double best_ms = 0;
+  double speedup = 0;
+  double fraction_of_roofline = 0;
+  int64_t verified = 0;                   ///< verify jobs answered for candidates in this run
+  int64_t timed = 0;                      ///< candidates timed in this run
+  std::vector<std::string> dry_run_lines; ///< dry run: what would be measured
+  perf_tree perf;                         ///< where the supervisor's time went, by step
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_report& x) {
+  return f(caf::meta::type_name("task_report"), x.name, x.phase, x.stop_reason, x.stop_text,
+           x.nodes, x.winner, x.reference_ms, x.best_ms, x.speedup, x.fraction_of_roofline,
+           x.verified, x.timed, x.dry_run_lines, x.perf);
+}
+
+/// Asks a supervisor where its task stands (for the reporter).
+struct progress_request {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, progress_request&) {
+  return f(caf::meta::type_name("progress_request"));
+}
+
+/// Answers progress_request.
+struct task_progress {
+  std::string name;
+  std::string phase;
+  int64_t nodes = 0;
+  int64_t in_flight = 0;
+  double best_speedup = 0;
+  double best_fraction = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
+  return f(caf::meta::type_name("task_progress"), x.name, x.phase, x.nodes, x.in_flight,
+           x.best_speedup, x.best_fraction);
+}
+
+/// Asks the campaign to run every task; answered by campaign_report once all have ended.
+struct run_all {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_all&) {
+  return f(caf::meta::type_name("run_all"));
+}
+
+/// Answers run_all.
+struct campaign_report {
+  std::vector<task_report> tasks;
+  double wall_s = 0;
+  bench_stats bench;
+  bool interrupted = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, campaign_report& x) {
+  return f(caf::meta::type_name("campaign_report"), x.tasks, x.wall_s, x.bench, x.interrupted);
+}
+
+/// Asks the reporter to print and write the outputs now; answered by ack once written.
+struct report_now {
+  bool final = false; ///< the last report: print the summary lines too
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, report_now& x) {
+  return f(caf::meta::type_name("report_now"), x.final);
+}
+
+} // namespace ks::actors
+
+// -- the type-ID block -------------------------------------------------------------------------
+
+CAF_BEGIN_TYPE_ID_BLOCK(kernelskill, caf::first_custom_type_id)
+
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::ack))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_job))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_result))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_stats_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_stats))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::kernel_usage))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::compile_job))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::compile_done))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_node))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_source))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_outcome))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_repair))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_task))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_campaign))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_calibration))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_skill_result))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_batch))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::get_task))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::task_snapshot))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::get_campaign))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::campaign_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::get_calibration))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::calibration_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::write_outputs))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::plan_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::plan_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::code_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::code_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::fix_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::fix_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::analyze_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::analysis))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::judge_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::judge_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::final_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::final_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::stop_msg))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::run_task))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::task_report))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::progress_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::task_progress))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::run_all))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::campaign_report))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::report_now))
+
+/// Wakes an actor that works on a period (the reporter, the campaign's budget check).
+CAF_ADD_ATOM(kernelskill, ks::actors, tick_atom, "ks_tick")
+
+CAF_END_TYPE_ID_BLOCK(kernelskill)

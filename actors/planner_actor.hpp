@@ -1,0 +1,25 @@
+#pragma once
+
+#include "actors/fwd.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <memory>
+
+namespace ks::engine {
+class agent_backend;
+} // namespace ks::engine
+
+namespace ks::actors {
+
+/// Proposes K distinct plans for a parent node through its agent backend (propose). The
+/// backend may block (an LLM backend waits on HTTP): in a campaign the planner is detached.
+using planner_actor = caf::typed_actor<caf::replies_to<plan_request>::with<plan_reply>>;
+
+/// Spawns a planner thinking with `backend` (its own: a backend is used by one actor).
+planner_actor spawn_planner(caf::actor_system& sys, std::shared_ptr<engine::agent_backend> backend,
+                            task_table_ptr tasks, spawn_mode mode = spawn_mode::detached);
+
+} // namespace ks::actors

@@ -1,0 +1,138 @@
+#include "actors/store_actor.hpp"
+
+#include "actors/actor_error.hpp"
+#include "actors/messages.hpp"
+#include "actors/report_writer.hpp"
+#include "memory/store.hpp"
+#include "memory/write_batch.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+namespace ks::actors {
+
+namespace {
+
+struct store_state {
+  std::shared_ptr<memory::store> db;
+
+  static caf::result<ack> done(const engine::expected<void>& r) {
+    if (!r)
+      return to_caf_error(actor_errc::store, r.error());
+    return ack{};
+  }
+
+  caf::result<task_snapshot> snapshot(const std::string& task) const {
+    task_snapshot out;
+    auto state = db->task(task);
+    if (!state)
+      return to_caf_error(actor_errc::store, state.error());
+    if (*state) {
+      out.has_state = true;
+      out.state = std::move(**state);
+    }
+    auto nodes = db->nodes(task);
+    if (!nodes)
+      return to_caf_error(actor_errc::store, nodes.error());
+    out.nodes = std::move(*nodes);
+    auto memory = db->short_term(task);
+    if (!memory)
+      return to_caf_error(actor_errc::store, memory.error());
+    out.outcomes = memory->outcomes();
+    out.repairs = memory->repairs();
+    // The sources a resume needs: parents to come (accepted nodes) and unfinished nodes.
+    for (const engine::node_record& n : out.nodes) {
+      bool needed = n.status == engine::node_status::accepted || !engine::is_final(n);
+      if (!needed)
+        continue;
+      auto detail = db->detail(task, n.id);
+      if (!detail)
+        return to_caf_error(actor_errc::store, detail.error());
+      if (*detail)
+        out.details.emplace(n.id, std::move(**detail));
+      if (n.source_hash.empty() || out.sources.count(n.source_hash) > 0)
+        continue;
+      auto text = db->source(n.source_hash);
+      if (!text)
+        return to_caf_error(actor_errc::store, text.error());
+      if (*text)
+        out.sources.emplace(n.source_hash, std::move(**text));
+    }
+    return out;
+  }
+};
+
+store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> self,
+                                    std::shared_ptr<memory::store> db) {
+  self->state.db = std::move(db);
+  auto& db_ = self->state.db;
+  return {
+      [&db_](const put_node& m) {
+        return store_state::done(db_->put_node(m.task, m.node, m.detail));
+      },
+      [&db_](const put_source& m) { return store_state::done(db_->put_source(m.hash, m.text)); },
+      [&db_](const put_outcome& m) {
+        return store_state::done(db_->put_outcome(m.task, m.parent, m.outcome));
+      },
+      [&db_](const put_repair& m) {
+        return store_state::done(db_->put_repair(m.task, m.branch, m.round));
+      },
+      [&db_](const put_task& m) { return store_state::done(db_->put_task(m.state)); },
+      [&db_](const put_campaign& m) { return store_state::done(db_->put_campaign(m.record)); },
+      [&db_](const put_calibration& m) {
+        return store_state::done(db_->put_calibration(m.uuid, m.json));
+      },
+      [&db_](const put_skill_result& m) {
+        return store_state::done(
+            db_->add_skill_result(m.skill, m.family, m.gpu, m.success, m.gain));
+      },
+      [&db_](const put_batch& m) {
+        memory::write_batch batch;
+        for (const put_source& w : m.sources)
+          batch.put_source(w.hash, w.text);
+        for (const put_node& w : m.nodes)
+          batch.put_node(w.task, w.node, w.detail);
+        for (const put_repair& w : m.repairs)
+          batch.put_repair(w.task, w.branch, w.round);
+        for (const put_outcome& w : m.outcomes)
+          batch.put_outcome(w.task, w.parent, w.outcome);
+        for (const put_task& w : m.tasks)
+          batch.put_task(w.state);
+        for (const put_skill_result& w : m.skills)
+          batch.add_skill_result(w.skill, w.family, w.gpu, w.success, w.gain);
+        return store_state::done(db_->write(batch));
+      },
+      [self](const get_task& m) { return self->state.snapshot(m.task); },
+      [&db_](const get_campaign&) -> caf::result<campaign_reply> {
+        auto r = db_->campaign();
+        if (!r)
+          return to_caf_error(actor_errc::store, r.error());
+        if (!*r)
+          return campaign_reply{};
+        return campaign_reply{true, std::move(**r)};
+      },
+      [&db_](const get_calibration& m) -> caf::result<calibration_reply> {
+        auto r = db_->calibration(m.uuid);
+        if (!r)
+          return to_caf_error(actor_errc::store, r.error());
+        if (!*r)
+          return calibration_reply{};
+        return calibration_reply{true, std::move(**r)};
+      },
+      [&db_](const write_outputs& m) {
+        return store_state::done(write_campaign_outputs(*db_, m.dir));
+      },
+  };
+}
+
+} // namespace
+
+store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<memory::store> store,
+                        spawn_mode mode) {
+  if (mode == spawn_mode::detached)
+    return sys.spawn<caf::detached>(store_fn, std::move(store));
+  return sys.spawn(store_fn, std::move(store));
+}
+
+} // namespace ks::actors

@@ -1,0 +1,152 @@
+#include "actors/bench_dispatcher_actor.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actor_fixture.hpp"
+
+using namespace ks;
+using actors::bench_job;
+using actors::bench_kind;
+using actors::bench_result;
+
+namespace {
+
+// A bench actor that holds each job until told to finish it (tick), so a test sees which GPU
+// is busy with what.
+using fake_bench_actor = actors::bench_actor::extend<caf::reacts_to<actors::tick_atom>>;
+
+struct fake_bench_state {
+  int32_t gpu = 0;
+  std::shared_ptr<std::vector<std::string>> log; // "gpuN:label" per job started
+  std::vector<std::pair<bench_job, caf::typed_response_promise<bench_result>>> held;
+};
+
+fake_bench_actor::behavior_type
+fake_bench(fake_bench_actor::stateful_pointer<fake_bench_state> self, int32_t gpu,
+           std::shared_ptr<std::vector<std::string>> log) {
+  self->state.gpu = gpu;
+  self->state.log = std::move(log);
+  return {
+      [self](bench_job& job) {
+        self->state.log->push_back("gpu" + std::to_string(self->state.gpu) + ":" + job.label);
+        auto promise = self->make_response_promise<bench_result>();
+        self->state.held.emplace_back(std::move(job), promise);
+        return promise;
+      },
+      [self](actors::tick_atom) {
+        for (auto& [job, promise] : self->state.held) {
+          bench_result r;
+          r.kind = job.kind;
+          r.gpu = self->state.gpu;
+          r.ok = true;
+          r.busy_ms = 10;
+          promise.deliver(std::move(r));
+        }
+        self->state.held.clear();
+      },
+  };
+}
+
+bench_job job(bench_kind kind, int32_t gpu, std::string label) {
+  return bench_job{kind, "t", "ref.so", "k.so", gpu, std::move(label)};
+}
+
+} // namespace
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "the dispatcher keeps two bench actors busy and times a task on its home GPU",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto gpu1 = sys.spawn(fake_bench, 1, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0, gpu1});
+
+  // Five jobs queue: two verifications (any GPU) and three timings pinned to GPU 1.
+  self->send(dispatcher, job(bench_kind::time, 1, "t1"));
+  self->send(dispatcher, job(bench_kind::time, 1, "t2"));
+  self->send(dispatcher, job(bench_kind::verify, -1, "v1"));
+  self->send(dispatcher, job(bench_kind::verify, -1, "v2"));
+  self->send(dispatcher, job(bench_kind::time, 1, "t3"));
+  run();
+  // Both GPUs got work at once: t1 on its home GPU 1, v1 on the idle GPU 0 (t2 waits for GPU
+  // 1 rather than running elsewhere).
+  REQUIRE(*log == std::vector<std::string>{"gpu1:t1", "gpu0:v1"});
+
+  // GPU 0 finishes: the next job it may run is v2 (t2 and t3 are pinned to GPU 1).
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 3);
+  CHECK(log->back() == "gpu0:v2");
+
+  // GPU 1 finishes t1: t2 goes there, in order.
+  self->send(gpu1, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 4);
+  CHECK(log->back() == "gpu1:t2");
+
+  // The two answers came back, each naming the GPU that ran it.
+  std::vector<int32_t> gpus;
+  while (auto r = reply<bench_result>())
+    gpus.push_back(r->gpu);
+  CHECK(gpus == std::vector<int32_t>{0, 1});
+
+  // The dispatcher's counters say who worked.
+  self->send(dispatcher, actors::bench_stats_request{});
+  run();
+  auto stats = reply<actors::bench_stats>();
+  REQUIRE(stats);
+  CHECK(stats->jobs == std::vector<int64_t>{1, 1});
+  CHECK(stats->busy_ms == std::vector<double>{10, 10});
+  CHECK(stats->queued == 1); // t3, waiting for GPU 1
+
+  self->send(gpu1, actors::tick_atom::value);
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  CHECK(log->back() == "gpu1:t3");
+  self->send(gpu1, actors::tick_atom::value);
+  run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "the dispatcher moves jobs pinned to a dead bench actor to a live one",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto gpu1 = sys.spawn(fake_bench, 1, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0, gpu1});
+  self->send(dispatcher, job(bench_kind::time, 1, "t1"));
+  self->send(dispatcher, job(bench_kind::time, 1, "t2"));
+  run();
+  REQUIRE(*log == std::vector<std::string>{"gpu1:t1"});
+  self->send_exit(gpu1, caf::exit_reason::user_shutdown);
+  run();
+  // t1 failed with its bench actor; t2 runs on GPU 0 rather than never.
+  REQUIRE(log->size() == 2);
+  CHECK(log->back() == "gpu0:t2");
+  bool failed = false;
+  self->receive([&](caf::error&) { failed = true; }, [](bench_result&) {},
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(failed);
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture, "the dispatcher refuses a GPU index it does not have",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0});
+  self->send(dispatcher, job(bench_kind::time, 3, "t"));
+  run();
+  bool failed = false;
+  self->receive([&](caf::error&) { failed = true; }, [](bench_result&) {},
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(failed);
+  CHECK(log->empty());
+}
