@@ -1,0 +1,185 @@
+#include "actors/campaign_actor.hpp"
+
+#include "actors/actor_error.hpp"
+#include "actors/reporter_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <chrono>
+
+namespace ks::actors {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct campaign_state {
+  campaign_setup setup;
+  std::vector<supervisor_actor> supervisors;
+  reporter_actor reporter;
+  std::vector<task_report> reports;
+  size_t left = 0;
+  bool started = false;
+  bool interrupted = false;
+  bool budget_spent = false;
+  bool done = false;
+  clock_type::time_point start;
+  caf::typed_response_promise<campaign_report> promise;
+
+  double elapsed_s() const {
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+  }
+};
+
+using campaign_pointer = campaign_actor::stateful_pointer<campaign_state>;
+
+void tell_all(campaign_pointer self, const stop_msg& m) {
+  for (const supervisor_actor& s : self->state.supervisors)
+    self->send(s, m);
+}
+
+void spend_budget(campaign_pointer self, std::string why) {
+  if (self->state.budget_spent)
+    return;
+  self->state.budget_spent = true;
+  tell_all(self, stop_msg{stop_kind::budget, std::move(why)});
+}
+
+void schedule_check(campaign_pointer self) {
+  const campaign_setup& s = self->state.setup;
+  if ((s.wall_time_s > 0 || s.gpu_seconds > 0) && !self->state.done)
+    self->delayed_send(self,
+                       std::chrono::milliseconds(static_cast<int64_t>(1000 * s.budget_check_s)),
+                       tick_atom::value);
+}
+
+// The last report is printed and written before the campaign answers: a caller that reads the
+// outputs once run_all is answered finds them complete.
+void wrap_up(campaign_pointer self) {
+  auto& st = self->state;
+  st.done = true;
+  auto deliver = [self](bench_stats stats) {
+    auto& st = self->state;
+    campaign_report report{std::move(st.reports), st.elapsed_s(), std::move(stats), st.interrupted};
+    st.promise.deliver(std::move(report));
+    self->send_exit(st.reporter, caf::exit_reason::user_shutdown);
+    self->quit();
+  };
+  auto with_stats = [self, deliver] {
+    auto& st = self->state;
+    if (st.setup.dispatcher == nullptr) {
+      deliver({});
+      return;
+    }
+    self->request(st.setup.dispatcher, caf::infinite, bench_stats_request{})
+        .then([deliver](bench_stats& s) { deliver(std::move(s)); },
+              [deliver](caf::error&) { deliver({}); });
+  };
+  self->request(st.reporter, caf::infinite, report_now{true})
+      .then([with_stats](ack&) { with_stats(); }, [with_stats](caf::error&) { with_stats(); });
+}
+
+caf::result<campaign_report> run(campaign_pointer self) {
+  auto& st = self->state;
+  if (st.started)
+    return make_actor_error(actor_errc::internal, "the campaign is already running");
+  st.started = true;
+  st.start = clock_type::now();
+  st.promise = self->make_response_promise<campaign_report>();
+  reporter_setup rs;
+  for (const supervisor_setup& t : st.setup.tasks) {
+    st.supervisors.push_back(spawn_supervisor(self->system(), t));
+    rs.tasks.push_back(t.task);
+  }
+  rs.supervisors = st.supervisors;
+  rs.dispatcher = st.setup.dispatcher;
+  rs.gpu_names = st.setup.gpu_names;
+  rs.store = st.setup.store;
+  rs.output_dir = st.setup.output_dir;
+  rs.interval_s = st.setup.progress_interval_s;
+  rs.write_interval_s = st.setup.write_interval_s;
+  st.reporter = spawn_reporter(self->system(), std::move(rs));
+  st.reports.resize(st.supervisors.size());
+  st.left = st.supervisors.size();
+  if (st.left == 0) {
+    wrap_up(self);
+    return st.promise;
+  }
+  for (size_t i = 0; i < st.supervisors.size(); ++i) {
+    // A stop that came before the start reaches the supervisors first.
+    if (st.interrupted)
+      self->send(st.supervisors[i], stop_msg{stop_kind::interrupt, "interrupted"});
+    self->request(st.supervisors[i], caf::infinite, run_task{})
+        .then(
+            [self, i](task_report& r) {
+              self->state.reports[i] = std::move(r);
+              if (--self->state.left == 0)
+                wrap_up(self);
+            },
+            [self, i](caf::error& e) {
+              task_report& r = self->state.reports[i];
+              r.name = self->state.setup.tasks[i].task;
+              r.phase = "failed";
+              r.stop_reason = "error";
+              r.stop_text = describe(e);
+              if (--self->state.left == 0)
+                wrap_up(self);
+            });
+  }
+  schedule_check(self);
+  return st.promise;
+}
+
+void check_budgets(campaign_pointer self) {
+  auto& st = self->state;
+  if (st.done || st.budget_spent)
+    return;
+  if (st.setup.wall_time_s > 0 && st.elapsed_s() >= st.setup.wall_time_s) {
+    spend_budget(self, "the campaign's wall time (" + std::to_string(st.setup.wall_time_s) +
+                           " s) ran out");
+    return;
+  }
+  if (st.setup.gpu_seconds > 0 && st.setup.dispatcher != nullptr) {
+    self->request(st.setup.dispatcher, caf::infinite, bench_stats_request{})
+        .then(
+            [self](bench_stats& s) {
+              double busy_s = 0;
+              for (double ms : s.busy_ms)
+                busy_s += ms / 1000;
+              if (busy_s >= self->state.setup.gpu_seconds)
+                spend_budget(self, "the campaign's GPU time (" +
+                                       std::to_string(self->state.setup.gpu_seconds) +
+                                       " s) ran out");
+              else
+                schedule_check(self);
+            },
+            [self](caf::error&) { schedule_check(self); });
+    return;
+  }
+  schedule_check(self);
+}
+
+campaign_actor::behavior_type campaign(campaign_pointer self, campaign_setup setup) {
+  self->state.setup = std::move(setup);
+  return {
+      [self](const run_all&) { return run(self); },
+      [self](const stop_msg& m) {
+        if (m.kind == stop_kind::interrupt)
+          self->state.interrupted = true;
+        tell_all(self, m);
+      },
+      [self](tick_atom) { check_budgets(self); },
+  };
+}
+
+} // namespace
+
+campaign_actor spawn_campaign(caf::actor_system& sys, campaign_setup setup) {
+  return sys.spawn(campaign, std::move(setup));
+}
+
+} // namespace ks::actors

@@ -1,0 +1,41 @@
+#pragma once
+
+#include "actors/bench_dispatcher_actor.hpp"
+#include "actors/fwd.hpp"
+#include "actors/messages.hpp"
+#include "actors/store_actor.hpp"
+#include "actors/supervisor_actor.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ks::actors {
+
+/// Shows a campaign's progress and keeps its outputs fresh. Every interval it asks each
+/// supervisor where its task stands and the dispatcher how busy each GPU was, and prints one
+/// line per task (nodes, best speedup, fraction of the roofline) and per GPU (busy share) to
+/// stderr; every `write_interval_s` it has the store write results.json, best/ and report.md.
+/// report_now prints and writes at once (the campaign's last report) and answers once written.
+using reporter_actor =
+    caf::typed_actor<caf::reacts_to<tick_atom>, caf::replies_to<report_now>::with<ack>>;
+
+/// Everything a reporter starts with.
+struct reporter_setup {
+  std::vector<supervisor_actor> supervisors;
+  std::vector<std::string> tasks;     ///< the supervisors' task names, in the same order
+  bench_dispatcher_actor dispatcher;  ///< null in a dry run
+  std::vector<std::string> gpu_names; ///< by GPU index
+  store_actor store;                  ///< null in a dry run: nothing is written
+  std::string output_dir;
+  double interval_s = 5;        ///< progress lines; 0 = none
+  double write_interval_s = 30; ///< outputs; 0 = only at the end
+};
+
+/// Spawns a reporter; its first tick comes after one interval.
+reporter_actor spawn_reporter(caf::actor_system& sys, reporter_setup setup);
+
+} // namespace ks::actors

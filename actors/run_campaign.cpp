@@ -1,0 +1,413 @@
+// run_campaign: the wiring of a campaign, in the order it must happen.
+//
+//   1. the tasks (campaign.tasks globs), so that a typo costs no worker start;
+//   2. the output folder: <output>/state is the store (LMDB), <output>/cache the compile cache
+//      (unless run_options.cache_dir); a store that holds the campaign means a resume;
+//   3. the GPUs: one bench actor per GPU (detached: its worker calls block), each asked one
+//      info job, then one calibrate job unless the store has that device's calibration (by
+//      uuid). With gpus = "all", device 0's info says how many devices there are;
+//   4. the compile pool (one detached worker per CPU core), for the first GPU's architecture
+//      (or run_options.arch);
+//   5. the agents: planner, coder and repairer, each agents.max_concurrency times with its own
+//      backend; the analyst and the judge;
+//   6. the campaign record (runs + 1, the environment as read);
+//   7. the campaign actor, which spawns a supervisor per task and the reporter, and answers
+//      once every task has ended. Meanwhile run_options.stop_requested is polled every 100
+//      ms; once set, the campaign is told to stop (see supervisor_actor.cpp: each job in
+//      flight finishes and is written, nothing new starts, unfinished nodes wait for a resume);
+//   8. shutdown: every actor is sent an exit message (a detached actor still receiving would
+//      keep the actor system alive), and the system waits for them.
+//
+// A dry run skips 2's store, 3 and 6: no GPU, no worker, nothing written but the compile
+// cache. Each supervisor compiles its reference, asks the planner for one round of K plans,
+// codes and compiles them, and says what would be measured; the lines are printed to stdout.
+
+#include "actors/run_campaign.hpp"
+
+#include "actors/actor_error.hpp"
+#include "actors/bench_dispatcher_actor.hpp"
+#include "actors/campaign_actor.hpp"
+#include "actors/campaign_tasks.hpp"
+#include "actors/messages.hpp"
+#include "actors/records_json.hpp"
+#include "engine/agent_backend.hpp"
+#include "engine/judge.hpp"
+#include "gpu/compiler.hpp"
+#include "memory/store.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace ks::actors {
+
+namespace fs = std::filesystem;
+using engine::errc;
+using engine::fail;
+
+namespace {
+
+/// Sends every actor it holds an exit message when it goes, so that the actor system, which
+/// waits for all actors, can shut down on every path out of run_campaign.
+class exit_guard {
+public:
+  explicit exit_guard(caf::scoped_actor& self) : self_(self) {}
+  ~exit_guard() {
+    for (const caf::actor& a : actors_)
+      self_->send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  template <class Handle>
+  Handle keep(Handle h) {
+    actors_.push_back(caf::actor_cast<caf::actor>(h));
+    return h;
+  }
+
+private:
+  caf::scoped_actor& self_;
+  std::vector<caf::actor> actors_;
+};
+
+/// Asks `handle` and waits for the answer; an error becomes an engine error of `code`.
+template <class Reply, class Handle, class Msg>
+engine::expected<Reply> ask(caf::scoped_actor& self, const Handle& handle, Msg msg, errc code) {
+  engine::expected<Reply> out = fail(code, "no answer");
+  self->request(handle, caf::infinite, std::move(msg))
+      .receive([&](Reply& r) { out = std::move(r); },
+               [&](caf::error& e) { out = fail(code, describe(e)); });
+  return out;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buffer;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// One GPU of the campaign as its bench actor reported it.
+struct gpu_slot {
+  bench_actor bench;
+  gpu_description description;
+};
+
+/// Spawns the bench actors and asks each for its device and calibration (step 3).
+engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::scoped_actor& self,
+                                                  exit_guard& guard,
+                                                  const config::campaign_config& config,
+                                                  const run_options& options, store_actor store,
+                                                  task_table_ptr tasks) {
+  bench_settings settings;
+  settings.verify.trials = static_cast<int32_t>(config.bench.trials);
+  settings.timing.warmup_ms = config.bench.warmup_ms;
+  settings.timing.min_trials = static_cast<int32_t>(config.bench.min_timing_trials);
+  settings.timing.max_ms = config.bench.max_timing_ms;
+  auto spawn_one = [&](int32_t index, int32_t device) {
+    gpu::worker_options w;
+    w.executable = options.worker_executable.empty() ? gpu::default_worker_executable()
+                                                     : options.worker_executable;
+    w.device = device;
+    w.verify_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.verify_timeout_s));
+    w.time_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.time_timeout_s));
+    return guard.keep(spawn_gpu_bench(sys, index, std::move(w), settings, tasks));
+  };
+  auto info_of = [&](const bench_actor& b, int32_t device) -> engine::expected<gpu::device_info> {
+    auto r = ask<bench_result>(self, b, bench_job{bench_kind::info, {}, {}, {}, -1, "info"},
+                               errc::subprocess);
+    if (!r)
+      return tl::unexpected(r.error());
+    if (!r->ok) {
+      auto kind = static_cast<gpu::failure_kind>(r->failure);
+      std::string hint = kind == gpu::failure_kind::no_device
+                             ? "\n  without a GPU, --dry-run plans, codes and compiles one round"
+                             : "";
+      return fail(kind == gpu::failure_kind::no_device ? errc::not_found : errc::subprocess,
+                  "device " + std::to_string(device) + ": " + r->message + hint);
+    }
+    return r->device;
+  };
+
+  std::vector<int32_t> devices = config.gpus.devices;
+  std::vector<gpu_slot> gpus;
+  if (config.gpus.all) {
+    gpu_slot first{spawn_one(0, 0), {}};
+    auto info = info_of(first.bench, 0);
+    if (!info)
+      return tl::unexpected(info.error());
+    first.description.info = *info;
+    gpus.push_back(std::move(first));
+    for (int32_t d = 1; d < info->device_count; ++d)
+      devices.push_back(d);
+    devices.insert(devices.begin(), 0);
+  }
+  for (size_t i = gpus.size(); i < devices.size(); ++i) {
+    gpu_slot slot{spawn_one(static_cast<int32_t>(i), devices[i]), {}};
+    auto info = info_of(slot.bench, devices[i]);
+    if (!info)
+      return tl::unexpected(info.error());
+    slot.description.info = *info;
+    gpus.push_back(std::move(slot));
+  }
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    gpu_description& d = gpus[i].description;
+    d.index = static_cast<int32_t>(i);
+    d.device = devices[i];
+    // Calibrated once per device: the store keeps it by uuid.
+    auto stored = ask<calibration_reply>(self, store, get_calibration{d.info.uuid}, errc::io);
+    if (stored && stored->found)
+      if (auto c = parse_calibration(stored->json)) {
+        d.calibration = *c;
+        continue;
+      }
+    auto r = ask<bench_result>(self, gpus[i].bench,
+                               bench_job{bench_kind::calibrate, {}, {}, {}, -1, "calibrate"},
+                               errc::subprocess);
+    if (!r || !r->ok) {
+      std::cerr << "kernelskill: cannot calibrate device " << d.device << " ("
+                << (r ? r->message : r.error().message())
+                << "); its roofline fractions stay unknown\n";
+      continue;
+    }
+    d.calibration = r->calibration;
+    ask<ack>(self, store, put_calibration{d.info.uuid, calibration_json(d.calibration)}, errc::io);
+  }
+  return gpus;
+}
+
+engine::policy_options policy_options_for(const config::campaign_config& config) {
+  engine::policy_options out;
+  for (const engine::policy_info& info : engine::policy_registry())
+    if (info.name == config.search.policy)
+      for (const engine::policy_option& o : info.options)
+        if (o.name == "exploration")
+          out.emplace("exploration", config.search.exploration);
+  return out;
+}
+
+engine::backend_settings backend_settings_for(const config::agents_section& a) {
+  return {{"endpoint", a.endpoint},
+          {"model", a.model},
+          {"api_key_env", a.api_key_env},
+          {"max_concurrency", std::to_string(a.max_concurrency)},
+          {"request_timeout_s", std::to_string(a.request_timeout_s)}};
+}
+
+} // namespace
+
+engine::expected<campaign_summary> run_campaign(const config::campaign_config& config,
+                                                const run_options& options) {
+  const bool dry = options.dry_run;
+  // 1. The tasks.
+  auto loaded = load_campaign_tasks(config);
+  if (!loaded)
+    return tl::unexpected(loaded.error());
+  auto table = std::make_shared<task_table>();
+  std::vector<std::string> order;
+  for (engine::task& t : *loaded) {
+    order.push_back(t.name);
+    table->emplace(t.name, std::move(t));
+  }
+  engine::search_limits limits{config.search.branches,
+                               config.search.depth,
+                               config.campaign.candidates_per_task,
+                               config.search.stop_roofline_fraction,
+                               config.search.stop_patience,
+                               config.search.min_gain};
+  if (auto ok = engine::validate(limits); !ok)
+    return tl::unexpected(ok.error());
+  if (auto ok = engine::make_policy(config.search.policy, policy_options_for(config)); !ok)
+    return tl::unexpected(ok.error());
+
+  // 2. The output folder and the store.
+  const fs::path output = config.output_dir();
+  std::error_code ec;
+  fs::create_directories(output, ec);
+  if (ec)
+    return fail(errc::io,
+                "cannot create the output folder " + output.string() + ": " + ec.message());
+  std::shared_ptr<memory::store> db;
+  if (!dry) {
+    auto opened = memory::store::open(output / "state");
+    if (!opened)
+      return tl::unexpected(opened.error());
+    db = std::make_shared<memory::store>(std::move(*opened));
+  }
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys(cfg);
+  caf::scoped_actor self(sys);
+  exit_guard guard(self);
+  store_actor store = dry ? store_actor{} : guard.keep(spawn_store(sys, db));
+  campaign_reply prior;
+  if (!dry) {
+    auto r = ask<campaign_reply>(self, store, get_campaign{}, errc::io);
+    if (!r)
+      return tl::unexpected(r.error());
+    prior = std::move(*r);
+  }
+
+  // 3. The GPUs.
+  std::vector<gpu_slot> gpus;
+  if (!dry) {
+    auto opened = open_gpus(sys, self, guard, config, options, store, table);
+    if (!opened)
+      return tl::unexpected(opened.error());
+    gpus = std::move(*opened);
+  }
+
+  // 4. The compile pool, for the first GPU's architecture.
+  gpu::compiler_options co;
+  co.nvcc = options.nvcc;
+  co.include_dir = options.include_dir;
+  co.cache_dir = options.cache_dir.empty() ? output / "cache" : options.cache_dir;
+  co.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.compile_timeout_s));
+  if (!options.arch.empty())
+    co.arch = options.arch;
+  else if (!gpus.empty())
+    co.arch = gpus.front().description.info.arch.empty()
+                  ? gpu::arch_for(gpus.front().description.info.cc_major,
+                                  gpus.front().description.info.cc_minor)
+                  : gpus.front().description.info.arch;
+  auto made = gpu::compiler::create(co);
+  if (!made)
+    return tl::unexpected(made.error());
+  auto compiler = std::make_shared<const gpu::compiler>(std::move(*made));
+  int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+
+  // 5. The agents.
+  team members;
+  members.store = store;
+  members.compiler = guard.keep(spawn_compile_pool(sys, compiler, cores));
+  int64_t agents = std::max<int64_t>(1, config.agents.max_concurrency);
+  engine::backend_settings settings = backend_settings_for(config.agents);
+  for (int64_t i = 0; i < agents; ++i) {
+    std::shared_ptr<engine::agent_backend> backends[3];
+    for (auto& b : backends) {
+      auto made_backend = engine::make_backend(config.agents.backend, settings);
+      if (!made_backend)
+        return tl::unexpected(made_backend.error());
+      b = std::move(*made_backend);
+    }
+    members.planners.push_back(guard.keep(spawn_planner(sys, backends[0], table)));
+    members.coders.push_back(guard.keep(spawn_coder(sys, backends[1], table)));
+    members.repairers.push_back(guard.keep(spawn_repairer(sys, backends[2], table)));
+  }
+  members.analyst = guard.keep(spawn_analyst(sys, table));
+  members.judge = guard.keep(spawn_judge(sys, engine::judge_options{config.search.min_gain}));
+  bench_dispatcher_actor dispatcher;
+  if (!dry) {
+    std::vector<bench_actor> benches;
+    for (const gpu_slot& g : gpus)
+      benches.push_back(g.bench);
+    dispatcher = guard.keep(spawn_bench_dispatcher(sys, std::move(benches)));
+    members.bench = dispatcher;
+  }
+
+  // 6. The campaign record.
+  std::vector<gpu_description> described;
+  for (const gpu_slot& g : gpus)
+    described.push_back(g.description);
+  if (!dry) {
+    memory::campaign_record record = prior.found ? prior.record : memory::campaign_record{};
+    if (!prior.found) {
+      record.started_at = now_iso8601();
+      record.config_text =
+          config.source.empty() ? config::config_text(config) : read_text(config.source);
+    }
+    record.runs += 1;
+    record.environment = environment_json(described, co.arch, compiler->nvcc_version(), dry);
+    if (auto r = ask<ack>(self, store, put_campaign{record}, errc::io); !r)
+      return tl::unexpected(r.error());
+  }
+
+  // 7. The campaign: a supervisor per task, task i timed on GPU i mod n.
+  campaign_setup setup;
+  for (size_t i = 0; i < order.size(); ++i) {
+    supervisor_setup s;
+    s.task = order[i];
+    s.home_gpu = gpus.empty() ? 0 : static_cast<int32_t>(i % gpus.size());
+    if (!gpus.empty()) {
+      const gpu_description& home = gpus[static_cast<size_t>(s.home_gpu)].description;
+      s.gpu_name = home.info.name;
+      s.peak_gbps = home.calibration.dram_gbps;
+      s.peak_gflops = home.calibration.fp32_gflops;
+    }
+    s.limits = limits;
+    s.policy = config.search.policy;
+    s.policy_options = policy_options_for(config);
+    s.repair_rounds = config.agents.repair_rounds;
+    s.finalists = config.search.finalists;
+    s.kind = dry ? run_kind::dry_run : run_kind::search;
+    s.tasks = table;
+    s.team = members;
+    setup.tasks.push_back(std::move(s));
+  }
+  setup.dispatcher = dispatcher;
+  for (const gpu_description& d : described)
+    setup.gpu_names.push_back(d.info.name);
+  setup.store = store;
+  setup.output_dir = dry ? std::string() : output.string();
+  setup.wall_time_s = config.campaign.wall_time_s;
+  setup.gpu_seconds = config.campaign.gpu_seconds;
+  setup.progress_interval_s = options.progress_interval_s;
+  campaign_actor campaign = guard.keep(spawn_campaign(sys, std::move(setup)));
+
+  // run_all's answer comes back as an ordinary message (sent, not requested), so the wait can
+  // poll stop_requested in between.
+  self->send(campaign, run_all{});
+  std::optional<campaign_report> report;
+  std::optional<std::string> failure;
+  bool stop_sent = false;
+  while (!report && !failure) {
+    self->receive([&](campaign_report& r) { report = std::move(r); },
+                  [&](caf::error& e) { failure = describe(e); },
+                  caf::after(std::chrono::milliseconds(100)) >>
+                      [&] {
+                        if (!stop_sent && options.stop_requested != nullptr &&
+                            options.stop_requested->load()) {
+                          stop_sent = true;
+                          self->send(campaign, stop_msg{stop_kind::interrupt, "interrupted"});
+                        }
+                      });
+  }
+  if (failure)
+    return fail(errc::internal, "the campaign failed: " + *failure);
+
+  // The summary.
+  campaign_summary summary;
+  summary.interrupted = report->interrupted;
+  summary.resumed = prior.found;
+  summary.wall_s = report->wall_s;
+  for (const task_report& t : report->tasks) {
+    summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms,
+                                         t.speedup, t.fraction_of_roofline});
+    summary.candidates_verified += t.verified;
+    summary.candidates_timed += t.timed;
+    for (const std::string& line : t.dry_run_lines)
+      std::cout << line << '\n';
+  }
+  for (double busy_ms : report->bench.busy_ms)
+    summary.gpu_busy_share.push_back(report->wall_s > 0 ? busy_ms / (1000 * report->wall_s) : 0);
+  std::cout << std::flush;
+  return summary;
+}
+
+} // namespace ks::actors

@@ -1,0 +1,628 @@
+// The supervisor of one task: its tree search, from the reference to the winner.
+//
+// Start: the store's snapshot of the task rebuilds the tree (search_tree::from_records) and
+// the short-term memory; a task already done (or failed) is reported at once. Then the
+// reference (node 0) is compiled, verified against itself and timed, and accepted once timed;
+// on a resume it is only compiled again (a cache hit), since every verification compares with
+// it. Every node that was not final when the last run died is redone from the last state the
+// store holds (supervisor_branch.cpp), so no final node is lost or redone.
+//
+// The step function (next_step) runs whenever no work is in flight: the stop rule, then the
+// policy's choice of a parent, then the planner's K plans, then K branches in parallel. It
+// waits for all K branches of an expansion to settle before the next: the stop rule counts
+// settled expansions, and the other tasks of the campaign keep the GPUs busy meanwhile.
+// Every transition is written to the store, and its ack awaited, before the next step starts.
+//
+// Stopping: the stop rule (or a campaign budget) starts no new expansion; branches in flight
+// finish and are judged; then the finals re-time the finalists interleaved (A B C A B C) on
+// the task's home GPU and the judge picks the winner. An interrupt (Ctrl-C) starts no new step
+// at all: each job in flight finishes and its result is written, then the supervisor reports;
+// the nodes it leaves unfinished are redone on resume, and a task interrupted in its finals
+// runs them again.
+
+#include "actors/actor_error.hpp"
+#include "actors/supervisor_state.hpp"
+#include "engine/judge.hpp"
+#include "gpu/content_hash.hpp"
+
+#include <caf/actor_system.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace ks::actors {
+
+namespace {
+
+std::optional<std::string> read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string first_line(const std::string& text) {
+  auto start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos)
+    return {};
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+} // namespace
+
+std::string source_hash(const std::string& text) {
+  gpu::content_hasher h;
+  h.update("cuda-source", text);
+  return h.hex_digest();
+}
+
+// -- helpers -----------------------------------------------------------------------------------
+
+std::string supervisor_state::describe_error(const caf::error& e) {
+  return describe(e);
+}
+
+const std::string& supervisor_state::source_of(const std::string& hash) const {
+  static const std::string none;
+  auto i = sources.find(hash);
+  return i == sources.end() ? none : i->second;
+}
+
+std::string supervisor_state::label(engine::node_id id) const {
+  return setup.task + "#" + std::to_string(id);
+}
+
+void supervisor_state::warn(const std::string& what) const {
+  std::cerr << "kernelskill: " + setup.task + ": " + what + "\n";
+}
+
+bool supervisor_state::update(const engine::node_record& record) {
+  if (auto ok = tree.update(record); !ok) {
+    fail_task("the search tree refused node " + std::to_string(record.id) + ": " +
+              ok.error().message());
+    return false;
+  }
+  return true;
+}
+
+put_node supervisor_state::node_write(engine::node_id id) {
+  return put_node{setup.task, tree.node(id), details[id]};
+}
+
+void supervisor_state::put_node_then(engine::node_id id, std::function<void()> next) {
+  store_then(node_write(id), std::move(next));
+}
+
+// -- start and resume --------------------------------------------------------------------------
+
+caf::result<task_report> supervisor_state::start() {
+  if (started)
+    return make_actor_error(actor_errc::internal, setup.task + " is already running");
+  started = true;
+  auto t = setup.tasks->find(setup.task);
+  if (t == setup.tasks->end())
+    return make_actor_error(actor_errc::task, "no task named '" + setup.task + "'");
+  subject = &t->second;
+  floor_ms = engine::roofline_floor_ms(subject->cost, setup.peak_gbps, setup.peak_gflops);
+  auto made = engine::make_policy(setup.policy, setup.policy_options);
+  if (!made)
+    return to_caf_error(actor_errc::task, made.error());
+  policy = std::move(*made);
+  auto reference = read_text(subject->reference_path);
+  if (!reference)
+    return make_actor_error(actor_errc::task,
+                            "cannot read the reference " + subject->reference_path.string());
+  reference_hash = source_hash(*reference);
+  sources[reference_hash] = std::move(*reference);
+  state.name = setup.task;
+  state.manifest = subject->manifest_path.string();
+  promise = self->make_response_promise<task_report>();
+  if (setup.kind == run_kind::dry_run) {
+    dry_run();
+    return promise;
+  }
+  step_timer step("load");
+  self->request(setup.team.store, caf::infinite, get_task{setup.task})
+      .then(
+          [this, step](task_snapshot& snapshot) {
+            step.done(perf);
+            if (!finished)
+              restore(snapshot);
+          },
+          [this](caf::error& e) {
+            fail_task("cannot read the task from the store: " + describe(e));
+          });
+  return promise;
+}
+
+void supervisor_state::restore(task_snapshot& snapshot) {
+  if (snapshot.has_state) {
+    state = std::move(snapshot.state);
+    state.name = setup.task;
+    state.manifest = subject->manifest_path.string();
+  }
+  if (!snapshot.nodes.empty()) {
+    auto rebuilt = engine::search_tree::from_records(std::move(snapshot.nodes));
+    if (!rebuilt) {
+      fail_task("the stored tree is inconsistent: " + rebuilt.error().message());
+      return;
+    }
+    tree = std::move(*rebuilt);
+    memory = engine::short_term_memory(std::move(snapshot.outcomes), std::move(snapshot.repairs));
+    sources.merge(snapshot.sources);
+    details = std::move(snapshot.details);
+  }
+  // A task that ended in an earlier run stays as it ended.
+  if (state.phase == "done" || state.phase == "failed") {
+    finish();
+    return;
+  }
+  state.phase = "searching";
+  if (floor_ms > 0)
+    state.roofline_floor_ms = floor_ms;
+  engine::node_record root = tree.root();
+  if (root.source_hash.empty() || root.status == engine::node_status::planned) {
+    root.source_hash = reference_hash;
+    root.status = engine::node_status::coded;
+    if (!update(root))
+      return;
+  }
+  put_batch batch;
+  batch.sources.push_back(put_source{reference_hash, sources[reference_hash]});
+  batch.tasks.push_back(put_task{state});
+  store_then(std::move(batch), [this] { resume(); });
+}
+
+void supervisor_state::resume() {
+  const engine::node_record& root = tree.root();
+  // The reference first: nothing can be compared before it is timed.
+  if (!engine::is_final(root)) {
+    resume_branch(0);
+    return;
+  }
+  if (root.status != engine::node_status::accepted) {
+    next_step();
+    return;
+  }
+  // Every verification compares with the reference's shared object: build it (a cache hit).
+  step_timer step("reference/compile");
+  self->request(setup.team.compiler, caf::infinite,
+                compile_job{label(0), source_of(root.source_hash)})
+      .then(
+          [this, step](compile_done& r) {
+            step.done(perf);
+            if (finished)
+              return;
+            if (!r.ok) {
+              fail_task("the reference no longer compiles: " + first_line(r.diagnostics));
+              return;
+            }
+            reference_so = r.shared_object;
+            usages[0] = r.usage;
+            for (const engine::node_record& n : tree.nodes())
+              if (n.id != 0 && !engine::is_final(n))
+                resume_branch(n.id);
+            next_step();
+          },
+          [this](caf::error& e) { fail_task("cannot compile the reference: " + describe(e)); });
+}
+
+// -- the step function -------------------------------------------------------------------------
+
+void supervisor_state::next_step() {
+  if (finished || planning || !branches.empty())
+    return;
+  // An interrupt starts nothing new: what ran has been written, the rest is for the resume.
+  if (interrupted) {
+    finish();
+    return;
+  }
+  // The stop rule first: a stopped search expands nothing and goes to its finals.
+  engine::stop_decision decision = engine::check_stop(tree, setup.limits);
+  if (!decision.stop() && budget_stop)
+    decision = engine::stop_decision{engine::stop_reason::budget, *budget_stop};
+  if (decision.stop()) {
+    finals(decision);
+    return;
+  }
+  // The policy picks the parent; the stop rule already checked that one exists.
+  std::optional<engine::node_id> parent = policy->select(tree, setup.limits);
+  int64_t count = engine::branches_allowed(tree, setup.limits);
+  if (!parent || count == 0) {
+    finals(
+        engine::stop_decision{parent ? engine::stop_reason::budget : engine::stop_reason::exhausted,
+                              "nothing left to expand"});
+    return;
+  }
+  // The planner proposes K plans not tried on that parent; each becomes a branch.
+  plan(*parent, count);
+}
+
+void supervisor_state::plan(engine::node_id parent, int64_t count) {
+  planning = true;
+  const engine::node_record& p = tree.node(parent);
+  // The planner works from the parent's bottleneck: diagnose it first if this run has not.
+  if (diagnoses.count(parent) == 0 && p.time.measured()) {
+    analyze_then(parent, [this, parent, count] { plan(parent, count); });
+    return;
+  }
+  plan_request request;
+  request.task = setup.task;
+  request.parent = parent;
+  request.parent_lineage = tree.lineage(parent).value();
+  request.parent_source = source_of(p.source_hash);
+  request.tried = memory.tried_plans(parent);
+  request.diagnosis = diagnoses[parent];
+  request.parent_fraction_of_roofline = p.fraction_of_roofline;
+  request.count = count;
+  step_timer step("expansion/plan");
+  self->request(member(setup.team.planners), caf::infinite, std::move(request))
+      .then(
+          [this, parent, count, step](plan_reply& r) {
+            step.done(perf);
+            planning = false;
+            if (finished)
+              return;
+            if (interrupted) {
+              next_step();
+              return;
+            }
+            if (static_cast<int64_t>(r.plans.size()) > count)
+              r.plans.resize(static_cast<size_t>(count));
+            expand(parent, std::move(r.plans));
+          },
+          [this, parent](caf::error& e) {
+            planning = false;
+            if (!finished)
+              exhaust(parent, "the planner failed: " + describe(e));
+          });
+}
+
+void supervisor_state::expand(engine::node_id parent, std::vector<engine::plan> plans) {
+  // Short-term memory has the last word: no plan twice on one parent, whatever the planner says.
+  std::vector<engine::plan> fresh;
+  for (engine::plan& p : plans) {
+    if (p.skill.empty() || memory.was_tried(parent, p))
+      continue;
+    bool repeated = false;
+    for (const engine::plan& q : fresh)
+      repeated = repeated || engine::same_plan(p, q);
+    if (!repeated)
+      fresh.push_back(std::move(p));
+  }
+  if (fresh.empty()) {
+    exhaust(parent, {});
+    return;
+  }
+  auto ids = tree.expand(parent, fresh);
+  if (!ids) {
+    exhaust(parent, "the tree refused the plans: " + ids.error().message());
+    return;
+  }
+  // A plan counts as tried from the moment its branch starts (short_term_memory.hpp). The
+  // children and their pending outcomes are one write: a resumed tree never holds half an
+  // expansion.
+  put_batch batch;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    engine::node_id id = (*ids)[i];
+    engine::plan_outcome pending{fresh[i], id, engine::outcome_kind::pending, {}, 0};
+    memory.record_outcome(parent, pending);
+    batch.nodes.push_back(node_write(id));
+    batch.outcomes.push_back(put_outcome{setup.task, parent, std::move(pending)});
+    branches[id];
+  }
+  store_then(std::move(batch), [this, ids = *ids] {
+    for (engine::node_id id : ids)
+      start_branch(id);
+  });
+}
+
+void supervisor_state::exhaust(engine::node_id parent, const std::string& why) {
+  if (!why.empty())
+    warn(why + "; node " + std::to_string(parent) + " is not expanded again");
+  if (auto ok = tree.mark_exhausted(parent); !ok) {
+    fail_task(ok.error().message());
+    return;
+  }
+  put_node_then(parent, [this] { next_step(); });
+}
+
+// -- finals ------------------------------------------------------------------------------------
+
+void supervisor_state::finals(const engine::stop_decision& decision) {
+  state.stop_reason = engine::to_string(decision.reason);
+  state.stop_text = decision.text;
+  std::vector<engine::node_id> finalists = engine::pick_finalists(tree, setup.finalists);
+  if (finalists.empty()) {
+    state.phase = "failed";
+    store_then(put_task{state}, [this] { finish(); });
+    return;
+  }
+  if (finalists.size() == 1) {
+    engine::node_id only = finalists.front();
+    store_then(put_task{state},
+               [this, only] { declare_winner(only, tree.node(only).time.median_ms); });
+    return;
+  }
+  state.phase = "finals";
+  auto run = std::make_shared<final_run>();
+  run->finalists = std::move(finalists);
+  run->samples.resize(run->finalists.size());
+  run->schedule =
+      engine::interleaved_schedule(static_cast<int64_t>(run->finalists.size()), setup.final_rounds);
+  store_then(put_task{state}, [this, run] { compile_finalist(run); });
+}
+
+void supervisor_state::compile_finalist(std::shared_ptr<final_run> run) {
+  if (run->objects.size() == run->finalists.size()) {
+    time_finalist(run);
+    return;
+  }
+  engine::node_id id = run->finalists[run->objects.size()];
+  if (id == 0) {
+    run->objects.push_back(reference_so);
+    compile_finalist(run);
+    return;
+  }
+  const std::string& text = source_of(tree.node(id).source_hash);
+  self->request(setup.team.compiler, caf::infinite, compile_job{label(id), text})
+      .then(
+          [this, run](compile_done& r) {
+            if (finished)
+              return;
+            run->objects.push_back(r.ok ? r.shared_object : std::string());
+            compile_finalist(run);
+          },
+          [this](caf::error& e) { fail_task("cannot compile a finalist: " + describe(e)); });
+}
+
+void supervisor_state::time_finalist(std::shared_ptr<final_run> run) {
+  if (interrupted) {
+    finish();
+    return;
+  }
+  // One slot at a time, in the schedule's order: that is what makes the final interleaved.
+  while (run->next < run->schedule.size() &&
+         run->objects[static_cast<size_t>(run->schedule[run->next])].empty())
+    ++run->next;
+  if (run->next == run->schedule.size()) {
+    decide_final(run);
+    return;
+  }
+  auto slot = static_cast<size_t>(run->schedule[run->next++]);
+  bench_job job{bench_kind::time,   setup.task,     {},
+                run->objects[slot], setup.home_gpu, label(run->finalists[slot]) + " (final)"};
+  self->request(setup.team.bench, caf::infinite, std::move(job))
+      .then(
+          [this, run, slot](bench_result& r) {
+            if (finished)
+              return;
+            if (r.ok)
+              run->samples[slot].push_back(r.timing.median_ms);
+            else
+              warn("a final re-timing of " + label(run->finalists[slot]) + " failed: " + r.message);
+            time_finalist(run);
+          },
+          [this](caf::error& e) {
+            warn("the bench is gone during the finals: " + describe(e));
+            interrupted = true;
+            finish();
+          });
+}
+
+void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
+  run->step.done(perf);
+  // A finalist that failed every re-timing drops out of the final.
+  std::vector<engine::node_id> entrants;
+  final_request request;
+  for (size_t i = 0; i < run->finalists.size(); ++i) {
+    if (run->samples[i].empty())
+      continue;
+    entrants.push_back(run->finalists[i]);
+    request.samples_ms.push_back(run->samples[i]);
+  }
+  if (entrants.empty()) {
+    engine::node_id best = tree.best_accepted().value_or(0);
+    declare_winner(best, tree.node(best).time.median_ms);
+    return;
+  }
+  self->request(setup.team.judge, caf::infinite, std::move(request))
+      .then(
+          [this, entrants](final_reply& r) {
+            auto winner = static_cast<size_t>(r.winner);
+            state.stop_text += "; final: " + r.reason;
+            declare_winner(entrants[winner], r.timings[winner].median_ms);
+          },
+          [this](caf::error& e) { fail_task("the judge failed the final: " + describe(e)); });
+}
+
+void supervisor_state::declare_winner(engine::node_id winner, double median_ms) {
+  state.phase = "done";
+  state.winner = winner;
+  state.winner_median_ms = median_ms;
+  state.reference_median_ms = tree.root().time.median_ms;
+  state.roofline_floor_ms = floor_ms;
+  store_then(put_task{state}, [this] { finish(); });
+}
+
+// -- dry run -----------------------------------------------------------------------------------
+
+void supervisor_state::dry_run() {
+  state.phase = "dry_run";
+  int64_t count = std::min(setup.limits.branches, setup.limits.candidate_budget);
+  std::string gpu = "GPU " + std::to_string(setup.home_gpu);
+  auto add = [this](std::string line) { dry_run_lines.push_back(setup.task + ": " + line); };
+  auto pending = std::make_shared<int64_t>(0);
+  auto done_one = [this, pending] {
+    if (--*pending == 0)
+      finish();
+  };
+  // Each candidate: code, then compile; the line says what would be measured.
+  auto candidate = [this, add, gpu, done_one](size_t i, engine::plan p) {
+    code_request request{setup.task,
+                         p,
+                         {engine::reference_plan(), p},
+                         sources[reference_hash],
+                         sources[reference_hash]};
+    std::string name = "candidate " + std::to_string(i + 1) + " " + engine::plan_key(p);
+    self->request(member(setup.team.coders), caf::infinite, std::move(request))
+        .then(
+            [this, add, gpu, done_one, name](code_reply& r) {
+              self->request(setup.team.compiler, caf::infinite,
+                            compile_job{name, std::move(r.source)})
+                  .then(
+                      [add, gpu, done_one, name](compile_done& c) {
+                        if (c.ok)
+                          add(name + ": compiled" + (c.cached ? " (cached)" : "") +
+                              "; would verify it against the reference, then time it on " + gpu);
+                        else
+                          add(name + ": does not compile (" + first_line(c.diagnostics) +
+                              "); would ask the repairer, then verify and time the fix");
+                        done_one();
+                      },
+                      [add, done_one, name](caf::error& e) {
+                        add(name + ": cannot compile: " + describe(e));
+                        done_one();
+                      });
+            },
+            [add, done_one, name](caf::error& e) {
+              add(name + ": the coder failed: " + describe(e));
+              done_one();
+            });
+  };
+  *pending = 1;
+  self->request(setup.team.compiler, caf::infinite, compile_job{label(0), sources[reference_hash]})
+      .then(
+          [this, add, gpu, count, pending, done_one, candidate](compile_done& c) {
+            if (!c.ok) {
+              add("the reference does not compile: " + first_line(c.diagnostics));
+              done_one();
+              return;
+            }
+            add(std::string("reference: compiled") + (c.cached ? " (cached)" : "") +
+                "; would verify it against itself, then time it on " + gpu);
+            plan_request request;
+            request.task = setup.task;
+            request.parent = 0;
+            request.parent_lineage = {engine::reference_plan()};
+            request.parent_source = sources[reference_hash];
+            request.count = count;
+            self->request(member(setup.team.planners), caf::infinite, std::move(request))
+                .then(
+                    [add, count, pending, done_one, candidate](plan_reply& r) {
+                      if (static_cast<int64_t>(r.plans.size()) > count)
+                        r.plans.resize(static_cast<size_t>(count));
+                      add("the planner proposes " + std::to_string(r.plans.size()) +
+                          " plan(s) for the " + "first expansion; " +
+                          std::to_string(2 + 2 * r.plans.size()) + " bench jobs would follow");
+                      *pending += static_cast<int64_t>(r.plans.size());
+                      for (size_t i = 0; i < r.plans.size(); ++i)
+                        candidate(i, r.plans[i]);
+                      done_one();
+                    },
+                    [add, done_one](caf::error& e) {
+                      add("the planner failed: " + describe(e));
+                      done_one();
+                    });
+          },
+          [add, done_one](caf::error& e) {
+            add("cannot compile the reference: " + describe(e));
+            done_one();
+          });
+}
+
+// -- the end -----------------------------------------------------------------------------------
+
+void supervisor_state::stop(const stop_msg& m) {
+  if (m.kind == stop_kind::budget) {
+    if (!budget_stop)
+      budget_stop = m.reason;
+    return;
+  }
+  interrupted = true;
+  if (started && !finished && branches.empty() && !planning && state.phase != "finals" &&
+      state.phase != "dry_run")
+    next_step();
+}
+
+task_progress supervisor_state::progress() const {
+  task_progress p;
+  p.name = setup.task;
+  p.phase = state.phase;
+  p.nodes = tree.size();
+  p.in_flight = static_cast<int64_t>(branches.size());
+  if (auto best = tree.best_accepted()) {
+    p.best_speedup = tree.speedup(*best);
+    p.best_fraction = tree.node(*best).fraction_of_roofline;
+  }
+  return p;
+}
+
+task_report supervisor_state::report() const {
+  task_report r;
+  r.name = setup.task;
+  r.phase = state.phase;
+  r.stop_reason = state.stop_reason;
+  r.stop_text = state.stop_text;
+  if (interrupted && state.phase != "done" && state.phase != "failed")
+    r.stop_reason = "interrupted";
+  r.nodes = tree.size();
+  r.winner = state.winner;
+  r.reference_ms = tree.root().time.median_ms;
+  if (state.winner != engine::no_node && state.winner_median_ms > 0)
+    r.best_ms = state.winner_median_ms;
+  else if (auto best = tree.best_accepted())
+    r.best_ms = tree.node(*best).time.median_ms;
+  if (r.reference_ms > 0 && r.best_ms > 0)
+    r.speedup = r.reference_ms / r.best_ms;
+  if (floor_ms > 0 && r.best_ms > 0)
+    r.fraction_of_roofline = floor_ms / r.best_ms;
+  r.verified = verified;
+  r.timed = timed;
+  r.dry_run_lines = dry_run_lines;
+  r.perf = perf;
+  return r;
+}
+
+void supervisor_state::finish() {
+  if (finished)
+    return;
+  finished = true;
+  promise.deliver(report());
+  self->quit();
+}
+
+void supervisor_state::fail_task(const std::string& why) {
+  if (finished)
+    return;
+  warn(why);
+  state.phase = "failed";
+  state.stop_reason = "error";
+  state.stop_text = why;
+  finish();
+}
+
+// -- the actor ---------------------------------------------------------------------------------
+
+namespace {
+
+supervisor_actor::behavior_type supervisor(supervisor_state::pointer self, supervisor_setup setup) {
+  self->state.self = self;
+  self->state.setup = std::move(setup);
+  return {
+      [self](const run_task&) { return self->state.start(); },
+      [self](const stop_msg& m) { self->state.stop(m); },
+      [self](const progress_request&) { return self->state.progress(); },
+  };
+}
+
+} // namespace
+
+supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_setup setup) {
+  return sys.spawn(supervisor, std::move(setup));
+}
+
+} // namespace ks::actors

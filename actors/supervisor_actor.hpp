@@ -1,0 +1,48 @@
+#pragma once
+
+#include "actors/fwd.hpp"
+#include "actors/team.hpp"
+#include "engine/search_limits.hpp"
+#include "engine/search_policy.hpp"
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace ks::actors {
+
+/// Runs the tree search of one task (see supervisor_actor.cpp): answers run_task with a
+/// task_report once the task has ended (its winner declared, or it failed) or, after an
+/// interrupt, once its work in flight has been recorded.
+using supervisor_actor =
+    caf::typed_actor<caf::replies_to<run_task>::with<task_report>, caf::reacts_to<stop_msg>,
+                     caf::replies_to<progress_request>::with<task_progress>>;
+
+/// Says whether a supervisor searches or only shows what it would measure.
+enum class run_kind { search, dry_run };
+
+/// Everything a supervisor starts with.
+struct supervisor_setup {
+  std::string task;     ///< its name in `tasks`
+  int32_t home_gpu = 0; ///< the GPU index every timing of the task runs on
+  std::string gpu_name; ///< the home GPU's name, for skill statistics
+  double peak_gbps = 0; ///< the home GPU's calibration; 0 = unknown
+  double peak_gflops = 0;
+  engine::search_limits limits;
+  std::string policy = "best_first";
+  engine::policy_options policy_options;
+  int64_t repair_rounds = 2; ///< repairs of one branch, at most
+  int64_t finalists = 3;     ///< finalists re-timed interleaved
+  int64_t final_rounds = 5;  ///< rounds of the interleaved final (A B C A B C ...)
+  run_kind kind = run_kind::search;
+  task_table_ptr tasks;
+  actors::team team;
+};
+
+/// Spawns the supervisor of `setup.task`; it waits for run_task.
+supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_setup setup);
+
+} // namespace ks::actors

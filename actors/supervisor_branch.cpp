@@ -1,0 +1,414 @@
+// One branch of a supervisor: a node's life from its plan to the judge's verdict.
+//
+//   planned -> coded -> compiled -> verified -> timed -> accepted | rejected
+//
+// Each step writes the node's new state to the store and waits for the ack before the next
+// job is sent, so a killed campaign resumes from the last state written: a planned node is
+// coded again, a coded, compiled or verified one is compiled again from its saved source (a
+// cache hit) and goes on from there, a timed one is only judged. A failed step ends in a
+// repair (bounded by agents.repair_rounds, each round recorded in short-term memory and the
+// store) that gives a new source, or in a final failure status. The reference (node 0) takes
+// the same path with its own source, is never repaired, and is accepted once timed.
+//
+// Stopping: after an interrupt, each step that completes is written, and then no new job
+// starts (paused()): the node stays unfinished for the resume.
+
+#include "actors/actor_error.hpp"
+#include "actors/records_json.hpp"
+#include "actors/supervisor_state.hpp"
+#include "gpu/failure.hpp"
+
+namespace ks::actors {
+
+namespace {
+
+// Failures that tell about the machine or the worker, not about the candidate: a repair of
+// the source cannot help.
+bool environment_failure(gpu::failure_kind kind) {
+  using gpu::failure_kind;
+  return kind == failure_kind::no_device || kind == failure_kind::protocol_error ||
+         kind == failure_kind::out_of_memory || kind == failure_kind::cuda_error;
+}
+
+engine::node_status status_after(branch_step step, gpu::failure_kind kind) {
+  using gpu::failure_kind;
+  if (step == branch_step::compile)
+    return engine::node_status::compile_failed;
+  switch (kind) {
+  case failure_kind::wrong_result:
+    return engine::node_status::verified;
+  case failure_kind::crash:
+  case failure_kind::illegal_address:
+    return engine::node_status::crashed;
+  case failure_kind::timeout:
+    return engine::node_status::timed_out;
+  default:
+    return engine::node_status::failed;
+  }
+}
+
+} // namespace
+
+// -- start -------------------------------------------------------------------------------------
+
+void supervisor_state::start_branch(engine::node_id id) {
+  if (!paused(id))
+    code(id);
+}
+
+void supervisor_state::resume_branch(engine::node_id id) {
+  branches[id];
+  const engine::node_record& n = tree.node(id);
+  auto go_on = [this, id] {
+    const engine::node_record& node = tree.node(id);
+    if (node.status == engine::node_status::timed)
+      judge(id);
+    else if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
+      code(id);
+    else
+      compile(id);
+  };
+  // A branch killed between its node and its outcome: its plan is tried all the same.
+  if (id != 0 && !memory.was_tried(n.parent, n.plan)) {
+    engine::plan_outcome pending{n.plan, id, engine::outcome_kind::pending, {}, 0};
+    memory.record_outcome(n.parent, pending);
+    store_then(put_outcome{setup.task, n.parent, pending}, go_on);
+    return;
+  }
+  go_on();
+}
+
+bool supervisor_state::paused(engine::node_id id) {
+  if (!interrupted)
+    return false;
+  branches.erase(id);
+  next_step();
+  return true;
+}
+
+void supervisor_state::end_branch(engine::node_id id) {
+  branches.erase(id);
+  next_step();
+}
+
+// -- code --------------------------------------------------------------------------------------
+
+void supervisor_state::code(engine::node_id id) {
+  step_timer step("branch/code");
+  if (id == 0) {
+    take_source(0, sources[reference_hash], step);
+    return;
+  }
+  const engine::node_record& n = tree.node(id);
+  code_request request{setup.task, n.plan, tree.lineage(id).value(),
+                       source_of(tree.node(n.parent).source_hash), source_of(reference_hash)};
+  self->request(member(setup.team.coders), caf::infinite, std::move(request))
+      .then(
+          [this, id, step](code_reply& r) {
+            if (!finished)
+              take_source(id, std::move(r.source), step);
+          },
+          [this, id](caf::error& e) {
+            if (!finished)
+              fail_final(id, branch_failure{engine::node_status::failed,
+                                            "agent_error",
+                                            "the coder failed: " + describe(e),
+                                            {},
+                                            false});
+          });
+}
+
+void supervisor_state::take_source(engine::node_id id, std::string text, const step_timer& step,
+                                   put_batch with) {
+  step.done(perf);
+  std::string hash = source_hash(text);
+  engine::node_record n = tree.node(id);
+  n.source_hash = hash;
+  n.status = engine::node_status::coded;
+  n.disposition = engine::disposition::not_verified;
+  n.failure_kind.clear();
+  n.time = {};
+  n.fraction_of_roofline = 0;
+  if (!update(n))
+    return;
+  details[id] = {};
+  sources[hash] = std::move(text);
+  // The source and the node that names it are one write.
+  with.sources.push_back(put_source{hash, sources[hash]});
+  with.nodes.push_back(node_write(id));
+  store_then(std::move(with), [this, id] {
+    if (!paused(id))
+      compile(id);
+  });
+}
+
+// -- compile, verify, time ---------------------------------------------------------------------
+
+void supervisor_state::compile(engine::node_id id) {
+  step_timer step(id == 0 ? "reference/compile" : "branch/compile");
+  const std::string& text = source_of(tree.node(id).source_hash);
+  self->request(setup.team.compiler, caf::infinite, compile_job{label(id), text})
+      .then(
+          [this, id, step](compile_done& r) {
+            step.done(perf);
+            if (finished)
+              return;
+            if (!r.ok) {
+              failed(id, branch_step::compile,
+                     r.timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error,
+                     r.timed_out ? "nvcc ran past its timeout" : "nvcc rejected the source",
+                     std::move(r.diagnostics));
+              return;
+            }
+            branches[id].shared_object = r.shared_object;
+            if (id == 0)
+              reference_so = r.shared_object;
+            usages[id] = r.usage;
+            details[id].resources_json = std::move(r.resources_json);
+            engine::node_record n = tree.node(id);
+            n.status = engine::node_status::compiled;
+            n.disposition = engine::disposition::not_verified;
+            if (!update(n))
+              return;
+            put_node_then(id, [this, id] {
+              if (!paused(id))
+                verify(id);
+            });
+          },
+          [this, id](caf::error& e) {
+            if (!finished)
+              fail_final(id, branch_failure{engine::node_status::compile_failed,
+                                            "internal",
+                                            "the compile pool failed: " + describe(e),
+                                            {},
+                                            false});
+          });
+}
+
+void supervisor_state::verify(engine::node_id id) {
+  step_timer step(id == 0 ? "reference/verify" : "branch/verify");
+  // The reference is checked against itself: a nondeterministic reference is a broken task.
+  bench_job job{bench_kind::verify,         setup.task, reference_so,
+                branches[id].shared_object, -1,         label(id)};
+  self->request(setup.team.bench, caf::infinite, std::move(job))
+      .then(
+          [this, id, step](bench_result& r) {
+            step.done(perf);
+            if (finished)
+              return;
+            auto kind = static_cast<gpu::failure_kind>(r.failure);
+            if (id != 0 && (r.ok || kind == gpu::failure_kind::wrong_result))
+              ++verified;
+            if (r.ok || kind == gpu::failure_kind::wrong_result)
+              details[id].verify_json = verify_json(r.verify);
+            if (!r.ok) {
+              failed(id, branch_step::verify, kind, std::move(r.message), {});
+              return;
+            }
+            engine::node_record n = tree.node(id);
+            n.status = engine::node_status::verified;
+            n.disposition = engine::disposition::passed;
+            if (!update(n))
+              return;
+            put_node_then(id, [this, id] {
+              if (!paused(id))
+                time(id);
+            });
+          },
+          [this, id](caf::error& e) { bench_lost(id, e); });
+}
+
+void supervisor_state::time(engine::node_id id) {
+  step_timer step(id == 0 ? "reference/time" : "branch/time");
+  // Timed on the task's home GPU, as its parent was: times compare only on one card.
+  bench_job job{bench_kind::time,           setup.task,     {},
+                branches[id].shared_object, setup.home_gpu, label(id)};
+  self->request(setup.team.bench, caf::infinite, std::move(job))
+      .then(
+          [this, id, step](bench_result& r) {
+            step.done(perf);
+            if (finished)
+              return;
+            if (!r.ok) {
+              failed(id, branch_step::time, static_cast<gpu::failure_kind>(r.failure),
+                     std::move(r.message), {});
+              return;
+            }
+            if (id != 0)
+              ++timed;
+            engine::node_record n = tree.node(id);
+            n.status = engine::node_status::timed;
+            n.time.median_ms = r.timing.median_ms;
+            n.time.p10_ms = r.timing.p10_ms;
+            n.time.p90_ms = r.timing.p90_ms;
+            n.time.trials = r.timing.trials;
+            n.fraction_of_roofline =
+                floor_ms > 0 && r.timing.median_ms > 0 ? floor_ms / r.timing.median_ms : 0;
+            if (!update(n))
+              return;
+            // Judging needs no GPU: it goes on even after an interrupt.
+            put_node_then(id, [this, id] { analyze_then(id, [this, id] { judge(id); }); });
+          },
+          [this, id](caf::error& e) { bench_lost(id, e); });
+}
+
+void supervisor_state::bench_lost(engine::node_id id, const caf::error& e) {
+  if (finished)
+    return;
+  // Without a bench nothing more can be measured: stop, and leave the node to the resume.
+  warn("the bench is gone (" + describe(e) + "); stopping");
+  interrupted = true;
+  paused(id);
+}
+
+// -- judge -------------------------------------------------------------------------------------
+
+void supervisor_state::analyze_then(engine::node_id id, std::function<void()> next) {
+  const engine::node_record& n = tree.node(id);
+  if (!n.time.measured() || setup.team.analyst == nullptr) {
+    diagnoses[id];
+    next();
+    return;
+  }
+  analyze_request request{setup.task, n.time.median_ms, usages[id], setup.peak_gbps,
+                          setup.peak_gflops};
+  self->request(setup.team.analyst, caf::infinite, std::move(request))
+      .then(
+          [this, id, next](analysis& a) {
+            diagnoses[id] = std::move(a.diagnosis);
+            if (!finished)
+              next();
+          },
+          [this, id, next](caf::error&) {
+            diagnoses[id];
+            if (!finished)
+              next();
+          });
+}
+
+void supervisor_state::judge(engine::node_id id) {
+  if (id == 0) {
+    // The reference is the first yardstick: accepted once timed.
+    engine::node_record root = tree.root();
+    root.status = engine::node_status::accepted;
+    if (!update(root))
+      return;
+    state.reference_median_ms = root.time.median_ms;
+    put_batch batch;
+    batch.nodes.push_back(node_write(0));
+    batch.tasks.push_back(put_task{state});
+    store_then(std::move(batch), [this] { end_branch(0); });
+    return;
+  }
+  step_timer step("branch/judge");
+  const engine::node_record& n = tree.node(id);
+  judge_request request{tree.node(n.parent).time, n.time};
+  self->request(setup.team.judge, caf::infinite, std::move(request))
+      .then(
+          [this, id, step](judge_reply& v) {
+            step.done(perf);
+            if (finished)
+              return;
+            engine::node_record n = tree.node(id);
+            n.status = v.accepted ? engine::node_status::accepted : engine::node_status::rejected;
+            if (!update(n))
+              return;
+            details[id].message = v.reason;
+            settle(id, v.accepted ? engine::outcome_kind::accepted : engine::outcome_kind::rejected,
+                   v.gain);
+          },
+          [this](caf::error& e) { fail_task("the judge failed: " + describe(e)); });
+}
+
+// Writes a branch's verdict in one batch: the node, its outcome on the parent and the try of
+// its skill; then the branch ends.
+void supervisor_state::settle(engine::node_id id, engine::outcome_kind outcome, double gain) {
+  const engine::node_record& n = tree.node(id);
+  engine::plan_outcome o{n.plan, id, outcome, n.failure_kind, gain};
+  memory.record_outcome(n.parent, o);
+  put_batch batch;
+  batch.nodes.push_back(node_write(id));
+  batch.outcomes.push_back(put_outcome{setup.task, n.parent, std::move(o)});
+  batch.skills.push_back(put_skill_result{n.plan.skill, subject->family, setup.gpu_name,
+                                          outcome == engine::outcome_kind::accepted, gain});
+  store_then(std::move(batch), [this, id] { end_branch(id); });
+}
+
+// -- failures and repairs ----------------------------------------------------------------------
+
+void supervisor_state::failed(engine::node_id id, branch_step step, gpu::failure_kind kind,
+                              std::string message, std::string diagnostics) {
+  branch_failure f;
+  f.status = status_after(step, kind);
+  f.kind = gpu::to_string(kind);
+  f.message = std::move(message);
+  f.diagnostics = std::move(diagnostics);
+  // A compile that ran out of time says more about the machine's load than about the source.
+  bool timed_out_compile = step == branch_step::compile && kind == gpu::failure_kind::timeout;
+  f.repairable = id != 0 && !environment_failure(kind) && !timed_out_compile &&
+                 !setup.team.repairers.empty() &&
+                 static_cast<int64_t>(memory.repairs(id).size()) < setup.repair_rounds;
+  if (f.repairable && !interrupted)
+    repair(id, std::move(f));
+  else
+    fail_final(id, std::move(f));
+}
+
+void supervisor_state::repair(engine::node_id id, branch_failure failure) {
+  step_timer step("branch/repair");
+  const engine::node_record& n = tree.node(id);
+  fix_request request{setup.task,
+                      n.plan,
+                      source_of(n.source_hash),
+                      failure.kind,
+                      failure.diagnostics.empty() ? failure.message : failure.diagnostics,
+                      memory.repairs(id)};
+  self->request(member(setup.team.repairers), caf::infinite, std::move(request))
+      .then(
+          [this, id, step, failure](fix_reply& r) {
+            if (finished)
+              return;
+            if (r.gave_up || r.source.empty()) {
+              branch_failure f = failure;
+              if (!r.diagnosis.empty())
+                f.message += "\nrepairer: " + r.diagnosis;
+              fail_final(id, std::move(f));
+              return;
+            }
+            engine::repair_round round{
+                0, failure.diagnostics.empty() ? failure.message : failure.diagnostics,
+                std::move(r.diagnosis), std::move(r.fix_summary)};
+            round.round = memory.record_repair(id, round);
+            // The round and the fixed source are one write.
+            put_batch with;
+            with.repairs.push_back(put_repair{setup.task, id, std::move(round)});
+            take_source(id, std::move(r.source), step, std::move(with));
+          },
+          [this, id, failure](caf::error& e) {
+            if (finished)
+              return;
+            branch_failure f = failure;
+            f.message += "\nthe repairer failed: " + describe(e);
+            fail_final(id, std::move(f));
+          });
+}
+
+void supervisor_state::fail_final(engine::node_id id, branch_failure failure) {
+  engine::node_record n = tree.node(id);
+  n.status = failure.status;
+  n.failure_kind = failure.kind;
+  if (n.status == engine::node_status::verified)
+    n.disposition = engine::disposition::incorrect;
+  if (!update(n))
+    return;
+  details[id].message = std::move(failure.message);
+  details[id].diagnostics = std::move(failure.diagnostics);
+  if (id == 0) {
+    warn("the reference failed (" + failure.kind + "): " + details[0].message);
+    put_node_then(0, [this] { end_branch(0); });
+    return;
+  }
+  settle(id, engine::outcome_kind::failed, 0);
+}
+
+} // namespace ks::actors

@@ -1,0 +1,186 @@
+#pragma once
+
+// The state of a supervisor, shared by the files that implement its steps:
+// supervisor_actor.cpp (start, resume, the step function, finals, reports) and
+// supervisor_branch.cpp (one branch: code, compile, verify, time, judge, repair). Private to
+// actors/: only those two files include it.
+
+#include "actors/messages.hpp"
+#include "actors/step_timer.hpp"
+#include "actors/supervisor_actor.hpp"
+#include "engine/search_policy.hpp"
+#include "engine/search_tree.hpp"
+#include "engine/short_term_memory.hpp"
+#include "engine/stop_rule.hpp"
+#include "engine/task.hpp"
+#include "memory/store.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ks::actors {
+
+/// Holds what a branch in flight needs beyond its node record.
+struct branch_state {
+  std::string shared_object; ///< compiled this run
+};
+
+/// Names the step of a branch that failed: where a failure happens decides the node's status.
+enum class branch_step { compile, verify, time };
+
+/// Holds why a branch failed, as its node will record it.
+struct branch_failure {
+  engine::node_status status = engine::node_status::failed;
+  std::string kind; ///< gpu::failure_kind's name, or "agent_error"
+  std::string message;
+  std::string diagnostics; ///< the compiler's, verbatim
+  bool repairable = false;
+};
+
+/// Finals in progress: the finalists, their shared objects, the interleaved schedule and the
+/// samples it gave so far.
+struct final_run {
+  std::vector<engine::node_id> finalists;
+  std::vector<std::string> objects;
+  std::vector<int64_t> schedule;
+  size_t next = 0;
+  std::vector<std::vector<double>> samples;
+  step_timer step{"finals"};
+};
+
+/// Holds one supervisor's task, tree and work in flight; its steps are member functions.
+struct supervisor_state {
+  using pointer = supervisor_actor::stateful_pointer<supervisor_state>;
+
+  // -- setup -----------------------------------------------------------------------------------
+
+  pointer self = nullptr;
+  supervisor_setup setup;
+  const engine::task* subject = nullptr;
+  std::unique_ptr<engine::search_policy> policy;
+  double floor_ms = 0; ///< the roofline floor on the home GPU; 0 when unknown
+  int64_t round_robin = 0;
+
+  // -- the task --------------------------------------------------------------------------------
+
+  engine::search_tree tree;
+  engine::short_term_memory memory;
+  memory::task_state state;
+  std::map<std::string, std::string> sources; ///< by hash: the reference, accepted and
+                                              ///< unfinished nodes, all made this run
+  std::string reference_hash;
+  std::string reference_so;                               ///< compiled this run
+  std::map<engine::node_id, branch_state> branches;       ///< in flight, the root included
+  std::map<engine::node_id, memory::node_detail> details; ///< what put_node writes beside
+                                                          ///< each record
+  std::map<engine::node_id, std::string> diagnoses;
+  std::map<engine::node_id, kernel_usage> usages;
+  bool planning = false;
+
+  // -- the end ---------------------------------------------------------------------------------
+
+  caf::typed_response_promise<task_report> promise;
+  bool started = false;
+  bool finished = false;
+  bool interrupted = false;
+  std::optional<std::string> budget_stop; ///< the campaign's reason, once a budget ran out
+  int64_t verified = 0;
+  int64_t timed = 0;
+  perf_tree perf;
+  std::vector<std::string> dry_run_lines;
+
+  // -- supervisor_actor.cpp: start, resume, the step function, finals --------------------------
+
+  caf::result<task_report> start();
+  void restore(task_snapshot& snapshot);
+  void resume();
+  void next_step();
+  void plan(engine::node_id parent, int64_t count);
+  void expand(engine::node_id parent, std::vector<engine::plan> plans);
+  void exhaust(engine::node_id parent, const std::string& why);
+  void finals(const engine::stop_decision& decision);
+  void compile_finalist(std::shared_ptr<final_run> run);
+  void time_finalist(std::shared_ptr<final_run> run);
+  void decide_final(std::shared_ptr<final_run> run);
+  void declare_winner(engine::node_id winner, double median_ms);
+  void dry_run();
+  void stop(const stop_msg& m);
+  task_progress progress() const;
+  task_report report() const;
+  void finish();
+  void fail_task(const std::string& why);
+  void warn(const std::string& what) const;
+
+  // -- supervisor_branch.cpp: one branch ----------------------------------------------------
+
+  void start_branch(engine::node_id id);
+  void resume_branch(engine::node_id id);
+  void code(engine::node_id id);
+  void take_source(engine::node_id id, std::string text, const step_timer& step,
+                   put_batch with = {});
+  void compile(engine::node_id id);
+  void verify(engine::node_id id);
+  void time(engine::node_id id);
+  void analyze_then(engine::node_id id, std::function<void()> next);
+  void judge(engine::node_id id);
+  void settle(engine::node_id id, engine::outcome_kind outcome, double gain);
+  void failed(engine::node_id id, branch_step step, gpu::failure_kind kind, std::string message,
+              std::string diagnostics);
+  void repair(engine::node_id id, branch_failure failure);
+  void fail_final(engine::node_id id, branch_failure failure);
+  void bench_lost(engine::node_id id, const caf::error& e);
+  void end_branch(engine::node_id id);
+  bool paused(engine::node_id id);
+
+  // -- helpers ---------------------------------------------------------------------------------
+
+  /// Sends `msg` to the store and runs `next` once it is committed; a failed write ends the
+  /// task (fail_task): nothing may go on that the store does not hold.
+  template <class Msg>
+  void store_then(Msg msg, std::function<void()> next) {
+    self->request(setup.team.store, caf::infinite, std::move(msg))
+        .then(
+            [this, next = std::move(next)](ack&) {
+              if (!finished)
+                next();
+            },
+            [this](caf::error& e) { fail_task("the store failed: " + describe_error(e)); });
+  }
+
+  /// Writes node `id` (its record as the tree holds it, with details[id]), then runs `next`.
+  void put_node_then(engine::node_id id, std::function<void()> next);
+
+  /// Returns the write of node `id` as the tree holds it, with details[id].
+  put_node node_write(engine::node_id id);
+
+  /// Replaces node `record.id`'s progress in the tree; a refusal ends the task (a broken
+  /// invariant of ours). Returns whether it was accepted.
+  bool update(const engine::node_record& record);
+
+  /// Returns the next member of a role team, round robin.
+  template <class Handle>
+  const Handle& member(const std::vector<Handle>& members) {
+    return members[static_cast<size_t>(round_robin++) % members.size()];
+  }
+
+  /// Returns the text of `hash`; empty if unknown.
+  const std::string& source_of(const std::string& hash) const;
+
+  /// Returns "task#id" for messages and compile labels.
+  std::string label(engine::node_id id) const;
+
+  static std::string describe_error(const caf::error& e);
+};
+
+/// Returns the content hash of a CUDA source (the store's key for it).
+std::string source_hash(const std::string& text);
+
+} // namespace ks::actors

@@ -1,0 +1,379 @@
+// A supervisor's whole task on the testing scheduler: the real supervisor, store, roles, judge
+// and analyst; a fake compiler and a fake bench that read what to do from the source text
+// ("median=X", "compile_error", "wrong"), and a fake agent backend. Deterministic, no GPU,
+// no nvcc.
+
+#include "actors/actor_error.hpp"
+#include "actors/supervisor_actor.hpp"
+#include "engine/agent_backend.hpp"
+#include "memory/store.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "actor_fixture.hpp"
+#include "test_context.hpp"
+
+using namespace ks;
+
+namespace {
+
+// -- a fake agent backend -----------------------------------------------------------------------
+
+// Plans tile(n=1..4) on every parent. Each plan's code multiplies the parent's median by a
+// factor: n=1 halves it, n=2 keeps it (rejected), n=3 does not compile until repaired (then
+// 0.8), n=4 gives wrong results and cannot be repaired.
+class fake_backend final : public engine::agent_backend {
+public:
+  std::string_view name() const noexcept override { return "fake"; }
+
+  engine::expected<std::vector<engine::plan>> propose(const engine::planning_request& r) override {
+    std::vector<engine::plan> out;
+    for (int n = 1; n <= 4 && static_cast<int64_t>(out.size()) < r.count; ++n) {
+      engine::plan p{"tile", "tile by " + std::to_string(n), {{"n", std::to_string(n)}}};
+      bool tried = false;
+      for (const engine::plan_outcome& o : r.tried)
+        tried = tried || engine::same_plan(o.plan, p);
+      if (!tried)
+        out.push_back(p);
+    }
+    return out;
+  }
+
+  engine::expected<std::string> write_code(const engine::coding_request& r) override {
+    double median = median_of(r.parent_source);
+    int n = std::stoi(r.plan.params.at("n"));
+    switch (n) {
+    case 1:
+      return "median=" + std::to_string(median * 0.5);
+    case 2:
+      return "median=" + std::to_string(median);
+    case 3:
+      return "compile_error fixable median=" + std::to_string(median * 0.8);
+    default:
+      return "wrong median=" + std::to_string(median);
+    }
+  }
+
+  engine::expected<engine::repair_reply> repair(const engine::repair_request& r) override {
+    engine::repair_reply out;
+    auto at = r.source.find("fixable ");
+    if (at == std::string::npos) {
+      out.gave_up = true;
+      out.diagnosis = "cannot fix this";
+      return out;
+    }
+    out.source = r.source.substr(at + 8);
+    out.diagnosis = "a typo";
+    out.fix_summary = "fixed the typo";
+    return out;
+  }
+
+  static double median_of(const std::string& text) {
+    auto at = text.find("median=");
+    return at == std::string::npos ? 1.0 : std::strtod(text.c_str() + at + 7, nullptr);
+  }
+};
+
+// -- a fake compiler and bench -----------------------------------------------------------------
+
+actors::compiler_actor::behavior_type fake_compiler() {
+  return {
+      [](actors::compile_job& job) {
+        actors::compile_done out;
+        out.ok = job.source.find("compile_error") == std::string::npos;
+        if (out.ok)
+          out.shared_object = "so:" + job.source;
+        else
+          out.diagnostics = "kernel.cu(1): error: scripted compile error";
+        return out;
+      },
+  };
+}
+
+struct bench_counts {
+  int64_t verify = 0;
+  int64_t time = 0;
+};
+
+actors::bench_actor::behavior_type fake_bench(actors::bench_actor::pointer,
+                                              std::shared_ptr<bench_counts> counts) {
+  return {
+      [counts](actors::bench_job& job) {
+        actors::bench_result r;
+        r.kind = job.kind;
+        r.gpu = 0;
+        r.busy_ms = 1;
+        if (job.kind == actors::bench_kind::verify) {
+          ++counts->verify;
+          r.ok = job.kernel.find("wrong") == std::string::npos;
+          r.verify.passed = r.ok;
+          if (!r.ok) {
+            r.failure = static_cast<int32_t>(gpu::failure_kind::wrong_result);
+            r.message = "output y differs";
+          }
+          return r;
+        }
+        ++counts->time;
+        double median = fake_backend::median_of(job.kernel);
+        r.ok = true;
+        r.timing.median_ms = median;
+        r.timing.p10_ms = median * 0.99;
+        r.timing.p90_ms = median * 1.01;
+        r.timing.trials = 10;
+        return r;
+      },
+  };
+}
+
+// -- the fixture -------------------------------------------------------------------------------
+
+struct supervisor_fixture : test::actor_fixture {
+  test::test_context ctx;
+  std::shared_ptr<memory::store> db;
+  actors::store_actor store;
+  std::shared_ptr<bench_counts> counts = std::make_shared<bench_counts>();
+  actors::supervisor_setup setup;
+
+  supervisor_fixture() {
+    auto opened = memory::store::open(ctx.dir() / "state");
+    REQUIRE(opened);
+    db = std::make_shared<memory::store>(std::move(*opened));
+    store = actors::spawn_store(sys, db, actors::spawn_mode::scheduled);
+    auto table = std::make_shared<actors::task_table>();
+    engine::task t;
+    t.name = "t";
+    t.family = "f";
+    t.manifest_path = ctx.write("t.toml", "");
+    t.reference_path = ctx.write("t_ref.cu", "reference median=2.0");
+    t.cost = engine::task_cost{1e6, 1e6};
+    table->emplace(t.name, t);
+    setup.task = "t";
+    setup.gpu_name = "Fake GPU";
+    setup.peak_gbps = 1000;
+    setup.peak_gflops = 10000;
+    setup.limits.branches = 4;
+    setup.limits.max_depth = 2;
+    setup.limits.candidate_budget = 12;
+    setup.limits.roofline_target = 0;
+    setup.limits.patience = 2;
+    setup.repair_rounds = 1;
+    setup.finalists = 3;
+    setup.final_rounds = 3;
+    setup.tasks = table;
+    setup.team.store = store;
+    setup.team.compiler = sys.spawn(fake_compiler);
+    setup.team.bench = sys.spawn(fake_bench, counts);
+    auto sched_mode = actors::spawn_mode::scheduled;
+    setup.team.planners.push_back(
+        actors::spawn_planner(sys, std::make_shared<fake_backend>(), table, sched_mode));
+    setup.team.coders.push_back(
+        actors::spawn_coder(sys, std::make_shared<fake_backend>(), table, sched_mode));
+    setup.team.repairers.push_back(
+        actors::spawn_repairer(sys, std::make_shared<fake_backend>(), table, sched_mode));
+    setup.team.analyst = actors::spawn_analyst(sys, table);
+    setup.team.judge = actors::spawn_judge(sys, engine::judge_options{});
+  }
+
+  std::vector<engine::node_record> stored_nodes() {
+    auto nodes = db->nodes("t");
+    REQUIRE(nodes);
+    return *nodes;
+  }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a supervisor runs a task from its reference to a winner and stores every node",
+                 "[actors]") {
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "done");
+  CHECK(report->reference_ms == Approx(2.0));
+  // tile(n=1) twice in a row: 2.0 -> 1.0 -> 0.5 (depth 2 is the limit).
+  CHECK(report->best_ms == Approx(0.5).epsilon(0.02));
+  CHECK(report->speedup == Approx(4.0).epsilon(0.02));
+  CHECK(report->fraction_of_roofline > 0);
+
+  auto nodes = stored_nodes();
+  CHECK(static_cast<int64_t>(nodes.size()) == report->nodes);
+  CHECK(static_cast<int64_t>(nodes.size()) <= 1 + setup.limits.candidate_budget);
+  int64_t accepted = 0, rejected = 0, incorrect = 0, repaired = 0;
+  for (const engine::node_record& n : nodes) {
+    INFO("node " << n.id << " " << engine::to_string(n.status));
+    CHECK(engine::is_final(n));
+    accepted += n.status == engine::node_status::accepted ? 1 : 0;
+    rejected += n.status == engine::node_status::rejected ? 1 : 0;
+    incorrect += n.disposition == engine::disposition::incorrect ? 1 : 0;
+  }
+  CHECK(accepted >= 3); // the root, tile(n=1) and the repaired tile(n=3)
+  CHECK(rejected >= 1);
+  CHECK(incorrect >= 1);
+  auto memory = db->short_term("t");
+  REQUIRE(memory);
+  for (const auto& [parent, outcomes] : memory->outcomes())
+    for (const engine::plan_outcome& o : outcomes)
+      CHECK(o.outcome != engine::outcome_kind::pending);
+  for (const auto& [branch, rounds] : memory->repairs())
+    repaired += static_cast<int64_t>(rounds.size());
+  CHECK(repaired >= 1);
+
+  auto state = db->task("t");
+  REQUIRE(state);
+  REQUIRE(*state);
+  CHECK((*state)->phase == "done");
+  CHECK((*state)->winner == report->winner);
+  CHECK(nodes[static_cast<size_t>(report->winner)].status == engine::node_status::accepted);
+  CHECK(report->verified == counts->verify - 1); // the reference's own check not counted
+  auto stat = db->skill("tile", "f", "Fake GPU");
+  REQUIRE(stat);
+  CHECK(stat->tries == report->nodes - 1);
+
+  // Run again on the same store: the task is done, nothing is measured again.
+  int64_t measured = counts->verify + counts->time;
+  auto again = actors::spawn_supervisor(sys, setup);
+  self->send(again, actors::run_task{});
+  run();
+  auto second = reply<actors::task_report>();
+  REQUIRE(second);
+  CHECK(second->phase == "done");
+  CHECK(second->nodes == report->nodes);
+  CHECK(counts->verify + counts->time == measured);
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a supervisor killed at any point resumes without losing or redoing a final node",
+                 "[actors]") {
+  // The uninterrupted run, for the node count a resumed one must reach.
+  int64_t full_nodes = 0;
+  {
+    test::test_context other;
+    auto opened = memory::store::open(other.dir() / "state");
+    REQUIRE(opened);
+    auto other_db = std::make_shared<memory::store>(std::move(*opened));
+    auto s = setup;
+    s.team.store = actors::spawn_store(sys, other_db, actors::spawn_mode::scheduled);
+    auto supervisor = actors::spawn_supervisor(sys, s);
+    self->send(supervisor, actors::run_task{});
+    run();
+    auto report = reply<actors::task_report>();
+    REQUIRE(report);
+    full_nodes = report->nodes;
+  }
+  for (size_t cut : {3u, 10u, 25u, 40u, 60u, 90u, 130u, 180u}) {
+    test::test_context run_ctx;
+    auto opened = memory::store::open(run_ctx.dir() / "state");
+    REQUIRE(opened);
+    auto run_db = std::make_shared<memory::store>(std::move(*opened));
+    auto s = setup;
+    s.team.store = actors::spawn_store(sys, run_db, actors::spawn_mode::scheduled);
+    auto first = actors::spawn_supervisor(sys, s);
+    self->send(first, actors::run_task{});
+    sched.run(cut);
+    self->send_exit(first, caf::exit_reason::kill);
+    run();
+    while (reply<actors::task_report>()) {
+    }
+    std::map<engine::node_id, engine::node_record> final_before;
+    auto before = run_db->nodes("t");
+    REQUIRE(before);
+    for (const engine::node_record& n : *before)
+      if (engine::is_final(n))
+        final_before.emplace(n.id, n);
+
+    auto second = actors::spawn_supervisor(sys, s);
+    self->send(second, actors::run_task{});
+    run();
+    auto report = reply<actors::task_report>();
+    INFO("killed after " << cut << " scheduler steps, " << final_before.size()
+                         << " final nodes stored");
+    REQUIRE(report);
+    CHECK(report->phase == "done");
+    CHECK(report->nodes == full_nodes);
+    auto after = run_db->nodes("t");
+    REQUIRE(after);
+    // A final node keeps its record; only an accepted node's expansion state may change
+    // (the planner may run out of plans for it later).
+    for (const auto& [id, n] : final_before) {
+      REQUIRE(static_cast<size_t>(id) < after->size());
+      engine::node_record later = (*after)[static_cast<size_t>(id)];
+      INFO("node " << id << ": status " << engine::to_string(n.status) << " -> "
+                   << engine::to_string(later.status) << ", hash " << n.source_hash << " -> "
+                   << later.source_hash << ", median " << n.time.median_ms << " -> "
+                   << later.time.median_ms);
+      if (n.status == engine::node_status::accepted)
+        later.expansion_state = n.expansion_state;
+      CHECK(later == n);
+    }
+    for (const engine::node_record& n : *after)
+      CHECK(engine::is_final(n));
+  }
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "an interrupted supervisor records its work in flight and starts nothing new",
+                 "[actors]") {
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  sched.run(40);
+  int64_t measured = counts->verify + counts->time;
+  self->send(supervisor, actors::stop_msg{actors::stop_kind::interrupt, "test"});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->stop_reason == "interrupted");
+  CHECK(report->phase == "searching");
+  // At most the jobs already in flight were answered after the interrupt.
+  CHECK(counts->verify + counts->time <= measured + setup.limits.branches);
+  auto state = db->task("t");
+  REQUIRE(state);
+  REQUIRE(*state);
+  CHECK((*state)->phase == "searching");
+}
+
+TEST_CASE_METHOD(supervisor_fixture, "a supervisor whose reference fails ends the task as failed",
+                 "[actors]") {
+  ctx.write("t_ref.cu", "compile_error in the reference");
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "failed");
+  CHECK(report->stop_reason == "reference_failed");
+  CHECK(report->nodes == 1);
+  auto nodes = stored_nodes();
+  REQUIRE(nodes.size() == 1);
+  CHECK(nodes[0].status == engine::node_status::compile_failed);
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a dry-run supervisor compiles its reference and one round of plans, measures "
+                 "nothing and writes nothing",
+                 "[actors]") {
+  setup.kind = actors::run_kind::dry_run;
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "dry_run");
+  CHECK(counts->verify + counts->time == 0);
+  CHECK(stored_nodes().empty());
+  // The reference, the planner's line, and one line per plan (K = 4).
+  REQUIRE(report->dry_run_lines.size() == 6);
+  CHECK(report->dry_run_lines[0].find("reference: compiled") != std::string::npos);
+  int64_t failing = 0;
+  for (const std::string& line : report->dry_run_lines)
+    failing += line.find("does not compile") != std::string::npos ? 1 : 0;
+  CHECK(failing == 1);
+}
