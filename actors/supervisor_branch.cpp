@@ -61,8 +61,16 @@ void supervisor_state::resume_branch(engine::node_id id) {
   const engine::node_record& n = tree.node(id);
   auto go_on = [this, id] {
     const engine::node_record& node = tree.node(id);
-    if (node.status == engine::node_status::timed)
+        if (node.status == engine::node_status::timed) {
       judge(id);
+      return;
+    }
+    // A node that passed verification is only compiled again (for its shared object), then
+    // timed: it is not verified twice.
+    branches[id].verified = node.status == engine::node_status::verified
+                            && node.disposition == engine::disposition::passed;
+    if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
+      code(id);
     else if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
       code(id);
     else
@@ -132,6 +140,7 @@ void supervisor_state::take_source(engine::node_id id, std::string text, const s
   if (!update(n))
     return;
   details[id] = {};
+  branches[id].verified = false;
   sources[hash] = std::move(text);
   // The source and the node that names it are one write.
   with.sources.push_back(put_source{hash, sources[hash]});
@@ -164,7 +173,11 @@ void supervisor_state::compile(engine::node_id id) {
             if (id == 0)
               reference_so = r.shared_object;
             usages[id] = r.usage;
-            details[id].resources_json = std::move(r.resources_json);
+                        details[id].resources_json = std::move(r.resources_json);
+            if (branches[id].verified) {
+              time(id);
+              return;
+            }
             engine::node_record n = tree.node(id);
             n.status = engine::node_status::compiled;
             n.disposition = engine::disposition::not_verified;

@@ -30,7 +30,8 @@ namespace ks::actors {
 
 /// Holds what a branch in flight needs beyond its node record.
 struct branch_state {
-  std::string shared_object; ///< compiled this run
+  std::string shared_object;  ///< compiled this run
+  bool verified = false;      ///< resumed after it passed verification: time it directly
 };
 
 /// Names the step of a branch that failed: where a failure happens decides the node's status.
