@@ -1,0 +1,512 @@
+// The campaign's outputs, rebuilt from the store alone: whatever state the store is in (a
+// finished campaign, one still running, one killed halfway), the files describe it. Nothing
+// here keeps state between calls, so the reporter calls write_campaign_outputs() as often as
+// it likes and `kernelskill status` reads the same store without the actors.
+//
+// The winner of a task is the one the judge declared (task_state::winner, after the
+// finalists were re-timed); while a task is still searching, its fastest accepted candidate
+// stands in and is marked "best so far". A task whose reference has not been timed yet has
+// no best: best/<task>.cu is written only once something was measured.
+//
+// Every file is written to a hidden temporary name in its folder and renamed over the old
+// one (rename is atomic within a file system), so a reader, or a campaign killed while
+// writing, never leaves half a file behind.
+
+#include "actors/report_writer.hpp"
+
+#include <boost/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace ks::actors {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+/// What the writer needs of one task, read from the store once.
+struct task_view {
+  memory::task_state state;
+  std::vector<engine::node_record> nodes; // indexed by id
+  engine::node_id best = engine::no_node; // the winner, or the best accepted so far
+  bool declared = false;                  // best is the judge's declared winner
+};
+
+// -- reading ---------------------------------------------------------------------------------
+
+const engine::node_record* node_at(const task_view& t, engine::node_id id) {
+  if (id < 0 || id >= static_cast<engine::node_id>(t.nodes.size()))
+    return nullptr;
+  const engine::node_record& n = t.nodes[static_cast<size_t>(id)];
+  return n.id == id ? &n : nullptr;
+}
+
+bool is_timed(const engine::node_record& n) {
+  return n.status == engine::node_status::accepted && n.time.measured();
+}
+
+// Returns the fastest accepted node (lowest id on a tie), the root included.
+engine::node_id fastest_accepted(const std::vector<engine::node_record>& nodes) {
+  engine::node_id best = engine::no_node;
+  double best_ms = 0;
+  for (const engine::node_record& n : nodes)
+    if (is_timed(n) && (best == engine::no_node || n.time.median_ms < best_ms)) {
+      best = n.id;
+      best_ms = n.time.median_ms;
+    }
+  return best;
+}
+
+engine::expected<std::vector<task_view>> read_tasks(const memory::store& store) {
+  auto states = store.tasks();
+  if (!states)
+    return tl::unexpected(states.error());
+  std::vector<task_view> views;
+  for (memory::task_state& state : *states) {
+    task_view view;
+    auto nodes = store.nodes(state.name);
+    if (!nodes)
+      return tl::unexpected(nodes.error());
+    view.nodes = std::move(*nodes);
+    view.state = std::move(state);
+    if (node_at(view, view.state.winner) != nullptr) {
+      view.best = view.state.winner;
+      view.declared = true;
+    } else {
+      view.best = fastest_accepted(view.nodes);
+    }
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+// Returns the node ids from the root down to `id`, walking parents (never looping).
+std::vector<engine::node_id> lineage_of(const task_view& t, engine::node_id id) {
+  std::vector<engine::node_id> ids;
+  for (const engine::node_record* n = node_at(t, id); n != nullptr && ids.size() <= t.nodes.size();
+       n = node_at(t, n->parent))
+    ids.push_back(n->id);
+  std::reverse(ids.begin(), ids.end());
+  return ids;
+}
+
+std::array<int64_t, engine::status_count> count_statuses(const task_view& t) {
+  std::array<int64_t, engine::status_count> counts{};
+  for (const engine::node_record& n : t.nodes) {
+    auto s = static_cast<int32_t>(n.status);
+    if (s >= 0 && s < engine::status_count)
+      ++counts[static_cast<size_t>(s)];
+  }
+  return counts;
+}
+
+int64_t count_in_flight(const task_view& t) {
+  return std::count_if(t.nodes.begin(), t.nodes.end(),
+                       [](const engine::node_record& n) { return !engine::is_final(n); });
+}
+
+/// The numbers of a task's headline: reference and best times, speedup, roofline share.
+struct headline {
+  double reference_ms = 0;
+  double best_ms = 0;
+  double speedup = 0;
+  double fraction_of_roofline = 0;
+};
+
+headline headline_of(const task_view& t) {
+  headline h;
+  h.reference_ms = t.state.reference_median_ms;
+  if (h.reference_ms <= 0 && !t.nodes.empty() && t.nodes.front().time.measured())
+    h.reference_ms = t.nodes.front().time.median_ms;
+  const engine::node_record* best = node_at(t, t.best);
+  if (best == nullptr)
+    return h;
+  // The declared winner's time comes from the interleaved re-timing of the finalists.
+  h.best_ms =
+      t.declared && t.state.winner_median_ms > 0 ? t.state.winner_median_ms : best->time.median_ms;
+  if (h.reference_ms > 0 && h.best_ms > 0)
+    h.speedup = h.reference_ms / h.best_ms;
+  if (t.state.roofline_floor_ms > 0 && h.best_ms > 0)
+    h.fraction_of_roofline = t.state.roofline_floor_ms / h.best_ms;
+  else
+    h.fraction_of_roofline = best->fraction_of_roofline;
+  return h;
+}
+
+// -- formatting ------------------------------------------------------------------------------
+
+std::string format_ms(double ms) {
+  if (ms <= 0)
+    return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, ms >= 100 ? "%.0f ms" : ms >= 1 ? "%.3f ms" : "%.4g ms", ms);
+  return text;
+}
+
+std::string format_ratio(double value, const char* suffix) {
+  if (value <= 0)
+    return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f%s", value, suffix);
+  return text;
+}
+
+std::string format_percent(double fraction) {
+  if (fraction <= 0)
+    return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
+  return text;
+}
+
+std::string plan_text(const engine::plan& p) {
+  std::string text = "`" + engine::plan_key(p) + "`";
+  if (!p.description.empty())
+    text += ": " + p.description;
+  return text;
+}
+
+// Returns `name` usable as a file name: anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_name_of(const std::string& name) {
+  std::string out = name.empty() ? std::string("task") : name;
+  for (char& c : out) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-';
+    if (!keep)
+      c = '_';
+  }
+  if (out.front() == '.')
+    out.front() = '_';
+  return out;
+}
+
+// -- results.json ----------------------------------------------------------------------------
+
+// Returns `text` parsed as JSON, or as a string when it is not JSON; null when empty.
+json::value json_or_text(const std::string& text) {
+  if (text.empty())
+    return nullptr;
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec)
+    return json::string(text);
+  return v;
+}
+
+json::object to_json(const engine::plan& p) {
+  json::object params;
+  for (const auto& [key, value] : p.params)
+    params[key] = value;
+  return {{"skill", p.skill},
+          {"description", p.description},
+          {"params", std::move(params)},
+          {"key", engine::plan_key(p)}};
+}
+
+json::value to_json(const engine::timing& t) {
+  if (t.trials == 0)
+    return nullptr;
+  return json::object{
+      {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}, {"trials", t.trials}};
+}
+
+json::object to_json(const engine::node_record& n, const std::optional<memory::node_detail>& d) {
+  json::object o{
+      {"id", n.id},
+      {"parent", n.parent == engine::no_node ? json::value(nullptr) : json::value(n.parent)},
+      {"depth", n.depth},
+      {"expansion", n.expansion},
+      {"plan", to_json(n.plan)},
+      {"source_hash", n.source_hash},
+      {"status", engine::to_string(n.status)},
+      {"disposition", engine::to_string(n.disposition)},
+      {"final", engine::is_final(n)},
+      {"failure_kind", n.failure_kind.empty() ? json::value(nullptr) : json::value(n.failure_kind)},
+      {"failure_message",
+       d && !d->message.empty() ? json::value(d->message) : json::value(nullptr)},
+      {"timing", to_json(n.time)},
+      {"fraction_of_roofline", n.fraction_of_roofline},
+      {"expansion_state",
+       n.expansion_state == engine::expansion_state::open ? "open" : "exhausted"},
+  };
+  if (d) {
+    if (!d->resources_json.empty())
+      o["resources"] = json_or_text(d->resources_json);
+    if (!d->verify_json.empty())
+      o["verify"] = json_or_text(d->verify_json);
+    // Compiler diagnostics can be long: kept for the nodes they explain.
+    if (n.status == engine::node_status::compile_failed && !d->diagnostics.empty())
+      o["diagnostics"] = d->diagnostics;
+  }
+  return o;
+}
+
+engine::expected<json::object> task_json(const memory::store& store, const task_view& t) {
+  json::array nodes;
+  for (const engine::node_record& n : t.nodes) {
+    auto detail = store.detail(t.state.name, n.id);
+    if (!detail)
+      return tl::unexpected(detail.error());
+    nodes.push_back(to_json(n, *detail));
+  }
+  json::object counts;
+  auto per_status = count_statuses(t);
+  for (int32_t s = 0; s < engine::status_count; ++s)
+    counts[engine::to_string(static_cast<engine::node_status>(s))] =
+        per_status[static_cast<size_t>(s)];
+
+  headline h = headline_of(t);
+  json::value winner = nullptr;
+  if (const engine::node_record* best = node_at(t, t.best)) {
+    json::array lineage;
+    for (engine::node_id id : lineage_of(t, t.best)) {
+      json::object step = to_json(node_at(t, id)->plan);
+      step["node"] = id;
+      lineage.push_back(std::move(step));
+    }
+    winner = json::object{{"node", best->id},
+                          {"declared", t.declared},
+                          {"median_ms", h.best_ms},
+                          {"speedup", h.speedup},
+                          {"fraction_of_roofline", h.fraction_of_roofline},
+                          {"source_hash", best->source_hash},
+                          {"file", "best/" + file_name_of(t.state.name) + ".cu"},
+                          {"lineage", std::move(lineage)}};
+  }
+  return json::object{
+      {"name", t.state.name},
+      {"manifest", t.state.manifest},
+      {"state", t.state.phase},
+      {"stop_reason", t.state.stop_reason},
+      {"stop_text", t.state.stop_text},
+      {"reference", json::object{{"median_ms", h.reference_ms},
+                                 {"roofline_floor_ms", t.state.roofline_floor_ms}}},
+      {"winner", std::move(winner)},
+      {"counts", std::move(counts)},
+      {"in_flight", count_in_flight(t)},
+      {"nodes", std::move(nodes)},
+  };
+}
+
+// Writes `v` indented by two spaces per level, followed by a newline.
+void pretty(std::ostream& out, const json::value& v, int indent = 0) {
+  std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  std::string inner(static_cast<size_t>(indent + 1) * 2, ' ');
+  if (v.is_object() && !v.get_object().empty()) {
+    out << "{\n";
+    bool first = true;
+    for (const auto& member : v.get_object()) {
+      out << (first ? "" : ",\n") << inner << json::serialize(json::value(member.key())) << ": ";
+      pretty(out, member.value(), indent + 1);
+      first = false;
+    }
+    out << "\n" << pad << "}";
+  } else if (v.is_array() && !v.get_array().empty()) {
+    out << "[\n";
+    bool first = true;
+    for (const json::value& element : v.get_array()) {
+      out << (first ? "" : ",\n") << inner;
+      pretty(out, element, indent + 1);
+      first = false;
+    }
+    out << "\n" << pad << "]";
+  } else {
+    out << json::serialize(v);
+  }
+}
+
+// -- report.md -------------------------------------------------------------------------------
+
+void write_task_section(std::ostream& out, const task_view& t) {
+  headline h = headline_of(t);
+  out << "\n## " << t.state.name << "\n\n";
+  out << "- state: " << t.state.phase;
+  if (!t.state.stop_reason.empty())
+    out << " (" << t.state.stop_reason
+        << (t.state.stop_text.empty() ? std::string() : ": " + t.state.stop_text) << ")";
+  out << "\n";
+  out << "- reference time: " << format_ms(h.reference_ms) << "\n";
+  out << "- best time: " << format_ms(h.best_ms)
+      << (t.best != engine::no_node && !t.declared ? " (best so far, not yet re-timed)" : "")
+      << "\n";
+  out << "- speedup: " << format_ratio(h.speedup, "x") << "\n";
+  out << "- fraction of the roofline: " << format_percent(h.fraction_of_roofline);
+  if (t.state.roofline_floor_ms > 0)
+    out << " (floor " << format_ms(t.state.roofline_floor_ms) << ")";
+  out << "\n";
+
+  auto counts = count_statuses(t);
+  out << "- nodes: " << t.nodes.size();
+  std::string sep = " (";
+  for (int32_t s = 0; s < engine::status_count; ++s)
+    if (counts[static_cast<size_t>(s)] > 0) {
+      out << sep << engine::to_string(static_cast<engine::node_status>(s)) << " "
+          << counts[static_cast<size_t>(s)];
+      sep = ", ";
+    }
+  out << (sep == ", " ? ")" : "") << "\n";
+
+  if (t.best == engine::no_node) {
+    out << "\nNo kernel has been timed yet.\n";
+    return;
+  }
+  out << "\nWinning lineage (`best/" << file_name_of(t.state.name) << ".cu`):\n\n";
+  int64_t step = 1;
+  for (engine::node_id id : lineage_of(t, t.best)) {
+    const engine::node_record& n = *node_at(t, id);
+    out << step++ << ". " << plan_text(n.plan) << " (node " << n.id << ", "
+        << format_ms(n.time.median_ms);
+    if (h.reference_ms > 0 && n.time.measured())
+      out << ", " << format_ratio(h.reference_ms / n.time.median_ms, "x");
+    out << ")\n";
+  }
+}
+
+std::string report_text(const std::optional<memory::campaign_record>& campaign,
+                        const std::vector<task_view>& tasks) {
+  std::ostringstream out;
+  out << "# kernelskill campaign report\n\n";
+  if (campaign)
+    out << "Started " << campaign->started_at << "; run " << campaign->runs
+        << " time(s). The environment (GPUs, driver, CUDA, clocks) is in results.json.\n";
+  out << "\n| task | state | reference | best | speedup | roofline | nodes |\n"
+      << "|---|---|---|---|---|---|---|\n";
+  for (const task_view& t : tasks) {
+    headline h = headline_of(t);
+    out << "| " << t.state.name << " | " << t.state.phase << " | " << format_ms(h.reference_ms)
+        << " | " << format_ms(h.best_ms) << " | " << format_ratio(h.speedup, "x") << " | "
+        << format_percent(h.fraction_of_roofline) << " | " << t.nodes.size() << " |\n";
+  }
+  for (const task_view& t : tasks)
+    write_task_section(out, t);
+  return out.str();
+}
+
+// -- files -----------------------------------------------------------------------------------
+
+// Writes `text` to `path` through a temporary sibling and a rename.
+engine::expected<void> write_atomically(const fs::path& path, const std::string& text) {
+  static int64_t counter = 0;
+  fs::path temporary =
+      path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) +
+                            "-" + std::to_string(counter++));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      return engine::fail(engine::errc::io, "cannot write " + temporary.string());
+    }
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    return engine::fail(engine::errc::io, "cannot rename " + temporary.string() + " to " +
+                                              path.string() + ": " + ec.message());
+  }
+  return {};
+}
+
+} // namespace
+
+engine::expected<void> write_campaign_outputs(const memory::store& store,
+                                              const fs::path& output_dir) {
+  auto campaign = store.campaign();
+  if (!campaign)
+    return tl::unexpected(campaign.error());
+  auto tasks = read_tasks(store);
+  if (!tasks)
+    return tl::unexpected(tasks.error());
+
+  std::error_code ec;
+  fs::create_directories(output_dir / "best", ec);
+  if (ec)
+    return engine::fail(engine::errc::io,
+                        "cannot create " + (output_dir / "best").string() + ": " + ec.message());
+
+  json::array tasks_json;
+  for (const task_view& t : *tasks) {
+    auto tj = task_json(store, t);
+    if (!tj)
+      return tl::unexpected(tj.error());
+    tasks_json.push_back(std::move(*tj));
+
+    const engine::node_record* best = node_at(t, t.best);
+    if (best == nullptr || best->source_hash.empty())
+      continue;
+    auto source = store.source(best->source_hash);
+    if (!source)
+      return tl::unexpected(source.error());
+    if (!*source)
+      continue; // recorded but not stored: nothing to copy
+    if (auto written =
+            write_atomically(output_dir / "best" / (file_name_of(t.state.name) + ".cu"), **source);
+        !written)
+      return written;
+  }
+
+  json::object doc{{"format", "kernelskill-results"}, {"version", 1}};
+  if (*campaign)
+    doc["campaign"] = json::object{{"started_at", (*campaign)->started_at},
+                                   {"runs", (*campaign)->runs},
+                                   {"environment", json_or_text((*campaign)->environment)}};
+  else
+    doc["campaign"] = nullptr;
+  doc["tasks"] = std::move(tasks_json);
+  std::ostringstream results;
+  pretty(results, doc);
+  results << "\n";
+  if (auto written = write_atomically(output_dir / "results.json", results.str()); !written)
+    return written;
+  return write_atomically(output_dir / "report.md", report_text(*campaign, *tasks));
+}
+
+engine::expected<std::string> describe_campaign(const memory::store& store) {
+  auto campaign = store.campaign();
+  if (!campaign)
+    return tl::unexpected(campaign.error());
+  auto tasks = read_tasks(store);
+  if (!tasks)
+    return tl::unexpected(tasks.error());
+
+  std::ostringstream out;
+  if (*campaign)
+    out << "campaign started " << (*campaign)->started_at << ", run " << (*campaign)->runs
+        << " time(s)\n";
+  else
+    out << "campaign: no campaign record (never started?)\n";
+  int64_t done = 0;
+  for (const task_view& t : *tasks)
+    done += t.state.phase == "done" || t.state.phase == "failed";
+  out << tasks->size() << " task(s), " << done << " finished\n";
+
+  char line[512];
+  std::snprintf(line, sizeof line, "%-20s %-10s %6s %9s %11s %11s %8s %8s  %s\n", "task", "phase",
+                "nodes", "in flight", "reference", "best", "speedup", "roofline", "stop");
+  out << line;
+  for (const task_view& t : *tasks) {
+    headline h = headline_of(t);
+    std::string stop = t.state.stop_reason;
+    std::snprintf(line, sizeof line, "%-20s %-10s %6lld %9lld %11s %11s %8s %8s  %s\n",
+                  t.state.name.c_str(), t.state.phase.c_str(),
+                  static_cast<long long>(t.nodes.size()),
+                  static_cast<long long>(count_in_flight(t)), format_ms(h.reference_ms).c_str(),
+                  format_ms(h.best_ms).c_str(), format_ratio(h.speedup, "x").c_str(),
+                  format_percent(h.fraction_of_roofline).c_str(), stop.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+} // namespace ks::actors
