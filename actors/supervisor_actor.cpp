@@ -119,6 +119,9 @@ caf::result<task_report> supervisor_state::start() {
   sources[reference_hash] = std::move(*reference);
   state.name = setup.task;
   state.manifest = subject->manifest_path.string();
+  // Skill statistics are kept per GPU name: never an empty one.
+  if (setup.gpu_name.empty())
+    setup.gpu_name = "unknown GPU";
   promise = self->make_response_promise<task_report>();
   if (setup.kind == run_kind::dry_run) {
     dry_run();

@@ -61,14 +61,14 @@ void supervisor_state::resume_branch(engine::node_id id) {
   const engine::node_record& n = tree.node(id);
   auto go_on = [this, id] {
     const engine::node_record& node = tree.node(id);
-        if (node.status == engine::node_status::timed) {
+    if (node.status == engine::node_status::timed) {
       judge(id);
       return;
     }
     // A node that passed verification is only compiled again (for its shared object), then
     // timed: it is not verified twice.
-    branches[id].verified = node.status == engine::node_status::verified
-                            && node.disposition == engine::disposition::passed;
+    branches[id].verified = node.status == engine::node_status::verified &&
+                            node.disposition == engine::disposition::passed;
     if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
       code(id);
     else if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
@@ -173,7 +173,7 @@ void supervisor_state::compile(engine::node_id id) {
             if (id == 0)
               reference_so = r.shared_object;
             usages[id] = r.usage;
-                        details[id].resources_json = std::move(r.resources_json);
+            details[id].resources_json = std::move(r.resources_json);
             if (branches[id].verified) {
               time(id);
               return;
@@ -245,6 +245,12 @@ void supervisor_state::time(engine::node_id id) {
             if (!r.ok) {
               failed(id, branch_step::time, static_cast<gpu::failure_kind>(r.failure),
                      std::move(r.message), {});
+              return;
+            }
+            // A timing without a positive median is no measurement: the worker misbehaved.
+            if (!(r.timing.median_ms > 0) || r.timing.trials <= 0) {
+              failed(id, branch_step::time, gpu::failure_kind::protocol_error,
+                     "the bench worker reported a timing without a positive median", {});
               return;
             }
             if (id != 0)

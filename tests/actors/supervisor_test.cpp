@@ -14,7 +14,9 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include "actor_fixture.hpp"
 #include "test_context.hpp"
@@ -50,14 +52,21 @@ public:
     int n = std::stoi(r.plan.params.at("n"));
     switch (n) {
     case 1:
-      return "median=" + std::to_string(median * 0.5);
+      return "median=" + text(median * 0.5);
     case 2:
-      return "median=" + std::to_string(median);
+      return "median=" + text(median);
     case 3:
-      return "compile_error fixable median=" + std::to_string(median * 0.8);
+      return "compile_error fixable median=" + text(median * 0.8);
     default:
-      return "wrong median=" + std::to_string(median);
+      return "wrong median=" + text(median);
     }
+  }
+
+  static std::string text(double x) {
+    std::ostringstream out;
+    out.precision(17);
+    out << x;
+    return out.str();
   }
 
   engine::expected<engine::repair_reply> repair(const engine::repair_request& r) override {
@@ -376,4 +385,116 @@ TEST_CASE_METHOD(supervisor_fixture,
   for (const std::string& line : report->dry_run_lines)
     failing += line.find("does not compile") != std::string::npos ? 1 : 0;
   CHECK(failing == 1);
+}
+
+namespace {
+
+// A store that keeps nothing and answers at once: what is left is the actors' own cost.
+actors::store_actor::behavior_type null_store() {
+  return {
+      [](const actors::put_node&) { return actors::ack{}; },
+      [](const actors::put_source&) { return actors::ack{}; },
+      [](const actors::put_outcome&) { return actors::ack{}; },
+      [](const actors::put_repair&) { return actors::ack{}; },
+      [](const actors::put_task&) { return actors::ack{}; },
+      [](const actors::put_campaign&) { return actors::ack{}; },
+      [](const actors::put_calibration&) { return actors::ack{}; },
+      [](const actors::put_skill_result&) { return actors::ack{}; },
+      [](const actors::put_batch&) { return actors::ack{}; },
+      [](const actors::get_task&) { return actors::task_snapshot{}; },
+      [](const actors::get_campaign&) { return actors::campaign_reply{}; },
+      [](const actors::get_calibration&) { return actors::calibration_reply{}; },
+      [](const actors::write_outputs&) { return actors::ack{}; },
+  };
+}
+
+} // namespace
+
+// Not a test but a measurement (hidden: run with "[benchmark]"): supervisors on CAF's real
+// scheduler against a store, compiler and bench that answer at once, so the time per
+// candidate is the actor layer's own (messages, the tree, the judge, the backend's bookkeeping).
+namespace {
+
+void measure_overhead(bool real_store) {
+  test::test_context ctx;
+  caf::actor_system_config cfg;
+  caf::actor_system sys(cfg);
+  caf::scoped_actor self(sys);
+  auto table = std::make_shared<actors::task_table>();
+  const int tasks = 8;
+  std::vector<actors::supervisor_setup> setups;
+  actors::team team;
+  std::shared_ptr<memory::store> db;
+  if (real_store) {
+    auto opened = memory::store::open(ctx.dir() / "state");
+    REQUIRE(opened);
+    db = std::make_shared<memory::store>(std::move(*opened));
+    team.store = actors::spawn_store(sys, db);
+  } else {
+    team.store = sys.spawn(null_store);
+  }
+  team.compiler = sys.spawn(fake_compiler);
+  auto counts = std::make_shared<bench_counts>();
+  team.bench = sys.spawn(fake_bench, counts);
+  team.planners.push_back(actors::spawn_planner(sys, std::make_shared<fake_backend>(), table,
+                                                actors::spawn_mode::scheduled));
+  team.coders.push_back(actors::spawn_coder(sys, std::make_shared<fake_backend>(), table,
+                                            actors::spawn_mode::scheduled));
+  team.repairers.push_back(actors::spawn_repairer(sys, std::make_shared<fake_backend>(), table,
+                                                  actors::spawn_mode::scheduled));
+  team.analyst = actors::spawn_analyst(sys, table);
+  team.judge = actors::spawn_judge(sys, engine::judge_options{});
+  for (int i = 0; i < tasks; ++i) {
+    engine::task t;
+    t.name = "t" + std::to_string(i);
+    t.family = "f";
+    t.manifest_path = ctx.write(t.name + ".toml", "");
+    t.reference_path = ctx.write(t.name + "_ref.cu", "reference median=2.0");
+    t.cost = engine::task_cost{1e6, 1e6};
+    table->emplace(t.name, t);
+    actors::supervisor_setup s;
+    s.task = t.name;
+    s.gpu_name = "Fake GPU";
+    s.peak_gbps = 1000;
+    s.peak_gflops = 10000;
+    s.limits.branches = 4;
+    s.limits.max_depth = 64;
+    s.limits.candidate_budget = 200;
+    s.limits.roofline_target = 0;
+    s.limits.patience = 0;
+    s.tasks = table;
+    s.team = team;
+    setups.push_back(s);
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<actors::supervisor_actor> supervisors;
+  for (const auto& s : setups)
+    supervisors.push_back(actors::spawn_supervisor(sys, s));
+  int64_t candidates = 0;
+  for (auto& s : supervisors)
+    self->request(s, caf::infinite, actors::run_task{})
+        .receive([&](actors::task_report& r) { candidates += r.nodes - 1; },
+                 [&](caf::error& e) { FAIL(actors::describe(e)); });
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (auto h :
+       {caf::actor_cast<caf::actor>(team.store), caf::actor_cast<caf::actor>(team.compiler),
+        caf::actor_cast<caf::actor>(team.bench), caf::actor_cast<caf::actor>(team.planners[0]),
+        caf::actor_cast<caf::actor>(team.coders[0]), caf::actor_cast<caf::actor>(team.repairers[0]),
+        caf::actor_cast<caf::actor>(team.analyst), caf::actor_cast<caf::actor>(team.judge)})
+    self->send_exit(h, caf::exit_reason::user_shutdown);
+  REQUIRE(candidates > 0);
+  WARN((real_store ? "LMDB store: " : "null store: ")
+       << tasks << " tasks, " << candidates << " candidates, " << counts->verify + counts->time
+       << " bench jobs in " << ms << " ms: " << ms / static_cast<double>(candidates)
+       << " ms per candidate (" << std::thread::hardware_concurrency() << " cores)");
+}
+
+} // namespace
+
+TEST_CASE("messaging overhead per candidate of the actor layer", "[.][benchmark]") {
+  // The actors alone: a store that answers at once.
+  measure_overhead(false);
+  // With the real store: every transition committed (fsync) before the next step.
+  measure_overhead(true);
 }
