@@ -15,10 +15,13 @@ namespace ks::cli {
 
 /// Why a command stopped early. Each reason has its own exit code (see exit_code_of).
 enum class stop_reason : int32_t {
-  usage = 1,        ///< a bad command line, or a file it names cannot be read
-  task = 2,         ///< the task is broken: its manifest, or its reference kernel
-  environment = 3,  ///< a tool or folder the command needs is missing (nvcc, the cache)
-  failure = 4,      ///< a typed failure of the candidate, the worker or the device
+  usage = 1,          ///< a bad command line, or a file it names cannot be read
+  task = 2,           ///< the task or the campaign config is broken (its manifest, its
+                      ///< reference kernel, the config file), or an output folder holds no
+                      ///< campaign
+  environment = 3,    ///< a tool or folder the command needs is missing (nvcc, the cache)
+  failure = 4,        ///< a typed failure of the candidate, the worker or the device
+  interrupted = 130,  ///< stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 };
 
 /// Why a command stopped, with what the user needs to act on it.
@@ -41,8 +44,8 @@ inline tl::unexpected<command_error> stop(gpu::failure_kind kind, std::string me
   return tl::unexpected(command_error{stop_reason::failure, kind, std::move(message)});
 }
 
-/// Returns the process exit code for `e`: 1 usage, 2 task, 3 environment, and
-/// gpu::exit_code_for(kind) (10 + the kind's number) for a typed failure.
+/// Returns the process exit code for `e`: 1 usage, 2 task or config, 3 environment, 130
+/// interrupted, and gpu::exit_code_for(kind) (10 + the kind's number) for a typed failure.
 inline int exit_code_of(const command_error& e) noexcept {
   if (e.reason == stop_reason::failure && e.kind)
     return gpu::exit_code_for(*e.kind);

@@ -44,8 +44,9 @@ std::string exit_code_help() {
                      "  0   success\n"
                      "  1   usage error: a bad option, or a file named on the command line is "
                      "missing\n"
-                     "  2   task error: the manifest is invalid, or the task's reference does "
-                     "not compile or fails against itself\n"
+                     "  2   task error: a task manifest or the campaign config is missing or invalid, "
+                     "the task's reference does not compile or fails against itself, or an "
+                     "output folder holds no campaign\n"
                      "  3   environment error: nvcc or the ABI header is missing, or an "
                      "internal error\n";
   for (int32_t n = 1; n <= 12; ++n) {
@@ -55,6 +56,8 @@ std::string exit_code_help() {
                   gpu::to_string(kind), why[n]);
     text += line;
   }
+  text += "  130 interrupted by Ctrl-C or SIGTERM: the campaign's state is saved; the same "
+          "command resumes it\n";
   return text;
 }
 

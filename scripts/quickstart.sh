@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
-# Installs, builds, and evaluates every task of the quickstart suite on this machine's GPU:
-# each task's reference is compiled, verified against itself and timed, and the table shows
-# its time against the roofline floor. Needs an NVIDIA GPU and nvcc.
+# Installs, builds, and runs the quickstart campaign on this machine's GPUs: for each of the
+# eight ops of tasks/quickstart, a tree search over candidate kernels, every one compiled,
+# verified against the reference and timed (a few minutes on one H100). Results, the best
+# kernels and the report land in kernelskill-out/quickstart/; running it again resumes an
+# interrupted campaign. Needs an NVIDIA GPU and nvcc. Extra arguments go to `kernelskill run`
+# (e.g. --dry-run to plan, code and compile one round without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${KS_SKIP_BUILD:-0}" = 1 ] || scripts/build.sh
 bin=dist/bin
-"$bin/kernelskill" devices
-status=0
-for manifest in tasks/quickstart/*.toml; do
-  ref=$(sed -n 's/^reference *= *"\(.*\)".*/\1/p' "$manifest")
-  echo "== $manifest"
-  "$bin/kernelskill" eval "$manifest" "$(dirname "$manifest")/$ref" || status=$?
-done
-exit $status
+exec "$bin/kernelskill" run configs/quickstart.toml "$@"

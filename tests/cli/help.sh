@@ -22,7 +22,15 @@ expect_help() {
   done
 }
 
-expect_help "kernelskill --help" --help -- devices eval --version "Exit codes" "19"
+expect_help "kernelskill --help" --help -- run status inspect config devices eval --version \
+  "Exit codes" "19" "130"
+expect_help "kernelskill run --help" run --help -- \
+  CONFIG.toml --dry-run --arch --worker --cache-dir "<output>/cache" --progress "=5" \
+  results.json report.md "best/<task>.cu" resume "Exit codes" "no_device" "130" "task error"
+expect_help "kernelskill status --help" status --help -- OUTPUT_DIR "Exit codes"
+expect_help "kernelskill inspect --help" inspect --help -- OUTPUT_DIR "Exit codes"
+expect_help "kernelskill config --help" config --help -- --defaults --check FILE "FILE:LINE:COL" \
+  "Exit codes"
 expect_help "kernelskill devices --help" devices --help -- \
   --json --recalibrate --cache-dir --worker "calibration" "Exit codes" "no_device"
 expect_help "kernelskill eval --help" eval --help -- \
@@ -34,7 +42,8 @@ out=$("$ks" --version 2>&1); rc=$?
 grep -qE '^kernelskill [0-9]+\.[0-9]+\.[0-9]+' <<<"$out" || fail "--version printed '$out'"
 
 # Usage errors: exit 1, with a hint.
-for args in "" "frobnicate" "eval" "eval --trials 0 a.toml b.cu" "devices --bogus"; do
+for args in "" "frobnicate" "eval" "eval --trials 0 a.toml b.cu" "devices --bogus" "run" \
+            "run --progress -1 c.toml" "status" "config --check"; do
   out=$("$ks" $args 2>&1); rc=$?
   [ "$rc" -eq 1 ] || fail "'kernelskill $args': exit $rc, wanted 1 (usage error)"
   grep -q -- "--help" <<<"$out" || fail "'kernelskill $args' does not point at --help: $out"

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "cli/command_result.hpp"
+
+#include <filesystem>
+
+namespace CLI {
+class App;
+}
+
+namespace ks::cli {
+
+/// The options of `kernelskill status` and `kernelskill inspect`: the campaign's output folder.
+struct output_dir_options {
+  std::filesystem::path output;
+};
+
+/// Adds the `status` subcommand to `app`, its options stored in `opt`; returns it.
+CLI::App* add_status_command(CLI::App& app, output_dir_options& opt);
+
+/// Adds the `inspect` subcommand to `app`, its options stored in `opt`; returns it.
+CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt);
+
+/// Prints where the campaign in `opt.output` stands: its tasks, nodes and best times.
+command_result run_status(const output_dir_options& opt);
+
+/// Prints every record of the store in `opt.output`, one line each: key, then a summary.
+command_result run_inspect(const output_dir_options& opt);
+
+} // namespace ks::cli
