@@ -27,23 +27,62 @@
 //   hello-garbage (start) say something that is not a hello
 //   hello-none    (start) never say hello
 //   hello-exit    (start) write to stderr and exit 3 before the hello
+//
+// Campaign mode ($KS_SCRIPTED_MODE=campaign) answers like a plausible GPU instead, so that
+// whole campaigns run through the real actors on a machine without one; --script is then
+// ignored and faults are injected by rule:
+//
+//   $KS_SCRIPTED_DEVICES=N     the devices the "driver" reports (default 1); a worker whose
+//                              --device is not below N fails every job with no_device, as
+//                              the real worker does (0: no device at all)
+//   $KS_SCRIPTED_JOB_MS=MS     each verify and time job takes this long (default 0)
+//   $KS_SCRIPTED_BASE_MS=MS    the time of a kernel at its optimum (default 1.0)
+//   $KS_SCRIPTED_STATE_DIR=DIR where the job counters live, shared (under flock) by every
+//                              worker of the campaign and kept across worker restarts;
+//                              unset: each process counts from 1 on its own
+//   $KS_SCRIPTED_LOG=PATH      appends one line per job: JOB DEVICE KERNEL, KERNEL being
+//                              the shared object verified or timed ("-" for other jobs)
+//   $KS_SCRIPTED_FAULTS=RULES  RULE (';' RULE)*, RULE := WHEN '->' ACTION, where
+//                              WHEN := JOB '#' N        the Nth job of that kind (1-based,
+//                                                       counted over every worker)
+//                                    | JOB '@' NAME '=' VALUE  every job of that kind on a
+//                                                       kernel whose macro NAME is VALUE
+//                              JOB := info | calibrate | verify | time | any; ACTION is one
+//                              of the script's actions above (crash, hang, fail:KIND, ...).
+//                              Example: "verify#3->crash; time@KS_BLOCK_THREADS=1024->hang"
+//
+// A kernel's macros are read from kernel.cu beside its shared object (the compile cache keeps
+// the source there): `// ks-flags: -DNAME=VALUE` first, then the first `#define KS_...` of
+// each name, which wins over the reference's `#ifndef` default that follows it. A time job
+// reports a median of BASE_MS * (1 + 0.2 * |log2(KS_BLOCK_THREADS / 128)|) (block 128 is
+// the optimum; $KS_SCRIPTED_BEST_BLOCK moves it; no KS_BLOCK_THREADS counts as 256), times
+// 1 + (0 .. 0.1) for every other KS_ macro, derived from its name and value: deterministic,
+// so that a search over these macros finds the same optimum every run. Its trials scatter by
+// +-1% around it, deterministically per kernel and trial, so the judge sees a spread.
 
 #include "gpu/worker_protocol.hpp"
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace {
@@ -226,6 +265,270 @@ failure canned_failure(const std::string& kind_name) {
   return f;
 }
 
+// -- campaign mode ---------------------------------------------------------------------------
+
+double env_number(const char* name, double fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0')
+    return fallback;
+  return std::strtod(text, nullptr);
+}
+
+std::string env_text(const char* name) {
+  const char* text = std::getenv(name);
+  return text != nullptr ? text : "";
+}
+
+std::string trimmed(const std::string& text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos)
+    return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// Returns a 64-bit hash of `text`: FNV-1a, then splitmix64's finalizer so that texts that
+// differ only in their last characters still land far apart.
+uint64_t hash_of(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+// Returns a number in [0, 1) drawn from `text`, always the same for the same text.
+double unit_of(const std::string& text) {
+  return static_cast<double>(hash_of(text) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// Returns the source of the kernel whose shared object is `so` (kernel.cu beside it).
+std::string kernel_source(const std::string& so) {
+  if (so.empty())
+    return {};
+  std::ifstream in(std::filesystem::path(so).parent_path() / "kernel.cu");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Returns the KS_ macros `source` sets: `// ks-flags: -DNAME=VALUE` first, then the first
+// `#define NAME VALUE` of each name (a define placed before the reference's `#ifndef`
+// default is the one the compiler keeps).
+std::map<std::string, std::string> kernel_macros(const std::string& source) {
+  std::map<std::string, std::string> macros;
+  std::istringstream lines(source);
+  for (std::string line; std::getline(lines, line);) {
+    auto flags = line.find("ks-flags:");
+    if (line.find("//") != std::string::npos && flags != std::string::npos) {
+      std::istringstream tokens(line.substr(flags + 9));
+      for (std::string token; tokens >> token;) {
+        if (token.rfind("-DKS_", 0) != 0)
+          continue;
+        auto equals = token.find('=');
+        std::string name = token.substr(2, equals == std::string::npos ? std::string::npos
+                                                                        : equals - 2);
+        macros.emplace(name, equals == std::string::npos ? "1" : token.substr(equals + 1));
+      }
+    }
+  }
+  lines.clear();
+  lines.seekg(0);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream tokens(line);
+    std::string directive, name, value;
+    if (!(tokens >> directive) || directive != "#define" || !(tokens >> name)
+        || name.rfind("KS_", 0) != 0)
+      continue;
+    tokens >> value;
+    macros.emplace(name, value.empty() ? "1" : value);
+  }
+  return macros;
+}
+
+// Returns the true time of a kernel with `macros` (see the top of the file).
+double model_ms(const std::map<std::string, std::string>& macros) {
+  double base = env_number("KS_SCRIPTED_BASE_MS", 1.0);
+  double best_block = env_number("KS_SCRIPTED_BEST_BLOCK", 128);
+  double block = 256;
+  if (auto it = macros.find("KS_BLOCK_THREADS"); it != macros.end()) {
+    double given = std::strtod(it->second.c_str(), nullptr);
+    if (given > 0)
+      block = given;
+  }
+  double ms = base * (1 + 0.2 * std::fabs(std::log2(block / best_block)));
+  for (const auto& [name, value] : macros)
+    if (name != "KS_BLOCK_THREADS")
+      ms *= 1 + 0.1 * unit_of(name + "=" + value);
+  return ms;
+}
+
+double quantile_of(const std::vector<double>& sorted, double q) {
+  double at = q * static_cast<double>(sorted.size() - 1);
+  auto low = static_cast<size_t>(std::floor(at));
+  size_t high = std::min(low + 1, sorted.size() - 1);
+  return sorted[low] + (sorted[high] - sorted[low]) * (at - static_cast<double>(low));
+}
+
+void simulate_work() {
+  double ms = env_number("KS_SCRIPTED_JOB_MS", 0);
+  if (ms > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
+timing_result plausible_timing(const request& req) {
+  std::string source = kernel_source(req.kernel);
+  std::string identity = source.empty() ? req.kernel : source;
+  double true_ms = model_ms(kernel_macros(source));
+  int32_t trials = std::max<int32_t>(req.timing.min_trials, 1);
+  std::vector<double> samples;
+  double sum = 0;
+  for (int32_t i = 0; i < trials; ++i) {
+    double u = unit_of(identity + "#trial" + std::to_string(i));
+    samples.push_back(true_ms * (1 + 0.02 * (u - 0.5)));
+    sum += samples.back();
+  }
+  std::sort(samples.begin(), samples.end());
+  timing_result t;
+  t.median_ms = quantile_of(samples, 0.5);
+  t.p10_ms = quantile_of(samples, 0.1);
+  t.p90_ms = quantile_of(samples, 0.9);
+  t.min_ms = samples.front();
+  t.mean_ms = sum / trials;
+  t.trials = trials;
+  t.host_ms_per_call = t.median_ms * 1.02;
+  t.batch = req.timing.host_check_batch;
+  return t;
+}
+
+result_payload plausible_result(const request& req, int32_t device, int32_t devices) {
+  result_payload r = canned_result(req, device, 1.0);
+  if (auto* d = std::get_if<device_info>(&r))
+    d->device_count = devices;
+  if (req.job == job_kind::verify || req.job == job_kind::time)
+    simulate_work();
+  if (req.job == job_kind::time)
+    r = plausible_timing(req);
+  return r;
+}
+
+/// Counts jobs per kind over every worker of a campaign: one file per kind in a shared
+/// folder, read and written under an exclusive flock; without a folder, per process.
+class job_counter {
+public:
+  explicit job_counter(std::string dir) : dir_(std::move(dir)) {}
+
+  /// Counts one more job named `job`; returns its number among its kind and among all jobs.
+  std::pair<int64_t, int64_t> next(const std::string& job) {
+    if (dir_.empty())
+      return {++local_[job], ++local_["any"]};
+    std::filesystem::create_directories(dir_);
+    int fd = ::open((dir_ + "/.lock").c_str(), O_CREAT | O_RDWR, 0644);
+    if (fd >= 0)
+      ::flock(fd, LOCK_EX);
+    std::pair<int64_t, int64_t> numbers{bump(job), bump("any")};
+    if (fd >= 0)
+      ::close(fd);  // releases the lock
+    return numbers;
+  }
+
+private:
+  int64_t bump(const std::string& name) {
+    std::string path = dir_ + "/" + name + ".count";
+    int64_t n = 0;
+    std::ifstream(path) >> n;
+    std::ofstream(path, std::ios::trunc) << ++n << '\n';
+    return n;
+  }
+
+  std::string dir_;
+  std::map<std::string, int64_t> local_;
+};
+
+// Appends "JOB DEVICE KERNEL" to $KS_SCRIPTED_LOG, if set, in one write (O_APPEND keeps the
+// lines of several workers whole).
+void log_job(const request& req, int32_t device) {
+  std::string path = env_text("KS_SCRIPTED_LOG");
+  if (path.empty())
+    return;
+  std::string kernel = req.job == job_kind::verify ? req.candidate
+                       : req.job == job_kind::time ? req.kernel
+                                                   : std::string("-");
+  std::string line = std::string(to_string(req.job)) + " " + std::to_string(device) + " "
+                     + kernel + "\n";
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+  if (fd < 0)
+    return;
+  ssize_t ignored = ::write(fd, line.data(), line.size());
+  (void)ignored;
+  ::close(fd);
+}
+
+/// One rule of $KS_SCRIPTED_FAULTS.
+struct fault_rule {
+  std::string job;      ///< info, calibrate, verify, time or any
+  int64_t nth = 0;      ///< JOB#N; 0 for JOB@NAME=VALUE
+  std::string macro;    ///< JOB@NAME=VALUE
+  std::string value;
+  std::string action;
+};
+
+std::optional<std::vector<fault_rule>> parse_faults(const std::string& text) {
+  std::vector<fault_rule> rules;
+  for (const std::string& item : split_script(text)) {
+    auto arrow = item.find("->");
+    if (arrow == std::string::npos)
+      return std::nullopt;
+    fault_rule rule;
+    std::string when = trimmed(item.substr(0, arrow));
+    rule.action = trimmed(item.substr(arrow + 2));
+    if (auto hash = when.find('#'); hash != std::string::npos) {
+      rule.job = when.substr(0, hash);
+      rule.nth = std::strtoll(when.c_str() + hash + 1, nullptr, 10);
+      if (rule.nth <= 0)
+        return std::nullopt;
+    } else if (auto at = when.find('@'); at != std::string::npos) {
+      rule.job = when.substr(0, at);
+      auto equals = when.find('=', at);
+      if (equals == std::string::npos)
+        return std::nullopt;
+      rule.macro = when.substr(at + 1, equals - at - 1);
+      rule.value = when.substr(equals + 1);
+    } else {
+      return std::nullopt;
+    }
+    if (rule.job != "info" && rule.job != "calibrate" && rule.job != "verify"
+        && rule.job != "time" && rule.job != "any")
+      return std::nullopt;
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+// Returns the action of the first rule that matches the job, else "ok".
+std::string campaign_action(const std::vector<fault_rule>& rules, const request& req,
+                            std::pair<int64_t, int64_t> numbers) {
+  std::string job = to_string(req.job);
+  std::optional<std::map<std::string, std::string>> macros;
+  for (const fault_rule& rule : rules) {
+    if (rule.job != job && rule.job != "any")
+      continue;
+    if (rule.nth > 0) {
+      if (rule.nth == (rule.job == "any" ? numbers.second : numbers.first))
+        return rule.action;
+      continue;
+    }
+    if (!macros)
+      macros = kernel_macros(
+        kernel_source(req.job == job_kind::verify ? req.candidate : req.kernel));
+    if (auto it = macros->find(rule.macro); it != macros->end() && it->second == rule.value)
+      return rule.action;
+  }
+  return "ok";
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -249,6 +552,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Campaign mode answers from the model and the fault rules; the script is not used.
+  const bool campaign = env_text("KS_SCRIPTED_MODE") == "campaign";
+  const auto devices = static_cast<int32_t>(env_number("KS_SCRIPTED_DEVICES", 1));
+  std::vector<fault_rule> faults;
+  if (campaign) {
+    auto parsed = parse_faults(env_text("KS_SCRIPTED_FAULTS"));
+    if (!parsed) {
+      std::cerr << "ks-scripted-worker: bad KS_SCRIPTED_FAULTS '" << env_text("KS_SCRIPTED_FAULTS")
+                << "': want RULE;RULE..., RULE = JOB#N->ACTION or JOB@NAME=VALUE->ACTION\n";
+      return 2;
+    }
+    faults = std::move(*parsed);
+    script_text.clear();
+    state_path.clear();
+  }
+  job_counter counter(campaign ? env_text("KS_SCRIPTED_STATE_DIR") : std::string());
   const std::vector<std::string> script = split_script(load_script(script_text));
   cursor at(state_path);
   auto action_at = [&](size_t i) { return i < script.size() ? script[i] : std::string("ok"); };
@@ -289,8 +608,24 @@ int main(int argc, char** argv) {
       write_line(encode(r));
       return 0;
     }
-    std::string action = action_at(at.peek());
-    at.advance();
+    std::string action;
+    if (campaign) {
+      log_job(*req, device);
+      action = campaign_action(faults, *req, counter.next(to_string(req->job)));
+      if (device < 0 || device >= devices) {
+        // As the real worker: every job fails on a device the driver does not have.
+        r.ok = false;
+        r.fail = canned_failure("no_device");
+        if (devices > 0)
+          r.fail->message = "no CUDA device " + std::to_string(device) + ": only "
+                            + std::to_string(devices) + " present";
+        write_line(encode(r));
+        continue;
+      }
+    } else {
+      action = action_at(at.peek());
+      at.advance();
+    }
     std::string verb = action.substr(0, action.find(':'));
 
     if (verb == "ok" || verb == "slow" || verb == "wrongid" || verb == "version") {
@@ -298,7 +633,8 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(
           std::chrono::duration<double, std::milli>(argument_of(action, 0)));
       r.ok = true;
-      r.result = canned_result(*req, device, verb == "ok" ? argument_of(action, 1.0) : 1.0);
+      r.result = campaign ? plausible_result(*req, device, devices)
+                          : canned_result(*req, device, verb == "ok" ? argument_of(action, 1.0) : 1.0);
       if (verb == "wrongid")
         r.id = req->id + 1000;
       std::string text = encode(r);

@@ -1,0 +1,635 @@
+// Whole campaigns through the real actors, on a machine without a GPU: the bench workers are
+// ks-scripted-worker in campaign mode (it reads each candidate's KS_ macros from the kernel.cu
+// the compile cache keeps beside the shared object, and times it by a model with a clear
+// optimum) and nvcc is tests/actors/fake_nvcc.sh (an empty shared object and a ptxas-like
+// report). Faults are injected by job number through $KS_SCRIPTED_FAULTS, counted over every
+// worker of the campaign in the test's own folder. The kill -9 test runs the real kernelskill
+// binary as a child and kills it at random points.
+
+#include "actors/run_campaign.hpp"
+#include "config/campaign_config.hpp"
+#include "memory/store.hpp"
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_context.hpp"
+
+using namespace ks;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+/// Sets environment variables for one test and restores the previous values after it.
+class scoped_env {
+public:
+  scoped_env() = default;
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+  ~scoped_env() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second)
+        ::setenv(it->first.c_str(), it->second->c_str(), 1);
+      else
+        ::unsetenv(it->first.c_str());
+    }
+  }
+
+  /// Sets `name` to `value`.
+  void set(const std::string& name, const std::string& value) {
+    save(name);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+
+private:
+  void save(const std::string& name) {
+    const char* old = std::getenv(name.c_str());
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+  }
+
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+/// What a test campaign looks like; every number small, so that it runs in seconds.
+struct campaign_setup {
+  std::vector<std::string> tasks = {"19_relu", "47_sum"}; ///< quickstart manifests
+  std::string gpus = "[0]";
+  int64_t candidates = 6;
+  int64_t branches = 2;
+  int64_t depth = 2;
+  int64_t patience = 2;
+  double verify_timeout_s = 10;
+  double time_timeout_s = 10;
+};
+
+fs::path fake_nvcc() {
+  return test::source_dir() / "tests" / "actors" / "fake_nvcc.sh";
+}
+
+fs::path scripted_worker() {
+  return test::bin_dir() / "ks-scripted-worker";
+}
+
+std::string config_text(const campaign_setup& s) {
+  std::ostringstream t;
+  t << "gpus = " << s.gpus << "\n\n[campaign]\ntasks = [";
+  for (size_t i = 0; i < s.tasks.size(); ++i)
+    t << (i ? ", " : "") << '"'
+      << (test::source_dir() / "tasks" / "quickstart" / (s.tasks[i] + ".toml")).string() << '"';
+  t << "]\noutput = \"out\"\nwall_time_s = 120\ncandidates_per_task = " << s.candidates
+    << "\n\n[search]\nbranches = " << s.branches << "\ndepth = " << s.depth
+    << "\nstop_patience = " << s.patience
+    << "\nfinalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\nmin_timing_trials = 10\n"
+       "max_timing_ms = 1\nverify_timeout_s = "
+    << s.verify_timeout_s << "\ntime_timeout_s = " << s.time_timeout_s
+    << "\ncompile_timeout_s = 30\n\n[memory]\npath = \"memory\"\n";
+  return t.str();
+}
+
+config::campaign_config write_config(const test::test_context& ctx, const campaign_setup& s,
+                                     const std::string& name = "campaign.toml") {
+  auto path = ctx.write(name, config_text(s));
+  auto loaded = config::load_campaign_config(path);
+  if (!loaded)
+    FAIL("the test's config does not load: " << loaded.error().message());
+  return *loaded;
+}
+
+/// Puts the scripted worker in campaign mode, its counters and job log in the test's folder.
+void scripted_campaign(scoped_env& env, const test::test_context& ctx, const std::string& faults,
+                       int32_t devices = 1, double job_ms = 0) {
+  env.set("KS_SCRIPTED_MODE", "campaign");
+  env.set("KS_SCRIPTED_DEVICES", std::to_string(devices));
+  env.set("KS_SCRIPTED_STATE_DIR", (ctx.dir() / "worker-state").string());
+  env.set("KS_SCRIPTED_LOG", (ctx.dir() / "jobs.log").string());
+  env.set("KS_SCRIPTED_FAULTS", faults);
+  env.set("KS_SCRIPTED_JOB_MS", std::to_string(job_ms));
+  env.set("KS_NVCC", fake_nvcc().string());
+}
+
+actors::run_options options_for(const test::test_context& ctx) {
+  actors::run_options o;
+  o.worker_executable = scripted_worker();
+  o.nvcc = fake_nvcc();
+  o.include_dir = test::source_dir() / "gpu" / "include";
+  o.cache_dir = ctx.dir() / "cache";
+  o.progress_interval_s = 0;
+  return o;
+}
+
+actors::campaign_summary run(const config::campaign_config& config,
+                             const actors::run_options& options) {
+  auto summary = actors::run_campaign(config, options);
+  if (!summary)
+    FAIL("run_campaign failed: " << engine::to_string(summary.error().code()) << ": "
+                                 << summary.error().message());
+  return *summary;
+}
+
+json::value read_json(const fs::path& path) {
+  std::string text = test::read_file(path);
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec)
+    FAIL(path.string() << " is not JSON (" << ec.message() << "): " << text.substr(0, 400));
+  return v;
+}
+
+// Returns the folder of the store that a campaign with output folder `out` keeps.
+fs::path store_dir(const fs::path& out) {
+  return out / "state";
+}
+
+/// The nodes of every task, as the store has them.
+using tree_snapshot = std::map<std::string, std::vector<engine::node_record>>;
+
+tree_snapshot read_trees(const fs::path& out) {
+  tree_snapshot trees;
+  if (!fs::exists(store_dir(out) / "data.mdb"))
+    return trees; // killed before the store was created
+  auto store = memory::store::open(store_dir(out));
+  REQUIRE(store.has_value());
+  auto tasks = store->tasks();
+  REQUIRE(tasks.has_value());
+  for (const memory::task_state& t : *tasks) {
+    auto nodes = store->nodes(t.name);
+    REQUIRE(nodes.has_value());
+    trees[t.name] = *nodes;
+  }
+  return trees;
+}
+
+int64_t node_count(const tree_snapshot& trees) {
+  int64_t n = 0;
+  for (const auto& [task, nodes] : trees)
+    n += static_cast<int64_t>(nodes.size());
+  return n;
+}
+
+// Returns the nodes of `o` with `status`, as results.json lists them.
+std::vector<json::object> nodes_with(const json::object& task, const std::string& status) {
+  std::vector<json::object> found;
+  for (const json::value& n : task.at("nodes").as_array())
+    if (n.at("status").as_string() == status.c_str())
+      found.push_back(n.as_object());
+  return found;
+}
+
+const json::object& task_named(const json::value& results, const std::string& name) {
+  for (const json::value& t : results.at("tasks").as_array())
+    if (t.at("name").as_string() == name.c_str())
+      return t.as_object();
+  FAIL("results.json has no task " << name);
+  throw;
+}
+
+std::vector<std::string> lines_of(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+/// Starts `argv` with stdout and stderr appended to `log`; returns its pid.
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// Waits for `pid` at most `timeout`; returns its wait status, or nullopt if still running.
+std::optional<int> wait_for(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = clock_type::now() + timeout;
+  for (;;) {
+    int status = 0;
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid)
+      return status;
+    if (clock_type::now() >= deadline)
+      return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+/// Runs `argv` to the end (at most `timeout`); returns its exit code, -1 if it did not exit.
+int run_to_exit(const std::vector<std::string>& argv, const fs::path& log,
+                std::chrono::milliseconds timeout) {
+  pid_t pid = spawn(argv, log);
+  auto status = wait_for(pid, timeout);
+  if (!status) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  return WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+}
+
+std::vector<std::string> kernelskill_run(const fs::path& config) {
+  return {(test::bin_dir() / "kernelskill").string(),
+          "run",
+          config.string(),
+          "--worker",
+          scripted_worker().string(),
+          "--progress",
+          "0"};
+}
+
+// Checks that a finished node kept everything a later step must not change.
+bool same_finished_node(const engine::node_record& before, const engine::node_record& after) {
+  return before.id == after.id && before.parent == after.parent && before.depth == after.depth &&
+         before.expansion == after.expansion && before.plan == after.plan &&
+         before.source_hash == after.source_hash && before.status == after.status &&
+         before.disposition == after.disposition && before.time == after.time &&
+         before.failure_kind == after.failure_kind;
+}
+
+} // namespace
+
+TEST_CASE("a small campaign runs to completion and writes every node, the best kernels and "
+          "the report",
+          "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "");
+  campaign_setup setup;
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  CHECK_FALSE(summary.interrupted);
+  CHECK_FALSE(summary.resumed);
+  REQUIRE(summary.tasks.size() == 2);
+  CHECK(summary.candidates_verified > 0);
+  CHECK(summary.candidates_timed > 0);
+  bool some_gain = false;
+  for (const actors::task_summary& t : summary.tasks) {
+    CAPTURE(t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms);
+    CHECK(t.nodes > 1);
+    CHECK(t.nodes <= 1 + setup.candidates);
+    CHECK(t.reference_ms > 0);
+    CHECK(t.best_ms > 0);
+    CHECK(t.best_ms <= t.reference_ms);
+    CHECK_FALSE(t.stop_reason.empty());
+    some_gain = some_gain || t.speedup > 1.1;
+  }
+  // The scripted worker's model makes 128 threads per block 20% faster than the references'
+  // 256: one step of the offline planner finds it.
+  CHECK(some_gain);
+
+  fs::path out = ctx.dir() / "out";
+  json::value results = read_json(out / "results.json");
+  REQUIRE(results.at("tasks").as_array().size() == 2);
+  CHECK(results.at("campaign").at("environment").is_object());
+  tree_snapshot trees = read_trees(out);
+  for (const actors::task_summary& t : summary.tasks) {
+    CAPTURE(t.name);
+    const json::object& task = task_named(results, t.name);
+    const json::array& nodes = task.at("nodes").as_array();
+    CHECK(static_cast<int64_t>(nodes.size()) == t.nodes);
+    CHECK(nodes.size() == trees[t.name].size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const json::object& n = nodes[i].as_object();
+      CHECK(n.at("id").as_int64() == static_cast<int64_t>(i));
+      CHECK(n.contains("status"));
+      CHECK(n.contains("disposition"));
+      CHECK(n.at("plan").at("skill").is_string());
+      CHECK(n.at("final").as_bool()); // nothing is left in flight
+    }
+    CHECK(nodes[0].at("plan").at("skill").as_string() == "reference");
+    CHECK(nodes[0].at("parent").is_null());
+    REQUIRE(task.at("winner").is_object());
+    const json::object& winner = task.at("winner").as_object();
+    CHECK(winner.at("median_ms").as_double() > 0);
+    CHECK(winner.at("lineage").as_array().size() >= 1);
+
+    fs::path best = out / "best" / (t.name + ".cu");
+    REQUIRE(fs::exists(best));
+    CHECK_THAT(test::read_file(best), Contains("ks_forward"));
+  }
+
+  std::string report = test::read_file(out / "report.md");
+  CHECK_THAT(report, Contains("## relu"));
+  CHECK_THAT(report, Contains("## sum"));
+  CHECK_THAT(report, Contains("Winning lineage"));
+  CHECK_THAT(report, Contains("`reference"));
+  CHECK_THAT(report, Contains("launch_params"));
+}
+
+TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the campaign "
+          "goes on to the end",
+          "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  // Verify 1 is the reference against itself; verify 3 is the second candidate's.
+  scripted_campaign(env, ctx, "verify#3->crash");
+  campaign_setup setup;
+  setup.tasks = {"19_relu"};
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  REQUIRE(summary.tasks.size() == 1);
+  CHECK(summary.tasks[0].best_ms > 0);
+
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  const json::object& task = task_named(results, "relu");
+  auto crashed = nodes_with(task, "crashed");
+  REQUIRE(crashed.size() == 1);
+  CHECK(crashed[0].at("failure_kind").as_string() == "crash");
+  CHECK(crashed[0].at("id").as_int64() > 0);
+  CHECK(task.at("state").as_string() == "done");
+  // The campaign went on after the crash: later candidates were verified and judged.
+  CHECK(nodes_with(task, "accepted").size() + nodes_with(task, "rejected").size() >= 2);
+}
+
+TEST_CASE("a worker that hangs fails that candidate as timed out and the campaign goes on to "
+          "the end",
+          "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  // Time 1 is the reference's; time 3 is the second candidate's.
+  scripted_campaign(env, ctx, "time#3->hang");
+  campaign_setup setup;
+  setup.tasks = {"19_relu"};
+  setup.time_timeout_s = 1;
+  auto config = write_config(ctx, setup);
+
+  auto start = clock_type::now();
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  CHECK(clock_type::now() - start < std::chrono::seconds(60));
+  REQUIRE(summary.tasks.size() == 1);
+
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  const json::object& task = task_named(results, "relu");
+  auto timed_out = nodes_with(task, "timed_out");
+  REQUIRE(timed_out.size() == 1);
+  CHECK(timed_out[0].at("failure_kind").as_string() == "timeout");
+  CHECK(task.at("state").as_string() == "done");
+  CHECK(nodes_with(task, "accepted").size() + nodes_with(task, "rejected").size() >= 2);
+}
+
+TEST_CASE("a campaign killed with SIGKILL at random points resumes without losing or redoing "
+          "a finished node",
+          "[campaign][resume]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "", 1, 40);
+  campaign_setup setup;
+  setup.candidates = 8;
+  setup.depth = 3;
+  setup.patience = 3;
+
+  // The same campaign, never interrupted: how long it takes and how many nodes it makes.
+  fs::create_directories(ctx.dir() / "whole");
+  fs::path whole_config = ctx.write("whole/campaign.toml", config_text(setup));
+  auto start = clock_type::now();
+  REQUIRE(run_to_exit(kernelskill_run(whole_config), ctx.dir() / "whole.log",
+                      std::chrono::seconds(120)) == 0);
+  double whole_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
+  const int64_t whole_nodes = node_count(read_trees(ctx.dir() / "whole" / "out"));
+  REQUIRE(whole_nodes > 3);
+
+  fs::create_directories(ctx.dir() / "killed");
+  fs::path config = ctx.write("killed/campaign.toml", config_text(setup));
+  fs::path out = ctx.dir() / "killed" / "out";
+  fs::path jobs_log = ctx.dir() / "jobs.log";
+  // Random kill points; KS_TEST_SEED replays a failing run (the seed is in the output).
+  const char* seed_text = std::getenv("KS_TEST_SEED");
+  const uint32_t seed = seed_text ? static_cast<uint32_t>(std::strtoul(seed_text, nullptr, 10))
+                                  : std::random_device{}();
+  INFO("KS_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> fraction(0.02, 0.7);
+
+  struct kill_point {
+    tree_snapshot trees;  // the store right after the kill
+    size_t log_lines = 0; // jobs the workers had started by then
+  };
+  std::vector<kill_point> kills;
+  int exit_code = -1;
+  for (int round = 0; round < 6 && exit_code != 0; ++round) {
+    pid_t pid = spawn(kernelskill_run(config), ctx.dir() / "killed.log");
+    auto delay = std::chrono::milliseconds(static_cast<int64_t>(whole_ms * fraction(random)));
+    if (auto status = wait_for(pid, delay)) {
+      exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+      break;
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    // The workers of the killed campaign see their stdin close and leave; let them.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kills.push_back({read_trees(out), lines_of(jobs_log).size()});
+    const tree_snapshot& now = kills.back().trees;
+    if (kills.size() >= 2) {
+      // Everything finished before the previous kill is still there, unchanged.
+      for (const auto& [task, nodes] : kills[kills.size() - 2].trees)
+        for (const engine::node_record& n : nodes) {
+          if (!engine::is_final(n))
+            continue;
+          CAPTURE(task, n.id);
+          REQUIRE(now.count(task) == 1);
+          REQUIRE(n.id < static_cast<int64_t>(now.at(task).size()));
+          CHECK(same_finished_node(n, now.at(task)[static_cast<size_t>(n.id)]));
+        }
+    }
+  }
+  if (exit_code != 0)
+    exit_code =
+        run_to_exit(kernelskill_run(config), ctx.dir() / "killed.log", std::chrono::seconds(120));
+  INFO("the killed campaign's output:\n" << test::read_file(ctx.dir() / "killed.log"));
+  REQUIRE(exit_code == 0);
+  CHECK_FALSE(kills.empty());
+
+  tree_snapshot final_trees = read_trees(out);
+  auto store = memory::store::open(store_dir(out));
+  REQUIRE(store.has_value());
+  auto source_of = [&](const engine::node_record& n) {
+    auto text = store->source(n.source_hash);
+    return text && *text ? **text : std::string();
+  };
+  std::vector<std::string> jobs = lines_of(jobs_log);
+  for (size_t k = 0; k < kills.size(); ++k) {
+    // No finished node was lost or changed.
+    std::set<std::pair<std::string, engine::node_id>> finished;
+    for (const auto& [task, nodes] : kills[k].trees)
+      for (const engine::node_record& n : nodes) {
+        if (!engine::is_final(n))
+          continue;
+        CAPTURE(k, task, n.id);
+        finished.emplace(task, n.id);
+        REQUIRE(final_trees.count(task) == 1);
+        REQUIRE(n.id < static_cast<int64_t>(final_trees.at(task).size()));
+        CHECK(same_finished_node(n, final_trees.at(task)[static_cast<size_t>(n.id)]));
+      }
+    // Nor verified again: between this kill and the next, a source is verified at most once
+    // per node that holds it and was not finished at this kill (two branches may reach the
+    // same launch configuration, so a source may belong to several nodes). The worker logs
+    // the kernel of every job; the compile cache keeps its source beside it.
+    std::map<std::string, int64_t> unfinished_nodes_of;
+    for (const auto& [task, nodes] : final_trees)
+      for (const engine::node_record& n : nodes)
+        if (finished.count({task, n.id}) == 0)
+          ++unfinished_nodes_of[source_of(n)];
+    std::map<std::string, int64_t> verifies_of;
+    size_t end = k + 1 < kills.size() ? kills[k + 1].log_lines : jobs.size();
+    for (size_t i = kills[k].log_lines; i < end; ++i) {
+      std::istringstream fields(jobs[i]);
+      std::string job, device, kernel;
+      fields >> job >> device >> kernel;
+      if (job == "verify")
+        ++verifies_of[test::read_file(fs::path(kernel).parent_path() / "kernel.cu")];
+    }
+    for (const auto& [source, count] : verifies_of) {
+      CAPTURE(k, source.substr(0, 200));
+      CHECK(count <= unfinished_nodes_of[source]);
+    }
+  }
+  WARN("KS_TEST_SEED=" << seed << ": killed " << kills.size()
+                       << " time(s); the uninterrupted run took " << whole_ms << " ms and made "
+                       << whole_nodes << " nodes");
+  // The search is deterministic (the scripted times are), so a resumed campaign ends with the
+  // tree an uninterrupted one makes.
+  CHECK(node_count(final_trees) == whole_nodes);
+  json::value results = read_json(out / "results.json");
+  CHECK(results.at("campaign").at("runs").as_int64() >= 2);
+}
+
+TEST_CASE("Ctrl-C stops a campaign cleanly with exit 130 and the same command resumes it",
+          "[campaign][resume]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "", 1, 40);
+  campaign_setup setup;
+  setup.candidates = 8;
+  setup.depth = 3;
+  fs::path config = ctx.write("campaign.toml", config_text(setup));
+  fs::path out = ctx.dir() / "out";
+
+  pid_t pid = spawn(kernelskill_run(config), ctx.dir() / "first.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  ::kill(pid, SIGINT);
+  auto status = wait_for(pid, std::chrono::seconds(60));
+  std::string first = test::read_file(ctx.dir() / "first.log");
+  INFO(first);
+  REQUIRE(status.has_value());
+  REQUIRE(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 130);
+  CHECK_THAT(first, Contains("stopping"));
+  CHECK_THAT(first, Contains("run the same command again to resume"));
+  tree_snapshot stopped = read_trees(out);
+  CHECK(node_count(stopped) > 0);
+
+  CHECK(run_to_exit(kernelskill_run(config), ctx.dir() / "second.log", std::chrono::seconds(120)) ==
+        0);
+  tree_snapshot finished = read_trees(out);
+  for (const auto& [task, nodes] : stopped)
+    for (const engine::node_record& n : nodes)
+      if (engine::is_final(n)) {
+        CAPTURE(task, n.id);
+        CHECK(same_finished_node(n, finished.at(task).at(static_cast<size_t>(n.id))));
+      }
+  for (const auto& [task, nodes] : finished)
+    for (const engine::node_record& n : nodes)
+      CHECK(engine::is_final(n));
+  json::value results = read_json(out / "results.json");
+  CHECK(results.at("campaign").at("runs").as_int64() == 2);
+
+  // A second Ctrl-C does not wait for the work in flight.
+  fs::path again = ctx.write("again/campaign.toml", config_text(setup));
+  pid = spawn(kernelskill_run(again), ctx.dir() / "third.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ::kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(pid, SIGINT);
+  status = wait_for(pid, std::chrono::seconds(10));
+  REQUIRE(status.has_value());
+  REQUIRE(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 130);
+  CHECK_THAT(test::read_file(ctx.dir() / "third.log"), Contains("interrupted again"));
+}
+
+TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "", 2, 20);
+  campaign_setup setup;
+  setup.gpus = "[0, 1]";
+  setup.branches = 3;
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  REQUIRE(summary.gpu_busy_share.size() == 2);
+  CHECK(summary.gpu_busy_share[0] > 0);
+  CHECK(summary.gpu_busy_share[1] > 0);
+
+  std::map<std::string, int64_t> jobs_per_device;
+  for (const std::string& line : lines_of(ctx.dir() / "jobs.log")) {
+    std::istringstream fields(line);
+    std::string job, device;
+    fields >> job >> device;
+    if (job == "verify" || job == "time")
+      ++jobs_per_device[device];
+  }
+  CHECK(jobs_per_device["0"] > 0);
+  CHECK(jobs_per_device["1"] > 0);
+}
+
+TEST_CASE("a dry run needs no GPU, exits 0 and prints the jobs it would run", "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  env.set("KS_NVCC", fake_nvcc().string());
+  env.set("KS_SCRIPTED_MODE", "campaign");
+  campaign_setup setup;
+  fs::path config = ctx.write("campaign.toml", config_text(setup));
+
+  // A worker that does not exist: a dry run must never start one.
+  std::vector<std::string> argv = {(test::bin_dir() / "kernelskill").string(),
+                                   "run",
+                                   config.string(),
+                                   "--dry-run",
+                                   "--worker",
+                                   (ctx.dir() / "no-such-worker").string(),
+                                   "--progress",
+                                   "0"};
+  int code = run_to_exit(argv, ctx.dir() / "dry.log", std::chrono::seconds(120));
+  std::string output = test::read_file(ctx.dir() / "dry.log");
+  INFO(output);
+  CHECK(code == 0);
+  CHECK_THAT(output, Contains("relu"));
+  CHECK_THAT(output, Contains("sum"));
+  CHECK_THAT(output, Contains("launch_params"));
+  CHECK_THAT(output, Contains("dry run"));
+}
