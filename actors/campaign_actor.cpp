@@ -9,6 +9,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 namespace ks::actors {
@@ -64,7 +65,15 @@ void wrap_up(campaign_pointer self) {
   st.done = true;
   auto deliver = [self](bench_stats stats) {
     auto& st = self->state;
-    campaign_report report{std::move(st.reports), st.elapsed_s(), std::move(stats), st.interrupted};
+    campaign_report report{
+        std::move(st.reports), st.elapsed_s(), std::move(stats), st.interrupted, {}};
+    for (const task_report& t : report.tasks)
+      for (const auto& [step, s] : t.perf) {
+        step_stats& merged = report.perf[step];
+        merged.count += s.count;
+        merged.total_ms += s.total_ms;
+        merged.max_ms = std::max(merged.max_ms, s.max_ms);
+      }
     st.promise.deliver(std::move(report));
     self->send_exit(st.reporter, caf::exit_reason::user_shutdown);
     self->quit();
@@ -116,6 +125,7 @@ caf::result<campaign_report> run(campaign_pointer self) {
     self->request(st.supervisors[i], caf::infinite, run_task{})
         .then(
             [self, i](task_report& r) {
+              self->send(self->state.reporter, r);
               self->state.reports[i] = std::move(r);
               if (--self->state.left == 0)
                 wrap_up(self);

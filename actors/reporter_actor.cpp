@@ -137,6 +137,18 @@ reporter_actor::behavior_type reporter(reporter_pointer self, reporter_setup set
           schedule_tick(self);
         });
       },
+      [self](const task_report& r) {
+        for (size_t i = 0; i < self->state.setup.tasks.size(); ++i)
+          if (self->state.setup.tasks[i] == r.name) {
+            task_progress& p = self->state.last[i];
+            p.name = r.name;
+            p.phase = r.phase;
+            p.nodes = r.nodes;
+            p.in_flight = 0;
+            p.best_speedup = r.speedup;
+            p.best_fraction = r.fraction_of_roofline;
+          }
+      },
       [self](const report_now& m) {
         auto promise = self->make_response_promise<ack>();
         bool print = m.final && self->state.setup.interval_s > 0;

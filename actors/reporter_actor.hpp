@@ -20,8 +20,9 @@ namespace ks::actors {
 /// line per task (nodes, best speedup, fraction of the roofline) and per GPU (busy share) to
 /// stderr; every `write_interval_s` it has the store write results.json, best/ and report.md.
 /// report_now prints and writes at once (the campaign's last report) and answers once written.
-using reporter_actor =
-    caf::typed_actor<caf::reacts_to<tick_atom>, caf::replies_to<report_now>::with<ack>>;
+/// A task_report (sent by the campaign when a task ends) gives that task's last line.
+using reporter_actor = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<task_report>,
+                                        caf::replies_to<report_now>::with<ack>>;
 
 /// Everything a reporter starts with.
 struct reporter_setup {

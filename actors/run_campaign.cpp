@@ -42,6 +42,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -199,6 +200,24 @@ engine::policy_options policy_options_for(const config::campaign_config& config)
         if (o.name == "exploration")
           out.emplace("exploration", config.search.exploration);
   return out;
+}
+
+// Prints the campaign's perf tree: where the supervisors' time went, by step. Steps of
+// parallel branches overlap, so the totals add up to more than the wall time.
+void print_perf(const perf_tree& perf) {
+  if (perf.empty())
+    return;
+  std::ostringstream out;
+  out << "where the supervisors' time went (steps of parallel branches overlap):\n";
+  for (const auto& [step, s] : perf) {
+    char line[160];
+    std::snprintf(
+        line, sizeof line, "  %-20s %6lld x  mean %9.2f ms  max %9.2f ms  total %8.2f s\n",
+        step.c_str(), static_cast<long long>(s.count),
+        s.count > 0 ? s.total_ms / static_cast<double>(s.count) : 0.0, s.max_ms, s.total_ms / 1000);
+    out << line;
+  }
+  std::cerr << out.str() << std::flush;
 }
 
 engine::backend_settings backend_settings_for(const config::agents_section& a) {
@@ -407,6 +426,8 @@ engine::expected<campaign_summary> run_campaign(const config::campaign_config& c
   for (double busy_ms : report->bench.busy_ms)
     summary.gpu_busy_share.push_back(report->wall_s > 0 ? busy_ms / (1000 * report->wall_s) : 0);
   std::cout << std::flush;
+  if (options.progress_interval_s > 0)
+    print_perf(report->perf);
   return summary;
 }
 
