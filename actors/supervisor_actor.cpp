@@ -27,6 +27,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -456,21 +457,30 @@ void supervisor_state::declare_winner(engine::node_id winner, double median_ms) 
 void supervisor_state::dry_run() {
   state.phase = "dry_run";
   int64_t count = std::min(setup.limits.branches, setup.limits.candidate_budget);
-  std::string gpu = "GPU " + std::to_string(setup.home_gpu);
+  std::string gpu = "the task's home GPU";
   auto add = [this](std::string line) { dry_run_lines.push_back(setup.task + ": " + line); };
+  // Candidates finish in any order; their lines come out in the planner's.
+  auto candidate_lines = std::make_shared<std::map<std::string, std::string>>();
   auto pending = std::make_shared<int64_t>(0);
-  auto done_one = [this, pending] {
-    if (--*pending == 0)
-      finish();
+  auto done_one = [this, pending, candidate_lines] {
+    if (--*pending > 0)
+      return;
+    for (auto& [name, line] : *candidate_lines)
+      dry_run_lines.push_back(setup.task + ": " + line);
+    finish();
   };
   // Each candidate: code, then compile; the line says what would be measured.
-  auto candidate = [this, add, gpu, done_one](size_t i, engine::plan p) {
+  auto candidate = [this, candidate_lines, gpu, done_one](size_t i, engine::plan p) {
     code_request request{setup.task,
                          p,
                          {engine::reference_plan(), p},
                          sources[reference_hash],
                          sources[reference_hash]};
+    char number[16];
+    std::snprintf(number, sizeof number, "%06zu", i);
+    std::string key = number;
     std::string name = "candidate " + std::to_string(i + 1) + " " + engine::plan_key(p);
+    auto add = [candidate_lines, key](std::string line) { (*candidate_lines)[key] = line; };
     self->request(member(setup.team.coders), caf::infinite, std::move(request))
         .then(
             [this, add, gpu, done_one, name](code_reply& r) {
