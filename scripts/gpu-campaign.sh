@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Runs the campaign engine on a GPU host from a carried install tree and prints a table last.
+#
+#   scripts/gpu-campaign.sh quickstart [DIST]  quickstart campaign; then a campaign killed
+#                                              with SIGKILL mid-run and resumed to the end
+#   scripts/gpu-campaign.sh starter [DIST]     the kernelbench-l1 suite with a bounded budget
+#   scripts/gpu-campaign.sh scaling [DIST]     kernelbench-l1 on GPU 0 alone, then on all GPUs
+#                                              (same warm compile cache): throughput ratio
+#
+# Logs, results.json and report.md go to $OUT (the device tool's folder) or out/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?usage: gpu-campaign.sh quickstart|starter|scaling [DIST]}
+dist=$(realpath "${2:-dist}")
+out=$(realpath -m "${OUT:-out}")
+mkdir -p "$out"
+work=/tmp/ks-campaign
+mkdir -p "$work"
+export PATH=/usr/local/cuda/bin:$PATH KS_INCLUDE_DIR=$dist/include
+ks=$dist/bin/kernelskill
+
+# config NAME BASE OUTPUT GPUS [KEY=VALUE...]: a copy of configs/BASE.toml with its output
+# folder, GPUs and budget keys replaced; task globs are made absolute.
+config() {
+  local name=$1 base=$2 output=$3 gpus=$4; shift 4
+  local file=$work/$name.toml
+  sed -e "s|^output = .*|output = \"$output\"|" \
+      -e "s|^path = .*|path = \"$output-memory\"|" \
+      -e "s|^gpus = .*|gpus = $gpus|" \
+      -e "s|\"\.\./tasks/|\"$PWD/tasks/|" "configs/$base.toml" > "$file"
+  for kv in "$@"; do
+    local key=${kv%%=*} value=${kv#*=}
+    sed -i "s|^$key = .*|$key = $value|" "$file"
+  done
+  echo "$file"
+}
+
+# nodes OUTPUT: "<total nodes> <final nodes>" from results.json
+nodes() {
+  python3 - "$1/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+final = {"compile_failed", "failed", "crashed", "timed_out", "rejected", "accepted"}
+n = [x for t in r["tasks"] for x in t["nodes"]]
+print(len(n), sum(1 for x in n if x["status"] in final or (x["status"] == "verified" and x.get("disposition") == "incorrect")))
+PY
+}
+
+summary=()
+run_campaign() {  # run_campaign LABEL CONFIG [ARGS...]
+  local label=$1 cfg=$2; shift 2
+  local t0=$SECONDS
+  "$ks" run "$cfg" --progress 10 "$@" > >(tee "$out/$label.log") 2> >(tee "$out/$label.err" >&2)
+  local rc=$?
+  summary+=("| $label | rc=$rc | $((SECONDS - t0)) s |")
+  return $rc
+}
+
+case $mode in
+quickstart)
+  rm -rf "$work/qs" "$work/qs-kill"
+  run_campaign quickstart "$(config qs quickstart "$work/qs" '"all"')"
+  cp "$work/qs/report.md" "$out/quickstart-report.md"; cp "$work/qs/results.json" "$out/quickstart-results.json"
+  read -r qs_total qs_final < <(nodes "$work/qs")
+
+  # A campaign killed with SIGKILL mid-run, then resumed: no finished node may be lost.
+  cfg=$(config qs-kill quickstart "$work/qs-kill" '"all"')
+  "$ks" run "$cfg" --progress 5 > "$out/kill-1.log" 2> "$out/kill-1.err" &
+  pid=$!
+  sleep "${KILL_AFTER:-40}"
+  kill -9 "$pid"; wait "$pid" 2>/dev/null
+  "$ks" status "$work/qs-kill" > "$out/kill-status.txt" 2>&1
+  cp "$work/qs-kill/results.json" "$work/before-kill.json" 2>/dev/null || echo '{"tasks":[]}' > "$work/before-kill.json"
+  run_campaign resumed "$cfg"
+  python3 - "$work/before-kill.json" "$work/qs-kill/results.json" <<'PY' | tee "$out/kill-check.txt"
+import json, sys
+before, after = (json.load(open(p)) for p in sys.argv[1:3])
+final = {"compile_failed", "failed", "crashed", "timed_out", "rejected", "accepted"}
+key = lambda t, n: (t["name"], n["id"])
+after_nodes = {key(t, n): n for t in after["tasks"] for n in t["nodes"]}
+done = [(key(t, n), n) for t in before["tasks"] for n in t["nodes"] if n["status"] in final]
+lost = [k for k, n in done if k not in after_nodes]
+changed = [k for k, n in done if k in after_nodes and
+           {f: v for f, v in after_nodes[k].items() if f != "expansion_state"} !=
+           {f: v for f, v in n.items() if f != "expansion_state"}]
+print(f"finished nodes in the snapshot taken at the kill: {len(done)}; lost after resume: {len(lost)}; changed: {len(changed)}")
+print(f"nodes after resume: {len(after_nodes)}")
+PY
+  read -r kill_total kill_final < <(nodes "$work/qs-kill")
+  summary+=("| node count: uninterrupted $qs_total, killed+resumed $kill_total | | |")
+  ;;
+starter)
+  rm -rf "$work/l1"
+  run_campaign starter "$(config l1 kernelbench-l1 "$work/l1" '"all"' candidates_per_task=${BUDGET:-16} wall_time_s=420)"
+  cp "$work/l1/report.md" "$out/starter-report.md"; cp "$work/l1/results.json" "$out/starter-results.json"
+  ;;
+scaling)
+  rm -rf "$work/s1" "$work/s2" "$work/s0"
+  cache=$work/scaling-cache
+  # The first run only fills the compile cache, so both measured runs compile nothing.
+  run_campaign warm-cache "$(config s0 kernelbench-l1 "$work/s0" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300)" --cache-dir "$cache"
+  run_campaign one-gpu "$(config s1 kernelbench-l1 "$work/s1" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300)" --cache-dir "$cache"
+  run_campaign all-gpus "$(config s2 kernelbench-l1 "$work/s2" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300)" --cache-dir "$cache"
+  ;;
+esac
+
+echo
+echo "=== gpu-campaign $mode"
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem --format=csv,noheader
+printf '| step | result | wall |\n|---|---|---|\n'
+printf '%s\n' "${summary[@]}"
+for f in "$out"/*.log; do echo "--- $(basename "$f")"; sed -n '/^[A-Za-z].*summary\|^task\|^|/,$p' "$f" | tail -25; done
