@@ -51,7 +51,7 @@ struct verify_options {
 
 /// Options of a timing run.
 struct timing_options {
-  double warmup_ms = 25;        ///< run at least this long (and 3 calls) before timing
+  double warmup_ms = 25;        ///< run at least this long (and 2 calls) before timing
   int32_t min_trials = 10;      ///< never report fewer
   int32_t max_trials = 2000;    ///< stop here even if the median still moves
   double max_ms = 2000;         ///< stop once this much GPU time was timed

@@ -13,7 +13,8 @@
 // positive or integer inputs. After a warm-up, trials run in batches: before each call the L2
 // is flushed by writing a buffer four times its size, and a pair of events brackets the call
 // on the worker's stream. After each batch, one synchronization; batches continue until the
-// median moves by less than stable_rel, or the time or trial cap is reached. After every
+// median moves by less than stable_rel (or the first batch is already that tight), or the
+// time or trial cap is reached. After every
 // batch, and over a final batch of back-to-back calls timed by the host clock, the device
 // must be idle once the worker's stream is: if it is still busy, the candidate left work on
 // another stream (escaped_stream). Warm-up synchronizes the device after every call, so such
@@ -564,7 +565,7 @@ struct bench_session::impl {
     auto warm_start = clock_type::now();
     // The device, not the stream: a candidate that strays onto other streams must not be
     // able to queue unbounded work while the host loop spins.
-    for (int i = 0; i < 3 || ms_since(warm_start) < opt.warmup_ms; ++i) {
+    for (int i = 0; i < 2 || ms_since(warm_start) < opt.warmup_ms; ++i) {
       call_checked();
       check(cudaDeviceSynchronize(), "warming up");
       if (i > 10000)
@@ -625,6 +626,14 @@ struct bench_session::impl {
         auto n = static_cast<int32_t>(times.size());
         bool stable = previous_median > 0 &&
                       std::fabs(median - previous_median) <= opt.stable_rel * previous_median;
+        // A first batch whose middle 80% lies within twice stable_rel of its median needs no
+        // second batch to confirm it: long kernels (tens of ms) are timed in one batch.
+        if (previous_median < 0) {
+          std::vector<double> sorted_batch = times;
+          std::sort(sorted_batch.begin(), sorted_batch.end());
+          double spread = percentile(sorted_batch, 0.9) - percentile(sorted_batch, 0.1);
+          stable = spread <= 2 * opt.stable_rel * median;
+        }
         // The wall cap also bounds flush and launch overhead for very short kernels.
         if (n >= opt.min_trials &&
             (stable || timed_ms >= opt.max_ms || n >= opt.max_trials ||
@@ -662,8 +671,12 @@ struct bench_session::impl {
       return r;
     }
 
-    // Host-clock check: back-to-back calls with no flush and no events.
-    r.batch = std::max(opt.host_check_batch, 1);
+    // Host-clock check: back-to-back calls with no flush and no events. About 20 ms of work
+    // is enough to see a tail (the per-batch checks above already watched every batch), so
+    // long kernels get a short check instead of host_check_batch calls.
+    r.batch = static_cast<int32_t>(
+      std::clamp(std::ceil(20.0 / std::max(r.median_ms, 1e-3)), 3.0,
+                 static_cast<double>(std::max(opt.host_check_batch, 3))));
     check(cudaDeviceSynchronize(), "before the host-clock check");
     auto t0 = clock_type::now();
     for (int32_t i = 0; i < r.batch; ++i)
