@@ -70,6 +70,10 @@ CLI::App* add_status_command(CLI::App& app, output_dir_options& opt) {
       "roofline and why it stopped. Works while the campaign runs and after it was killed. A "
       "folder that does not exist or holds no campaign exits 2.");
   add_output_argument(cmd, opt);
+  cmd->add_option("--export", opt.export_dir,
+                  "Also write results.json, report.md and best/ as they stand now into DIR "
+                  "(a snapshot of a running or killed campaign)")
+    ->type_name("DIR");
   return cmd;
 }
 
@@ -92,6 +96,16 @@ command_result run_status(const output_dir_options& opt) {
     return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
                                               "': " + text.error().message());
   std::cout << "output: " << opt.output.string() << "\n" << *text << std::flush;
+  if (!opt.export_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(opt.export_dir, ec);
+    if (auto written = actors::write_campaign_outputs(*store, opt.export_dir); !written)
+      return stop(stop_reason::environment, "cannot export the campaign into '" +
+                                                opt.export_dir.string() +
+                                                "': " + written.error().message());
+    std::cout << "exported results.json, report.md and best/ into " << opt.export_dir.string()
+              << "\n" << std::flush;
+  }
   return {};
 }
 

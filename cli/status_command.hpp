@@ -13,6 +13,7 @@ namespace ks::cli {
 /// The options of `kernelskill status` and `kernelskill inspect`: the campaign's output folder.
 struct output_dir_options {
   std::filesystem::path output;
+  std::filesystem::path export_dir;  ///< status only: also write results.json etc. there
 };
 
 /// Adds the `status` subcommand to `app`, its options stored in `opt`; returns it.
