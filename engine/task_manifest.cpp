@@ -10,6 +10,8 @@
 
 #include "engine/task_manifest.hpp"
 
+#include "config/spelling.hpp"
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -49,45 +51,10 @@ std::string located(const std::string& file, position at, const std::string& mes
   return file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + message;
 }
 
-/// Returns the optimal string alignment distance of `a` and `b`: Levenshtein's edits plus
-/// the swap of two neighbours, the commonest typo ("dtpye").
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i)
-    d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j)
-    d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
-/// Returns the closest of `known` to `word`, if it is close enough to be a typo.
-std::optional<std::string_view> closest(std::string_view word,
-                                        std::span<const std::string_view> known) {
-  size_t limit = std::max<size_t>(1, std::min<size_t>(2, word.size() / 3));
-  std::optional<std::string_view> best;
-  size_t best_distance = limit + 1;
-  for (std::string_view candidate : known) {
-    size_t distance = edit_distance(word, candidate);
-    if (distance < best_distance) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
-}
+using config::closest;
 
 std::string joined(std::span<const std::string_view> words) {
-  std::string text;
-  for (std::string_view word : words)
-    text.append(text.empty() ? "" : ", ").append(word);
-  return text;
+  return config::joined(words);
 }
 
 std::string type_name(const toml::node& node) {
