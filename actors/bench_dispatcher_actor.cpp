@@ -32,6 +32,7 @@ struct dispatcher_state {
   std::vector<std::optional<caf::typed_response_promise<bench_result>>> running;
   std::vector<int64_t> serial; // of the job each GPU runs: a late answer to an older one is
                                // ignored
+  std::vector<double> assigned_ms; // the load of the tasks whose home each GPU is
   bench_stats stats;
 
   size_t size() const { return gpus.size(); }
@@ -60,6 +61,19 @@ struct dispatcher_state {
         best = static_cast<int32_t>(g);
         best_pinned = pinned;
       }
+    }
+    return best;
+  }
+
+  // Returns the home for a new task: the live GPU with the least load assigned so far, the
+  // lowest index on a tie (a dead one only when all are dead).
+  int32_t pick_home() const {
+    int32_t best = -1;
+    for (size_t g = 0; g < size(); ++g) {
+      if (dead[g] && alive_any())
+        continue;
+      if (best < 0 || assigned_ms[g] < assigned_ms[static_cast<size_t>(best)])
+        best = static_cast<int32_t>(g);
     }
     return best;
   }
@@ -151,6 +165,7 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
   st.dead.assign(st.size(), false);
   st.running.resize(st.size());
   st.serial.assign(st.size(), 0);
+  st.assigned_ms.assign(st.size(), 0);
   st.stats.busy_ms.assign(st.size(), 0);
   st.stats.jobs.assign(st.size(), 0);
   // A bench actor that dies mid-job never answers it: its down message ends the job instead.
@@ -178,6 +193,16 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
         return promise;
       },
       [self](const bench_stats_request&) { return self->state.stats; },
+      [self](const assign_home& a) -> caf::result<int32_t> {
+        auto& st = self->state;
+        if (st.size() == 0)
+          return make_actor_error(actor_errc::bench, "no GPU to be the home of " + a.task);
+        int32_t gpu = a.gpu >= 0 && a.gpu < static_cast<int32_t>(st.size()) ? a.gpu
+                                                                             : st.pick_home();
+        // A negative or NaN estimate would skew every later choice: it counts as nothing.
+        st.assigned_ms[static_cast<size_t>(gpu)] += a.load_ms > 0 ? a.load_ms : 0;
+        return gpu;
+      },
   };
 }
 

@@ -7,6 +7,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace ks::actors {
@@ -18,8 +19,14 @@ namespace ks::actors {
 /// Jobs are started in the order they came, except that a job never waits behind one pinned
 /// to a busy GPU. A bench actor that dies takes no more jobs; jobs pinned to it go to another
 /// GPU, and when none is left every queued job fails.
+/// It also picks each task's home GPU (assign_home): the one with the least load assigned so
+/// far, so that a task 30x heavier than the others does not share its card with half of them.
 using bench_dispatcher_actor =
-    bench_actor::extend<caf::replies_to<bench_stats_request>::with<bench_stats>>;
+    bench_actor::extend<caf::replies_to<bench_stats_request>::with<bench_stats>,
+                        caf::replies_to<assign_home>::with<int32_t>>;
+
+/// The dispatcher as supervisors see it when they choose their home GPU.
+using home_actor = caf::typed_actor<caf::replies_to<assign_home>::with<int32_t>>;
 
 /// Spawns a dispatcher over `gpus`, indexed by GPU index (gpus[i] runs jobs for GPU i).
 bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys,

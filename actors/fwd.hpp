@@ -17,6 +17,7 @@ struct bench_job;
 struct bench_result;
 struct bench_stats_request;
 struct bench_stats;
+struct assign_home;
 struct compile_job;
 struct compile_done;
 struct put_node;

@@ -106,7 +106,8 @@ typename Inspector::result_type inspect(Inspector& f, campaign_record& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_state& x) {
   return f(caf::meta::type_name("task_state"), x.name, x.manifest, x.phase, x.stop_reason,
-           x.stop_text, x.winner, x.winner_median_ms, x.reference_median_ms, x.roofline_floor_ms);
+           x.stop_text, x.winner, x.winner_median_ms, x.reference_median_ms, x.roofline_floor_ms,
+           x.home_gpu, x.home_load_ms);
 }
 
 template <class Inspector>
@@ -197,6 +198,21 @@ struct bench_stats {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_stats& x) {
   return f(caf::meta::type_name("bench_stats"), x.busy_ms, x.jobs, x.queued);
+}
+
+/// Asks the dispatcher for a task's home GPU; it answers the GPU index (int32_t). With gpu ==
+/// -1 it picks the GPU with the least load assigned so far (online longest processing time);
+/// with a GPU index (a home kept from an earlier run) it keeps that one. Either way it adds
+/// `load_ms` to that GPU's assigned load.
+struct assign_home {
+  std::string task;
+  double load_ms = 0; ///< the task's estimated load: its reference's verification time
+  int32_t gpu = -1;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, assign_home& x) {
+  return f(caf::meta::type_name("assign_home"), x.task, x.load_ms, x.gpu);
 }
 
 // -- compile pool ------------------------------------------------------------------------------
@@ -719,6 +735,7 @@ CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_job))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_result))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_stats_request))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::bench_stats))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::assign_home))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::kernel_usage))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::compile_job))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::compile_done))

@@ -338,6 +338,7 @@ engine::expected<campaign_summary> run_campaign(const config::campaign_config& c
       benches.push_back(g.bench);
     dispatcher = guard.keep(spawn_bench_dispatcher(sys, std::move(benches)));
     members.bench = dispatcher;
+    members.homes = dispatcher;
   }
 
   // 6. The campaign record.
@@ -357,7 +358,11 @@ engine::expected<campaign_summary> run_campaign(const config::campaign_config& c
       return tl::unexpected(r.error());
   }
 
-  // 7. The campaign: a supervisor per task, task i timed on GPU i mod n.
+  // 7. The campaign: a supervisor per task. The dispatcher gives each its home GPU once its
+  // reference is verified (least load first); GPU i mod n is only the fallback.
+  std::vector<gpu_peaks> peaks;
+  for (const gpu_description& d : described)
+    peaks.push_back(gpu_peaks{d.info.name, d.calibration.dram_gbps, d.calibration.fp32_gflops});
   campaign_setup setup;
   for (size_t i = 0; i < order.size(); ++i) {
     supervisor_setup s;
@@ -369,6 +374,7 @@ engine::expected<campaign_summary> run_campaign(const config::campaign_config& c
       s.peak_gbps = home.calibration.dram_gbps;
       s.peak_gflops = home.calibration.fp32_gflops;
     }
+    s.gpus = peaks;
     s.limits = limits;
     s.policy = config.search.policy;
     s.policy_options = policy_options_for(config);

@@ -2,10 +2,13 @@
 //
 // Start: the store's snapshot of the task rebuilds the tree (search_tree::from_records) and
 // the short-term memory; a task already done (or failed) is reported at once. Then the
-// reference (node 0) is compiled, verified against itself and timed, and accepted once timed;
-// on a resume it is only compiled again (a cache hit), since every verification compares with
-// it. Every node that was not final when the last run died is redone from the last state the
-// store holds (supervisor_branch.cpp), so no final node is lost or redone.
+// reference (node 0) is compiled, verified against itself (on any idle GPU) and timed on the
+// task's home GPU, which the dispatcher picks then, least load first, with the verification's
+// time as the task's load (choose_home; a resume keeps the home in the task's state), and it is
+// accepted once timed; on a resume it is only compiled again (a cache hit), since every
+// verification compares with it. Every node that was not final when the last run died is
+// redone from the last state the store holds (supervisor_branch.cpp), so no final node is lost
+// or redone.
 //
 // The step function (next_step) runs whenever no work is in flight: the stop rule, then the
 // policy's choice of a parent, then the planner's K plans, then K branches in parallel. It
@@ -191,10 +194,15 @@ void supervisor_state::resume() {
     next_step();
     return;
   }
+  // The reference was timed on its home: every later timing must run there too.
+  choose_home([this] { compile_reference(); });
+}
+
+void supervisor_state::compile_reference() {
   // Every verification compares with the reference's shared object: build it (a cache hit).
   step_timer step("reference/compile");
   self->request(setup.team.compiler, caf::infinite,
-                compile_job{label(0), source_of(root.source_hash)})
+                compile_job{label(0), source_of(tree.root().source_hash)})
       .then(
           [this, step](compile_done& r) {
             step.done(perf);
@@ -212,6 +220,64 @@ void supervisor_state::resume() {
             next_step();
           },
           [this](caf::error& e) { fail_task("cannot compile the reference: " + describe(e)); });
+}
+
+// -- the home GPU ------------------------------------------------------------------------------
+
+void supervisor_state::set_home(int32_t gpu) {
+  setup.home_gpu = gpu;
+  if (gpu >= 0 && static_cast<size_t>(gpu) < setup.gpus.size()) {
+    const gpu_peaks& home = setup.gpus[static_cast<size_t>(gpu)];
+    setup.gpu_name = home.name.empty() ? "unknown GPU" : home.name;
+    setup.peak_gbps = home.peak_gbps;
+    setup.peak_gflops = home.peak_gflops;
+  }
+  floor_ms = engine::roofline_floor_ms(subject->cost, setup.peak_gbps, setup.peak_gflops);
+  if (floor_ms > 0)
+    state.roofline_floor_ms = floor_ms;
+  state.home_gpu = gpu;
+  home_chosen = true;
+}
+
+void supervisor_state::choose_home(std::function<void()> next) {
+  if (home_chosen) {
+    next();
+    return;
+  }
+  int32_t kept = state.home_gpu;
+  bool kept_valid = kept >= 0 && (setup.gpus.empty() ||
+                                  static_cast<size_t>(kept) < setup.gpus.size());
+  // A reference timed before homes were kept (or on a GPU now gone) keeps the static home.
+  int32_t wanted = kept_valid ? kept : engine::is_final(tree.root()) ? setup.home_gpu : -1;
+  double load = reference_load_ms > 0 ? reference_load_ms : state.home_load_ms;
+  if (setup.team.homes == nullptr) {
+    set_home(wanted >= 0 ? wanted : setup.home_gpu);
+    state.home_load_ms = load;
+    next();
+    return;
+  }
+  self->request(setup.team.homes, caf::infinite, assign_home{setup.task, load, wanted})
+      .then(
+          [this, load, next](int32_t gpu) {
+            if (finished)
+              return;
+            bool changed = gpu != state.home_gpu;
+            set_home(gpu);
+            state.home_load_ms = load;
+            // The home is written before the reference is timed there: a resume keeps it.
+            if (changed)
+              store_then(put_task{state}, next);
+            else
+              next();
+          },
+          [this, next](caf::error& e) {
+            if (finished)
+              return;
+            warn("cannot choose a home GPU (" + describe(e) + "); timing on GPU " +
+                 std::to_string(setup.home_gpu));
+            set_home(setup.home_gpu);
+            store_then(put_task{state}, next);
+          });
 }
 
 // -- the step function -------------------------------------------------------------------------

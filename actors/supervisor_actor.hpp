@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ks::actors {
 
@@ -24,13 +25,22 @@ using supervisor_actor =
 /// Says whether a supervisor searches or only shows what it would measure.
 enum class run_kind { search, dry_run };
 
+/// One GPU of the campaign as a supervisor needs it once it is the task's home.
+struct gpu_peaks {
+  std::string name;     ///< for skill statistics
+  double peak_gbps = 0; ///< its calibration; 0 = unknown
+  double peak_gflops = 0;
+};
+
 /// Everything a supervisor starts with.
 struct supervisor_setup {
   std::string task;     ///< its name in `tasks`
-  int32_t home_gpu = 0; ///< the GPU index every timing of the task runs on
+  int32_t home_gpu = 0; ///< the GPU index every timing of the task runs on; with team.homes
+                        ///< set, only a fallback: the dispatcher chooses it lazily
   std::string gpu_name; ///< the home GPU's name, for skill statistics
   double peak_gbps = 0; ///< the home GPU's calibration; 0 = unknown
   double peak_gflops = 0;
+  std::vector<gpu_peaks> gpus; ///< every GPU by index: the chosen home's name and peaks
   engine::search_limits limits;
   std::string policy = "best_first";
   engine::policy_options policy_options;

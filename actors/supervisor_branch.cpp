@@ -214,6 +214,9 @@ void supervisor_state::verify(engine::node_id id) {
               ++verified;
             if (r.ok || kind == gpu::failure_kind::wrong_result)
               details[id].verify_json = verify_json(r.verify);
+            // The reference's verification is the task's load estimate for its home GPU.
+            if (id == 0 && r.ok)
+              reference_load_ms = r.busy_ms;
             if (!r.ok) {
               failed(id, branch_step::verify, kind, std::move(r.message), {});
               return;
@@ -232,6 +235,14 @@ void supervisor_state::verify(engine::node_id id) {
 }
 
 void supervisor_state::time(engine::node_id id) {
+  // The reference is timed on the home it is the first to need: choose it now.
+  if (id == 0 && !home_chosen) {
+    choose_home([this] {
+      if (!paused(0))
+        time(0);
+    });
+    return;
+  }
   step_timer step(id == 0 ? "reference/time" : "branch/time");
   // Timed on the task's home GPU, as its parent was: times compare only on one card.
   bench_job job{bench_kind::time,           setup.task,     {},

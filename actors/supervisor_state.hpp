@@ -68,6 +68,8 @@ struct supervisor_state {
   const engine::task* subject = nullptr;
   std::unique_ptr<engine::search_policy> policy;
   double floor_ms = 0; ///< the roofline floor on the home GPU; 0 when unknown
+  bool home_chosen = false;     ///< setup.home_gpu is final: the reference was or will be timed
+  double reference_load_ms = 0; ///< how long the reference's verification took; 0 = unknown
   int64_t round_robin = 0;
 
   // -- the task --------------------------------------------------------------------------------
@@ -103,6 +105,7 @@ struct supervisor_state {
   caf::result<task_report> start();
   void restore(task_snapshot& snapshot);
   void resume();
+  void compile_reference();
   void next_step();
   void plan(engine::node_id parent, int64_t count);
   void expand(engine::node_id parent, std::vector<engine::plan> plans);
@@ -119,6 +122,8 @@ struct supervisor_state {
   void finish();
   void fail_task(const std::string& why);
   void warn(const std::string& what) const;
+  void set_home(int32_t gpu);
+  void choose_home(std::function<void()> next);
 
   // -- supervisor_branch.cpp: one branch ----------------------------------------------------
 

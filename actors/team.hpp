@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/analyst_actor.hpp"
+#include "actors/bench_dispatcher_actor.hpp"
 #include "actors/coder_actor.hpp"
 #include "actors/compile_pool_actor.hpp"
 #include "actors/gpu_bench_actor.hpp"
@@ -19,6 +20,7 @@ namespace ks::actors {
 struct team {
   store_actor store;
   bench_actor bench; ///< the dispatcher, seen as one bench actor
+  home_actor homes;  ///< the dispatcher, which picks each task's home GPU; null: the setup's home
   compiler_actor compiler;
   std::vector<planner_actor> planners;
   std::vector<coder_actor> coders;

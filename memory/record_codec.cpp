@@ -265,6 +265,8 @@ std::string encode(const task_state& r) {
   o["winner_median_ms"] = real(r.winner_median_ms);
   o["reference_median_ms"] = real(r.reference_median_ms);
   o["roofline_floor_ms"] = real(r.roofline_floor_ms);
+  o["home_gpu"] = r.home_gpu;
+  o["home_load_ms"] = real(r.home_load_ms);
   return text(std::move(o));
 }
 
@@ -361,6 +363,9 @@ decoded<task_state> decode_task(std::string_view value) {
     t.winner_median_ms = real(o, "winner_median_ms");
     t.reference_median_ms = real(o, "reference_median_ms");
     t.roofline_floor_ms = real(o, "roofline_floor_ms");
+    // A store written before homes were kept has none: the task's home is chosen again.
+    t.home_gpu = o.contains("home_gpu") ? static_cast<int32_t>(integer(o, "home_gpu")) : -1;
+    t.home_load_ms = o.contains("home_load_ms") ? real(o, "home_load_ms") : 0;
     return t;
   });
 }

@@ -4,6 +4,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -149,4 +150,46 @@ TEST_CASE_METHOD(test::actor_fixture, "the dispatcher refuses a GPU index it doe
                 caf::after(std::chrono::seconds(0)) >> [] {});
   CHECK(failed);
   CHECK(log->empty());
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "the dispatcher gives each task the home GPU with the least load so far",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto gpu1 = sys.spawn(fake_bench, 1, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0, gpu1});
+
+  // The kernelbench-l1 shape: one reference 30x heavier than the rest, arriving first.
+  const std::vector<double> estimates{86, 3, 10, 8, 6, 2, 2, 5};
+  std::vector<double> loads(2, 0);
+  std::vector<int32_t> homes;
+  for (size_t i = 0; i < estimates.size(); ++i) {
+    self->send(dispatcher, actors::assign_home{"t" + std::to_string(i), estimates[i], -1});
+    run();
+    auto home = reply<int32_t>();
+    REQUIRE(home);
+    REQUIRE(*home >= 0);
+    REQUIRE(*home < 2);
+    homes.push_back(*home);
+    loads[static_cast<size_t>(*home)] += estimates[i];
+  }
+  // The heavy task has a card to itself; the seven light ones share the other.
+  CHECK(homes == std::vector<int32_t>{0, 1, 1, 1, 1, 1, 1, 1});
+  CHECK(loads == std::vector<double>{86, 36});
+  // No split does better than the heaviest task alone.
+  CHECK(std::max(loads[0], loads[1]) == 86);
+
+  // A home kept from an earlier run stands, and its load counts: the next task goes elsewhere.
+  self->send(dispatcher, actors::assign_home{"kept", 60, 1});
+  run();
+  auto kept = reply<int32_t>();
+  REQUIRE(kept);
+  CHECK(*kept == 1);
+  self->send(dispatcher, actors::assign_home{"next", 1, -1});
+  run();
+  auto next = reply<int32_t>();
+  REQUIRE(next);
+  CHECK(*next == 0);
+  CHECK(log->empty()); // choosing a home runs no job
 }

@@ -605,6 +605,19 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   }
   CHECK(jobs_per_device["0"] > 0);
   CHECK(jobs_per_device["1"] > 0);
+
+  // Each task's home GPU was chosen by the dispatcher and kept in its state for a resume.
+  auto store = memory::store::open(store_dir(ctx.dir() / "out"));
+  REQUIRE(store.has_value());
+  auto tasks = store->tasks();
+  REQUIRE(tasks.has_value());
+  REQUIRE_FALSE(tasks->empty());
+  for (const memory::task_state& t : *tasks) {
+    CAPTURE(t.name);
+    CHECK(t.home_gpu >= 0);
+    CHECK(t.home_gpu < 2);
+    CHECK(t.home_load_ms > 0);
+  }
 }
 
 TEST_CASE("a dry run needs no GPU, exits 0 and prints the jobs it would run", "[campaign]") {

@@ -81,6 +81,8 @@ TEST_CASE("every record type reads back equal to what was written", "[memory]") 
                           "stopped",    7,
                           0.123456789,  1.0 / 3.0,
                           0.0421};
+  task.home_gpu = 1;
+  task.home_load_ms = 86.5;
   REQUIRE(s.put_task(task));
   REQUIRE(s.put_node("23_softmax", sample_node(5), sample_detail(5)));
   REQUIRE(s.put_source("xxh3-abc", "__global__ void k() {}\n"));
@@ -103,6 +105,25 @@ TEST_CASE("every record type reads back equal to what was written", "[memory]") 
   CHECK_FALSE(s.calibration("GPU-none").value());
   CHECK(s.nodes("19_relu").value().empty());
   CHECK(s.skill("tile", "reduction", "A100").value() == memory::skill_stat{});
+}
+
+TEST_CASE("a task written before homes were kept reads back with no home", "[memory]") {
+  memory::task_state task{"23_softmax", "/tasks/23_softmax.toml"};
+  task.home_gpu = 1;
+  task.home_load_ms = 86.5;
+  std::string text = memory::records::encode(task);
+  // An older store's value: the same record without the two fields.
+  for (std::string key : {"\"home_gpu\"", "\"home_load_ms\""}) {
+    auto at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, key.size(), "\"unused_" + key.substr(1));
+  }
+  auto decoded = memory::records::decode_task(text);
+  REQUIRE(decoded);
+  CHECK(decoded->name == "23_softmax");
+  CHECK(decoded->home_gpu == -1);
+  CHECK(decoded->home_load_ms == 0);
+  CHECK(memory::records::decode_task(memory::records::encode(task)).value() == task);
 }
 
 TEST_CASE("a timing's doubles read back bit for bit, infinities included", "[memory]") {
