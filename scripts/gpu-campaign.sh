@@ -104,10 +104,13 @@ starter)
 scaling)
   rm -rf "$work/s1" "$work/s2" "$work/s0"
   cache=$work/scaling-cache
+  # TASKS='["glob", ...]' replaces the suite (relative globs are taken from the repo root).
+  extra=()
+  [ -n "${TASKS:-}" ] && extra=("tasks=${TASKS//\"tasks\//\"$PWD/tasks/}")
   # The first run only fills the compile cache, so both measured runs compile nothing.
-  run_campaign warm-cache "$(config s0 kernelbench-l1 "$work/s0" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300)" --cache-dir "$cache"
-  run_campaign one-gpu "$(config s1 kernelbench-l1 "$work/s1" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300)" --cache-dir "$cache"
-  run_campaign all-gpus "$(config s2 kernelbench-l1 "$work/s2" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300)" --cache-dir "$cache"
+  run_campaign warm-cache "$(config s0 kernelbench-l1 "$work/s0" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+  run_campaign one-gpu "$(config s1 kernelbench-l1 "$work/s1" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+  run_campaign all-gpus "$(config s2 kernelbench-l1 "$work/s2" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
   ;;
 esac
 
