@@ -30,8 +30,8 @@ struct dispatcher_state {
   std::vector<bool> dead;
   std::deque<pending_job> queue;
   std::vector<std::optional<caf::typed_response_promise<bench_result>>> running;
-  std::vector<int64_t> serial; // of the job each GPU runs: a late answer to an older one is
-                               // ignored
+  std::vector<int64_t> serial;     // of the job each GPU runs: a late answer to an older one is
+                                   // ignored
   std::vector<double> assigned_ms; // the load of the tasks whose home each GPU is
   bench_stats stats;
 
@@ -44,10 +44,13 @@ struct dispatcher_state {
     return false;
   }
 
-  // Returns the GPU an unpinned job should take: among the idle ones, the one fewest queued
-  // jobs are pinned to (so a verification does not take the card a timing waits for), then
-  // the one that worked least; -1 if none is idle.
-  int32_t pick_idle() const {
+  // Returns the GPU an unpinned job should take: the one it prefers when that is idle; else,
+  // among the idle ones, the one fewest queued jobs are pinned to (so a verification does not
+  // take the card a timing waits for), then the one that worked least; -1 if none is idle.
+  int32_t pick_idle(int32_t prefer) const {
+    if (prefer >= 0 && static_cast<size_t>(prefer) < size() && !busy[static_cast<size_t>(prefer)] &&
+        !dead[static_cast<size_t>(prefer)])
+      return prefer;
     int32_t best = -1;
     int64_t best_pinned = 0;
     for (size_t g = 0; g < size(); ++g) {
@@ -109,6 +112,7 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
             if (st.serial[gpu] != serial || !st.running[gpu])
               return;
             r.queued_ms = queued_ms;
+            r.gpu = static_cast<int32_t>(gpu);
             st.stats.busy_ms[gpu] += r.busy_ms;
             st.stats.jobs[gpu] += 1;
             st.running[gpu]->deliver(std::move(r));
@@ -139,20 +143,29 @@ void dispatch(dispatcher_pointer self) {
     st.stats.queued = 0;
     return;
   }
-  for (auto i = st.queue.begin(); i != st.queue.end();) {
-    int32_t gpu = i->job.gpu;
-    // A job pinned to a dead GPU runs anywhere rather than never.
-    if (gpu >= 0 && st.dead[static_cast<size_t>(gpu)])
-      gpu = i->job.gpu = -1;
-    if (gpu < 0)
-      gpu = st.pick_idle();
-    if (gpu < 0 || st.busy[static_cast<size_t>(gpu)]) {
-      ++i;
-      continue;
+  // A job pinned to a dead GPU runs anywhere rather than never.
+  for (pending_job& p : st.queue)
+    if (p.job.gpu >= 0 && st.dead[static_cast<size_t>(p.job.gpu)])
+      p.job.gpu = -1;
+  // Each round starts the queued job of highest priority that has a card to run on (the
+  // earliest among equals), until no queued job can start.
+  for (;;) {
+    auto chosen = st.queue.end();
+    int32_t chosen_gpu = -1;
+    for (auto i = st.queue.begin(); i != st.queue.end(); ++i) {
+      if (chosen != st.queue.end() && !(i->job.priority > chosen->job.priority))
+        continue;
+      int32_t gpu = i->job.gpu >= 0 ? i->job.gpu : st.pick_idle(i->job.prefer);
+      if (gpu < 0 || st.busy[static_cast<size_t>(gpu)])
+        continue;
+      chosen = i;
+      chosen_gpu = gpu;
     }
-    pending_job p = std::move(*i);
-    i = st.queue.erase(i);
-    start(self, static_cast<size_t>(gpu), std::move(p));
+    if (chosen == st.queue.end())
+      break;
+    pending_job p = std::move(*chosen);
+    st.queue.erase(chosen);
+    start(self, static_cast<size_t>(chosen_gpu), std::move(p));
   }
   st.stats.queued = static_cast<int64_t>(st.queue.size());
 }
@@ -197,8 +210,8 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
         auto& st = self->state;
         if (st.size() == 0)
           return make_actor_error(actor_errc::bench, "no GPU to be the home of " + a.task);
-        int32_t gpu = a.gpu >= 0 && a.gpu < static_cast<int32_t>(st.size()) ? a.gpu
-                                                                             : st.pick_home();
+        int32_t gpu =
+            a.gpu >= 0 && a.gpu < static_cast<int32_t>(st.size()) ? a.gpu : st.pick_home();
         // A negative or NaN estimate would skew every later choice: it counts as nothing.
         st.assigned_ms[static_cast<size_t>(gpu)] += a.load_ms > 0 ? a.load_ms : 0;
         return gpu;

@@ -113,7 +113,7 @@ typename Inspector::result_type inspect(Inspector& f, task_state& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_detail& x) {
   return f(caf::meta::type_name("node_detail"), x.message, x.diagnostics, x.resources_json,
-           x.verify_json);
+           x.verify_json, x.timed_gpu);
 }
 
 } // namespace ks::memory
@@ -151,12 +151,15 @@ struct bench_job {
   std::string kernel;    ///< verify: the candidate's shared object; time: the one to time
   int32_t gpu = -1;      ///< the bench actor (GPU index) that must run it; -1: any
   std::string label;     ///< for people: "softmax#12"
+  int32_t prefer = -1;   ///< with gpu = -1: the GPU to take when it is idle (saves a re-timing)
+  double priority = 0;   ///< queued jobs start highest first (FIFO among equals): the caller
+                         ///< gives its task's load estimate, so the longest jobs start first
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_job& x) {
-  return f(caf::meta::type_name("bench_job"), x.kind, x.task, x.reference, x.kernel, x.gpu,
-           x.label);
+  return f(caf::meta::type_name("bench_job"), x.kind, x.task, x.reference, x.kernel, x.gpu, x.label,
+           x.prefer, x.priority);
 }
 
 /// Answers a bench_job: its result, or the typed failure that replaced it.

@@ -241,6 +241,9 @@ json::object to_json(const engine::node_record& n, const std::optional<memory::n
       o["resources"] = json_or_text(d->resources_json);
     if (!d->verify_json.empty())
       o["verify"] = json_or_text(d->verify_json);
+    // Which card gave the timing: a child is judged against its parent on that card.
+    if (d->timed_gpu >= 0)
+      o["timed_gpu"] = d->timed_gpu;
     // Compiler diagnostics can be long: kept for the nodes they explain.
     if (n.status == engine::node_status::compile_failed && !d->diagnostics.empty())
       o["diagnostics"] = d->diagnostics;

@@ -17,11 +17,12 @@
 // Every transition is written to the store, and its ack awaited, before the next step starts.
 //
 // Stopping: the stop rule (or a campaign budget) starts no new expansion; branches in flight
-// finish and are judged; then the finals re-time the finalists interleaved (A B C A B C) on
-// the task's home GPU and the judge picks the winner. An interrupt (Ctrl-C) starts no new step
-// at all: each job in flight finishes and its result is written, then the supervisor reports;
-// the nodes it leaves unfinished are redone on resume, and a task interrupted in its finals
-// runs them again.
+// finish and are judged; then the finals re-time the finalists interleaved (A B C A B C), each
+// round whole on one GPU and rounds on as many GPUs as there are, and the judge picks the
+// winner from the samples put on the home card's scale (engine::align_final_samples). An interrupt
+// (Ctrl-C) starts no new step at all: each job in flight finishes and its result is written, then
+// the supervisor reports; the nodes it leaves unfinished are redone on resume, and a task
+// interrupted in its finals runs them again.
 
 #include "actors/actor_error.hpp"
 #include "actors/supervisor_state.hpp"
@@ -30,6 +31,7 @@
 
 #include <caf/actor_system.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -73,6 +75,31 @@ const std::string& supervisor_state::source_of(const std::string& hash) const {
   static const std::string none;
   auto i = sources.find(hash);
   return i == sources.end() ? none : i->second;
+}
+
+int32_t supervisor_state::timed_gpu(engine::node_id id) const {
+  auto d = details.find(id);
+  return d != details.end() && d->second.timed_gpu >= 0 ? d->second.timed_gpu : setup.home_gpu;
+}
+
+const engine::timing* supervisor_state::time_on(engine::node_id id, int32_t gpu) const {
+  if (!tree.contains(id))
+    return nullptr;
+  if (timed_gpu(id) == gpu && tree.node(id).time.measured())
+    return &tree.node(id).time;
+  auto t = card_times.find({id, gpu});
+  return t == card_times.end() ? nullptr : &t->second;
+}
+
+double supervisor_state::floor_on(int32_t gpu) const {
+  if (gpu < 0 || static_cast<size_t>(gpu) >= setup.gpus.size())
+    return floor_ms;
+  const gpu_peaks& card = setup.gpus[static_cast<size_t>(gpu)];
+  return engine::roofline_floor_ms(subject->cost, card.peak_gbps, card.peak_gflops);
+}
+
+double supervisor_state::job_priority() const {
+  return reference_load_ms > 0 ? reference_load_ms : state.home_load_ms;
 }
 
 std::string supervisor_state::label(engine::node_id id) const {
@@ -245,8 +272,8 @@ void supervisor_state::choose_home(std::function<void()> next) {
     return;
   }
   int32_t kept = state.home_gpu;
-  bool kept_valid = kept >= 0 && (setup.gpus.empty() ||
-                                  static_cast<size_t>(kept) < setup.gpus.size());
+  bool kept_valid =
+      kept >= 0 && (setup.gpus.empty() || static_cast<size_t>(kept) < setup.gpus.size());
   // A reference timed before homes were kept (or on a GPU now gone) keeps the static home.
   int32_t wanted = kept_valid ? kept : engine::is_final(tree.root()) ? setup.home_gpu : -1;
   double load = reference_load_ms > 0 ? reference_load_ms : state.home_load_ms;
@@ -420,15 +447,15 @@ void supervisor_state::finals(const engine::stop_decision& decision) {
   state.phase = "finals";
   auto run = std::make_shared<final_run>();
   run->finalists = std::move(finalists);
-  run->samples.resize(run->finalists.size());
+  run->rounds = setup.final_rounds;
   run->schedule =
-      engine::interleaved_schedule(static_cast<int64_t>(run->finalists.size()), setup.final_rounds);
+      engine::interleaved_schedule(static_cast<int64_t>(run->finalists.size()), run->rounds);
   store_then(put_task{state}, [this, run] { compile_finalist(run); });
 }
 
 void supervisor_state::compile_finalist(std::shared_ptr<final_run> run) {
   if (run->objects.size() == run->finalists.size()) {
-    time_finalist(run);
+    start_rounds(run);
     return;
   }
   engine::node_id id = run->finalists[run->objects.size()];
@@ -449,50 +476,81 @@ void supervisor_state::compile_finalist(std::shared_ptr<final_run> run) {
           [this](caf::error& e) { fail_task("cannot compile a finalist: " + describe(e)); });
 }
 
-void supervisor_state::time_finalist(std::shared_ptr<final_run> run) {
-  if (interrupted) {
+// Starts rounds while a GPU may be free for one (at most one round per GPU at a time); once
+// none runs and none is left, the final is decided.
+void supervisor_state::start_rounds(std::shared_ptr<final_run> run) {
+  auto cards = static_cast<int64_t>(std::max<size_t>(setup.gpus.size(), 1));
+  while (!interrupted && run->next_round < run->rounds && run->running < cards) {
+    ++run->running;
+    time_round(run, run->next_round++, 0, -1);
+  }
+  if (run->running > 0)
+    return;
+  if (interrupted)
     finish();
-    return;
-  }
-  // One slot at a time, in the schedule's order: that is what makes the final interleaved.
-  while (run->next < run->schedule.size() &&
-         run->objects[static_cast<size_t>(run->schedule[run->next])].empty())
-    ++run->next;
-  if (run->next == run->schedule.size()) {
+  else
     decide_final(run);
+}
+
+// Times slot `slot` of round `round`, one at a time in the schedule's order: that is what
+// makes the final interleaved. The round's first timing goes to any idle GPU (the home
+// preferred), the others to the GPU that took it: a round is a block on one card, which
+// align_final_samples relies on.
+void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round, int64_t slot,
+                                  int32_t gpu) {
+  auto n = static_cast<int64_t>(run->finalists.size());
+  auto finalist = [&](int64_t k) {
+    return static_cast<size_t>(run->schedule[static_cast<size_t>(round * n + k)]);
+  };
+  while (slot < n && run->objects[finalist(slot)].empty())
+    ++slot;
+  if (slot == n || interrupted) {
+    --run->running;
+    start_rounds(run);
     return;
   }
-  auto slot = static_cast<size_t>(run->schedule[run->next++]);
-  bench_job job{bench_kind::time,   setup.task,     {},
-                run->objects[slot], setup.home_gpu, label(run->finalists[slot]) + " (final)"};
+  size_t index = finalist(slot);
+  bench_job job{bench_kind::time,    setup.task, {},
+                run->objects[index], gpu,        label(run->finalists[index]) + " (final)"};
+  job.prefer = setup.home_gpu;
+  job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(
-          [this, run, slot](bench_result& r) {
+          [this, run, round, slot, gpu, index](bench_result& r) {
             if (finished)
               return;
-            if (r.ok)
-              run->samples[slot].push_back(r.timing.median_ms);
+            int32_t card = gpu >= 0 ? gpu : r.gpu;
+            if (r.ok && r.timing.median_ms > 0)
+              run->samples.push_back(
+                  engine::final_sample{static_cast<int64_t>(index), card, r.timing.median_ms});
             else
-              warn("a final re-timing of " + label(run->finalists[slot]) + " failed: " + r.message);
-            time_finalist(run);
+              warn("a final re-timing of " + label(run->finalists[index]) +
+                   " failed: " + r.message);
+            time_round(run, round, slot + 1, card);
           },
-          [this](caf::error& e) {
+          [this, run](caf::error& e) {
+            if (finished)
+              return;
             warn("the bench is gone during the finals: " + describe(e));
             interrupted = true;
-            finish();
+            --run->running;
+            start_rounds(run);
           });
 }
 
 void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
   run->step.done(perf);
-  // A finalist that failed every re-timing drops out of the final.
+  // Rounds timed on other cards are put on the home card's scale; a finalist that failed every
+  // re-timing drops out of the final.
+  auto aligned = engine::align_final_samples(
+      run->samples, static_cast<int64_t>(run->finalists.size()), setup.home_gpu);
   std::vector<engine::node_id> entrants;
   final_request request;
   for (size_t i = 0; i < run->finalists.size(); ++i) {
-    if (run->samples[i].empty())
+    if (aligned[i].empty())
       continue;
     entrants.push_back(run->finalists[i]);
-    request.samples_ms.push_back(run->samples[i]);
+    request.samples_ms.push_back(std::move(aligned[i]));
   }
   if (entrants.empty()) {
     engine::node_id best = tree.best_accepted().value_or(0);
@@ -542,7 +600,7 @@ void supervisor_state::dry_run() {
                          {engine::reference_plan(), p},
                          sources[reference_hash],
                          sources[reference_hash]};
-    char number[16];
+    char number[24];
     std::snprintf(number, sizeof number, "%06zu", i);
     std::string key = number;
     std::string name = "candidate " + std::to_string(i + 1) + " " + engine::plan_key(p);

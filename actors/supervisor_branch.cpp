@@ -71,8 +71,6 @@ void supervisor_state::resume_branch(engine::node_id id) {
                             node.disposition == engine::disposition::passed;
     if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
       code(id);
-    else if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
-      code(id);
     else
       compile(id);
   };
@@ -170,6 +168,7 @@ void supervisor_state::compile(engine::node_id id) {
               return;
             }
             branches[id].shared_object = r.shared_object;
+            shared_objects[id] = r.shared_object;
             if (id == 0)
               reference_so = r.shared_object;
             usages[id] = r.usage;
@@ -203,6 +202,7 @@ void supervisor_state::verify(engine::node_id id) {
   // The reference is checked against itself: a nondeterministic reference is a broken task.
   bench_job job{bench_kind::verify,         setup.task, reference_so,
                 branches[id].shared_object, -1,         label(id)};
+  job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(
           [this, id, step](bench_result& r) {
@@ -244,9 +244,13 @@ void supervisor_state::time(engine::node_id id) {
     return;
   }
   step_timer step(id == 0 ? "reference/time" : "branch/time");
-  // Timed on the task's home GPU, as its parent was: times compare only on one card.
-  bench_job job{bench_kind::time,           setup.task,     {},
-                branches[id].shared_object, setup.home_gpu, label(id)};
+  // The reference is timed on the task's home GPU; a branch on any idle one, the home
+  // preferred: the judge compares it with its parent on the card that timed it (judge()).
+  bench_job job{
+      bench_kind::time, setup.task, {}, branches[id].shared_object, id == 0 ? setup.home_gpu : -1,
+      label(id)};
+  job.prefer = setup.home_gpu;
+  job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(
           [this, id, step](bench_result& r) {
@@ -266,17 +270,20 @@ void supervisor_state::time(engine::node_id id) {
             }
             if (id != 0)
               ++timed;
+            int32_t card = id == 0 || r.gpu < 0 ? setup.home_gpu : r.gpu;
+            double floor = floor_on(card);
             engine::node_record n = tree.node(id);
             n.status = engine::node_status::timed;
             n.time.median_ms = r.timing.median_ms;
             n.time.p10_ms = r.timing.p10_ms;
             n.time.p90_ms = r.timing.p90_ms;
             n.time.trials = r.timing.trials;
-            n.fraction_of_roofline =
-                floor_ms > 0 && r.timing.median_ms > 0 ? floor_ms / r.timing.median_ms : 0;
+            n.fraction_of_roofline = floor > 0 ? floor / r.timing.median_ms : 0;
             if (!update(n))
               return;
-            // Judging needs no GPU: it goes on even after an interrupt.
+            details[id].timed_gpu = card;
+            // Judging needs no GPU unless the parent must be re-timed on this card: it goes on
+            // after an interrupt when it can (judge()).
             put_node_then(id, [this, id] { analyze_then(id, [this, id] { judge(id); }); });
           },
           [this, id](caf::error& e) { bench_lost(id, e); });
@@ -292,6 +299,87 @@ void supervisor_state::bench_lost(engine::node_id id, const caf::error& e) {
 }
 
 // -- judge -------------------------------------------------------------------------------------
+
+// Times node `id` on GPU `gpu` (a card other than its record's) and runs `next` once its time
+// there is known; calls for one (node, card) share one timing. A failed re-timing leaves the
+// record's time in its place, with a warning: the judge then compares across cards. A lost
+// bench stops the task, and `next` finds no time and pauses its branch.
+void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::function<void()> next) {
+  auto key = std::make_pair(id, gpu);
+  std::vector<std::function<void()>>& waiting = retimings[key];
+  waiting.push_back(std::move(next));
+  if (waiting.size() > 1)
+    return;
+  auto wake = [this, key] {
+    std::vector<std::function<void()>> ready = std::move(retimings[key]);
+    retimings.erase(key);
+    for (auto& f : ready)
+      if (!finished)
+        f();
+  };
+  auto timed = [this, id, gpu, key, wake](const std::string& object) {
+    step_timer step("branch/re-time parent");
+    bench_job job{
+        bench_kind::time, setup.task, {},
+        object,           gpu,        label(id) + " (re-timed on GPU " + std::to_string(gpu) + ")"};
+    job.priority = job_priority();
+    self->request(setup.team.bench, caf::infinite, std::move(job))
+        .then(
+            [this, id, key, wake, step](bench_result& r) {
+              step.done(perf);
+              if (finished)
+                return;
+              if (r.ok && r.timing.median_ms > 0 && r.timing.trials > 0) {
+                card_times[key] = engine::timing{
+                    r.timing.median_ms, r.timing.p10_ms, r.timing.p90_ms, r.timing.trials, {}};
+              } else {
+                warn("re-timing " + label(id) + " on GPU " + std::to_string(key.second) +
+                     " failed (" + r.message +
+                     "); its children there are judged against its "
+                     "time on GPU " +
+                     std::to_string(timed_gpu(id)));
+                card_times[key] = tree.node(id).time;
+              }
+              wake();
+            },
+            [this, wake](caf::error& e) {
+              if (finished)
+                return;
+              warn("the bench is gone (" + describe(e) + "); stopping");
+              interrupted = true;
+              wake();
+            });
+  };
+  auto known = shared_objects.find(id);
+  if (known != shared_objects.end() && !known->second.empty()) {
+    timed(known->second);
+    return;
+  }
+  // Not compiled this run (a resumed parent): compile it again, a cache hit.
+  self->request(setup.team.compiler, caf::infinite,
+                compile_job{label(id), source_of(tree.node(id).source_hash)})
+      .then(
+          [this, id, key, timed, wake](compile_done& r) {
+            if (finished)
+              return;
+            if (r.ok) {
+              shared_objects[id] = r.shared_object;
+              timed(r.shared_object);
+              return;
+            }
+            warn("cannot compile " + label(id) +
+                 " again to re-time it; its children are judged "
+                 "against its time on GPU " +
+                 std::to_string(timed_gpu(id)));
+            card_times[key] = tree.node(id).time;
+            wake();
+          },
+          [this](caf::error& e) {
+            if (finished)
+              return;
+            fail_task("the compile pool failed: " + describe(e));
+          });
+}
 
 void supervisor_state::analyze_then(engine::node_id id, std::function<void()> next) {
   const engine::node_record& n = tree.node(id);
@@ -330,9 +418,18 @@ void supervisor_state::judge(engine::node_id id) {
     store_then(std::move(batch), [this] { end_branch(0); });
     return;
   }
-  step_timer step("branch/judge");
   const engine::node_record& n = tree.node(id);
-  judge_request request{tree.node(n.parent).time, n.time};
+  // A child is compared with its parent on the card that timed it: re-time the parent there
+  // first if this run has not.
+  int32_t card = timed_gpu(id);
+  const engine::timing* parent_time = time_on(n.parent, card);
+  if (parent_time == nullptr) {
+    if (!paused(id))
+      retime_then(n.parent, card, [this, id] { judge(id); });
+    return;
+  }
+  step_timer step("branch/judge");
+  judge_request request{*parent_time, n.time};
   self->request(setup.team.judge, caf::infinite, std::move(request))
       .then(
           [this, id, step](judge_reply& v) {

@@ -8,6 +8,7 @@
 #include "actors/messages.hpp"
 #include "actors/step_timer.hpp"
 #include "actors/supervisor_actor.hpp"
+#include "engine/judge.hpp"
 #include "engine/search_policy.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
@@ -24,14 +25,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ks::actors {
 
 /// Holds what a branch in flight needs beyond its node record.
 struct branch_state {
-  std::string shared_object;  ///< compiled this run
-  bool verified = false;      ///< resumed after it passed verification: time it directly
+  std::string shared_object; ///< compiled this run
+  bool verified = false;     ///< resumed after it passed verification: time it directly
 };
 
 /// Names the step of a branch that failed: where a failure happens decides the node's status.
@@ -46,14 +48,17 @@ struct branch_failure {
   bool repairable = false;
 };
 
-/// Finals in progress: the finalists, their shared objects, the interleaved schedule and the
-/// samples it gave so far.
+/// Finals in progress: the finalists, their shared objects, the interleaved schedule (round r
+/// is slots r*n .. r*n+n-1 of it), the rounds started and running, and the samples so far.
+/// Each round is a block timed whole on one GPU; rounds run on as many GPUs as there are.
 struct final_run {
   std::vector<engine::node_id> finalists;
   std::vector<std::string> objects;
   std::vector<int64_t> schedule;
-  size_t next = 0;
-  std::vector<std::vector<double>> samples;
+  int64_t rounds = 0;
+  int64_t next_round = 0;
+  int64_t running = 0;
+  std::vector<engine::final_sample> samples;
   step_timer step{"finals"};
 };
 
@@ -67,7 +72,7 @@ struct supervisor_state {
   supervisor_setup setup;
   const engine::task* subject = nullptr;
   std::unique_ptr<engine::search_policy> policy;
-  double floor_ms = 0; ///< the roofline floor on the home GPU; 0 when unknown
+  double floor_ms = 0;          ///< the roofline floor on the home GPU; 0 when unknown
   bool home_chosen = false;     ///< setup.home_gpu is final: the reference was or will be timed
   double reference_load_ms = 0; ///< how long the reference's verification took; 0 = unknown
   int64_t round_robin = 0;
@@ -86,6 +91,12 @@ struct supervisor_state {
                                                           ///< each record
   std::map<engine::node_id, std::string> diagnoses;
   std::map<engine::node_id, kernel_usage> usages;
+  std::map<engine::node_id, std::string> shared_objects; ///< compiled this run, by node
+  /// Times of nodes on GPUs other than the one of their record, measured this run: a parent is
+  /// re-timed on the card its child was timed on, so that the judge compares them on one card.
+  std::map<std::pair<engine::node_id, int32_t>, engine::timing> card_times;
+  /// What waits for a re-timing in flight, by (node, GPU index).
+  std::map<std::pair<engine::node_id, int32_t>, std::vector<std::function<void()>>> retimings;
   bool planning = false;
 
   // -- the end ---------------------------------------------------------------------------------
@@ -112,7 +123,8 @@ struct supervisor_state {
   void exhaust(engine::node_id parent, const std::string& why);
   void finals(const engine::stop_decision& decision);
   void compile_finalist(std::shared_ptr<final_run> run);
-  void time_finalist(std::shared_ptr<final_run> run);
+  void start_rounds(std::shared_ptr<final_run> run);
+  void time_round(std::shared_ptr<final_run> run, int64_t round, int64_t slot, int32_t gpu);
   void decide_final(std::shared_ptr<final_run> run);
   void declare_winner(engine::node_id winner, double median_ms);
   void dry_run();
@@ -143,6 +155,7 @@ struct supervisor_state {
   void repair(engine::node_id id, branch_failure failure);
   void fail_final(engine::node_id id, branch_failure failure);
   void bench_lost(engine::node_id id, const caf::error& e);
+  void retime_then(engine::node_id id, int32_t gpu, std::function<void()> next);
   void end_branch(engine::node_id id);
   bool paused(engine::node_id id);
 
@@ -176,6 +189,19 @@ struct supervisor_state {
   const Handle& member(const std::vector<Handle>& members) {
     return members[static_cast<size_t>(round_robin++) % members.size()];
   }
+
+  /// Returns the GPU index whose time node `id`'s record holds.
+  int32_t timed_gpu(engine::node_id id) const;
+
+  /// Returns node `id`'s time on GPU `gpu`: its record's or a re-timing's; null if unknown.
+  const engine::timing* time_on(engine::node_id id, int32_t gpu) const;
+
+  /// Returns the roofline floor of the task on GPU `gpu`, in ms; 0 when unknown.
+  double floor_on(int32_t gpu) const;
+
+  /// Returns the priority of this task's bench jobs: its load estimate, so that the longest
+  /// jobs start first (the longest-processing-time rule) and the longest task ends sooner.
+  double job_priority() const;
 
   /// Returns the text of `hash`; empty if unknown.
   const std::string& source_of(const std::string& hash) const;

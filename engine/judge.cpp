@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <utility>
 
 namespace ks::engine {
@@ -113,6 +114,76 @@ std::vector<int64_t> interleaved_schedule(int64_t n_finalists, int64_t rounds) {
     for (int64_t finalist = 0; finalist < n_finalists; ++finalist)
       order.push_back(finalist);
   return order;
+}
+
+std::vector<std::vector<double>> align_final_samples(const std::vector<final_sample>& samples,
+                                                     int64_t n_finalists, int32_t scale_gpu) {
+  auto n = static_cast<size_t>(std::max<int64_t>(n_finalists, 0));
+  std::map<int32_t, std::vector<std::vector<double>>> by_card; // card -> finalist -> samples
+  std::vector<bool> present(n, false);
+  for (const final_sample& s : samples) {
+    if (s.finalist < 0 || static_cast<size_t>(s.finalist) >= n || !(s.ms > 0))
+      continue;
+    auto& card = by_card[s.gpu];
+    card.resize(n);
+    card[static_cast<size_t>(s.finalist)].push_back(s.ms);
+    present[static_cast<size_t>(s.finalist)] = true;
+  }
+  std::vector<std::vector<double>> out(n);
+  if (by_card.empty())
+    return out;
+  auto complete = [&](const std::vector<std::vector<double>>& card) {
+    for (size_t i = 0; i < n; ++i)
+      if (present[i] && card[i].empty())
+        return false;
+    return true;
+  };
+  auto size_of = [&](const std::vector<std::vector<double>>& card) {
+    size_t count = 0;
+    for (const auto& v : card)
+      count += v.size();
+    return count;
+  };
+  // The scale card: the one asked for when it timed every finalist, else the fullest one that
+  // did; when no card did, the fullest card alone.
+  int32_t scale = by_card.begin()->first;
+  bool scale_complete = false;
+  for (const auto& [gpu, card] : by_card) {
+    bool c = complete(card);
+    bool better =
+        (c && !scale_complete) || (c == scale_complete && size_of(card) > size_of(by_card[scale]));
+    if (c && gpu == scale_gpu) {
+      scale = gpu;
+      scale_complete = true;
+      break;
+    }
+    if (better) {
+      scale = gpu;
+      scale_complete = c;
+    }
+  }
+  auto median_of = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return quantile(v, 0.5);
+  };
+  const auto& base = by_card[scale];
+  for (const auto& [gpu, card] : by_card) {
+    if (gpu != scale && (!scale_complete || !complete(card)))
+      continue;
+    double log_sum = 0;
+    int64_t terms = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (card[i].empty() || base[i].empty())
+        continue;
+      log_sum += std::log(median_of(card[i]) / median_of(base[i]));
+      ++terms;
+    }
+    double factor = terms > 0 ? std::exp(log_sum / static_cast<double>(terms)) : 1;
+    for (size_t i = 0; i < n; ++i)
+      for (double ms : card[i])
+        out[i].push_back(gpu == scale ? ms : ms / factor);
+  }
+  return out;
 }
 
 expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,

@@ -33,9 +33,9 @@ namespace ks::engine {
 
 /// Sets how much evidence the judge asks for.
 struct judge_options {
-  double min_gain = 0.02;   ///< the smallest relative gain worth accepting (0.02 = 2%)
-  double alpha = 0.01;      ///< one-sided significance level of the rank test
-  int64_t min_samples = 8;  ///< raw samples each side needs before the rank test is used
+  double min_gain = 0.02;  ///< the smallest relative gain worth accepting (0.02 = 2%)
+  double alpha = 0.01;     ///< one-sided significance level of the rank test
+  int64_t min_samples = 8; ///< raw samples each side needs before the rank test is used
 
   friend bool operator==(const judge_options&, const judge_options&) = default;
 };
@@ -45,18 +45,18 @@ enum class verdict_kind : int32_t { rejected = 0, accepted = 1 };
 
 /// Names the evidence a decision rests on. The numbers are stable ("storage order").
 enum class evidence : int32_t {
-  none = 0,       ///< decided before any test (no timing, or the gain is too small)
-  spread = 1,     ///< p90 of the faster against p10 of the slower
-  rank_test = 2,  ///< one-sided Mann-Whitney U test on the raw samples
+  none = 0,      ///< decided before any test (no timing, or the gain is too small)
+  spread = 1,    ///< p90 of the faster against p10 of the slower
+  rank_test = 2, ///< one-sided Mann-Whitney U test on the raw samples
 };
 
 /// Holds a decision of the judge and what it rests on.
 struct verdict {
   verdict_kind decision = verdict_kind::rejected;
   engine::evidence evidence = engine::evidence::none;
-  double gain = 0;     ///< 1 - child median / parent median (0.1 = 10% faster)
-  double p_value = 1;  ///< the rank test's one-sided p-value; 1 when it did not run
-  std::string reason;  ///< one sentence for people
+  double gain = 0;    ///< 1 - child median / parent median (0.1 = 10% faster)
+  double p_value = 1; ///< the rank test's one-sided p-value; 1 when it did not run
+  std::string reason; ///< one sentence for people
 
   /// Checks whether the child was accepted.
   bool accepted() const noexcept { return decision == verdict_kind::accepted; }
@@ -75,19 +75,39 @@ double rank_test_p_value(const std::vector<double>& lower, const std::vector<dou
 /// indices in round robin, 0 1 .. n-1 0 1 .. n-1 ...; empty if either count is below 1.
 std::vector<int64_t> interleaved_schedule(int64_t n_finalists, int64_t rounds);
 
+/// Holds one re-timing of a final: which finalist, and which GPU measured it. A final's
+/// rounds may run on different GPUs of one model, each round whole on one card (a block).
+struct final_sample {
+  int64_t finalist = 0;
+  int32_t gpu = 0;
+  double ms = 0;
+
+  friend bool operator==(const final_sample&, const final_sample&) = default;
+};
+
+/// Returns each finalist's samples (by index, `n_finalists` of them) on the scale of GPU
+/// `scale_gpu`: two cards of one model differ by a percent or so, a bias that would otherwise
+/// land on whichever finalist a card timed more. A card's factor is the geometric mean, over
+/// the finalists, of its median over the scale card's median; samples are divided by it. Only
+/// cards that timed every finalist that has samples anywhere are used (the scale card one of
+/// them when it qualifies, else the one with the most samples); the rest are left out. With
+/// one card the samples come back as they are.
+std::vector<std::vector<double>> align_final_samples(const std::vector<final_sample>& samples,
+                                                     int64_t n_finalists, int32_t scale_gpu);
+
 /// Says whether a final was won clearly or by a tie. The numbers are stable ("storage order").
 enum class final_kind : int32_t {
-  clear = 0,  ///< the fastest finalist won
-  tie = 1,    ///< a simpler finalist was within the noise of the fastest and won
+  clear = 0, ///< the fastest finalist won
+  tie = 1,   ///< a simpler finalist was within the noise of the fastest and won
 };
 
 /// Holds the outcome of an interleaved final.
 struct final_result {
-  int64_t winner = 0;   ///< index of the winning finalist
-  int64_t fastest = 0;  ///< index of the finalist with the lowest median
+  int64_t winner = 0;  ///< index of the winning finalist
+  int64_t fastest = 0; ///< index of the finalist with the lowest median
   final_kind kind = final_kind::clear;
-  std::vector<timing> timings;  ///< each finalist's summary, by index
-  std::string reason;           ///< one sentence for people
+  std::vector<timing> timings; ///< each finalist's summary, by index
+  std::string reason;          ///< one sentence for people
 };
 
 /// Returns the winner of a final from each finalist's samples in ms (`samples_ms[i]` for

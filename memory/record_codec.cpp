@@ -293,6 +293,7 @@ std::string encode(const node_detail& r) {
   o["diagnostics"] = r.diagnostics;
   o["resources_json"] = r.resources_json;
   o["verify_json"] = r.verify_json;
+  o["timed_gpu"] = r.timed_gpu;
   return text(std::move(o));
 }
 
@@ -391,8 +392,10 @@ decoded<engine::node_record> decode_node(std::string_view value) {
 
 decoded<node_detail> decode_detail(std::string_view value) {
   return decode_with<node_detail>(value, "detail", [](const json::object& o) {
-    return node_detail{str(o, "message"), str(o, "diagnostics"), str(o, "resources_json"),
-                       str(o, "verify_json")};
+    node_detail d{str(o, "message"), str(o, "diagnostics"), str(o, "resources_json"),
+                  str(o, "verify_json")};
+    d.timed_gpu = o.contains("timed_gpu") ? static_cast<int32_t>(integer(o, "timed_gpu")) : -1;
+    return d;
   });
 }
 

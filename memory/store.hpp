@@ -42,35 +42,37 @@ class write_batch; // memory/write_batch.hpp
 
 /// The campaign as a whole: what it was started with.
 struct campaign_record {
-  std::string config_text;     ///< the config file's text, as started
-  std::string started_at;      ///< ISO 8601, UTC
-  std::string environment;     ///< JSON text: GPUs, driver, CUDA, clocks as read
-  int64_t runs = 0;            ///< how many times the campaign was started or resumed
+  std::string config_text; ///< the config file's text, as started
+  std::string started_at;  ///< ISO 8601, UTC
+  std::string environment; ///< JSON text: GPUs, driver, CUDA, clocks as read
+  int64_t runs = 0;        ///< how many times the campaign was started or resumed
   friend bool operator==(const campaign_record&, const campaign_record&) = default;
 };
 
 /// Where one task stands.
 struct task_state {
   std::string name;
-  std::string manifest;        ///< absolute path
-  std::string phase = "pending";  ///< pending, searching, finals, done, failed
-  std::string stop_reason;     ///< engine::stop_reason's name once stopped
+  std::string manifest;          ///< absolute path
+  std::string phase = "pending"; ///< pending, searching, finals, done, failed
+  std::string stop_reason;       ///< engine::stop_reason's name once stopped
   std::string stop_text;
   engine::node_id winner = engine::no_node;
   double winner_median_ms = 0;
   double reference_median_ms = 0;
   double roofline_floor_ms = 0;
-  int32_t home_gpu = -1;       ///< the GPU index its timings run on; -1 = not chosen yet
-  double home_load_ms = 0;     ///< the load estimate its home was chosen with
+  int32_t home_gpu = -1;   ///< the GPU index its timings run on; -1 = not chosen yet
+  double home_load_ms = 0; ///< the load estimate its home was chosen with
   friend bool operator==(const task_state&, const task_state&) = default;
 };
 
 /// What a node's record does not hold: why it failed, and what the compiler said.
 struct node_detail {
-  std::string message;         ///< the failure message, or empty
-  std::string diagnostics;     ///< compiler diagnostics (verbatim, possibly long)
-  std::string resources_json;  ///< kernel resources as JSON text, or empty
-  std::string verify_json;     ///< verify statistics as JSON text, or empty
+  std::string message;        ///< the failure message, or empty
+  std::string diagnostics;    ///< compiler diagnostics (verbatim, possibly long)
+  std::string resources_json; ///< kernel resources as JSON text, or empty
+  std::string verify_json;    ///< verify statistics as JSON text, or empty
+  int32_t timed_gpu = -1;     ///< the GPU index that gave the record's time; -1 = the task's
+                              ///< home (records written before timings could move)
   friend bool operator==(const node_detail&, const node_detail&) = default;
 };
 

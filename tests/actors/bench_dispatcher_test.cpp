@@ -193,3 +193,59 @@ TEST_CASE_METHOD(test::actor_fixture,
   CHECK(*next == 0);
   CHECK(log->empty()); // choosing a home runs no job
 }
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "the dispatcher starts the queued job of highest priority first, in order "
+                 "among equals",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0});
+  auto with_priority = [](bench_job j, double priority) {
+    j.priority = priority;
+    return j;
+  };
+  // The card is busy with "first"; four jobs queue behind it.
+  self->send(dispatcher, job(bench_kind::verify, -1, "first"));
+  self->send(dispatcher, with_priority(job(bench_kind::verify, -1, "light-a"), 2));
+  self->send(dispatcher, with_priority(job(bench_kind::time, -1, "heavy-a"), 80));
+  self->send(dispatcher, with_priority(job(bench_kind::verify, -1, "light-b"), 2));
+  self->send(dispatcher, with_priority(job(bench_kind::time, 0, "heavy-b"), 80));
+  run();
+  for (int i = 0; i < 4; ++i) {
+    self->send(gpu0, actors::tick_atom::value);
+    run();
+  }
+  CHECK(*log == std::vector<std::string>{"gpu0:first", "gpu0:heavy-a", "gpu0:heavy-b",
+                                         "gpu0:light-a", "gpu0:light-b"});
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "an unpinned job takes the GPU it prefers when that one is idle, else another",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto gpu1 = sys.spawn(fake_bench, 1, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0, gpu1});
+  auto preferring = [](bench_job j, int32_t gpu) {
+    j.prefer = gpu;
+    return j;
+  };
+  // Both idle: each job goes where it prefers, GPU 1 first although GPU 0 worked least.
+  self->send(dispatcher, preferring(job(bench_kind::time, -1, "a"), 1));
+  run();
+  // GPU 1 is busy now: a job preferring it runs on the idle GPU 0 rather than wait.
+  self->send(dispatcher, preferring(job(bench_kind::time, -1, "b"), 1));
+  run();
+  CHECK(*log == std::vector<std::string>{"gpu1:a", "gpu0:b"});
+  std::vector<int32_t> gpus;
+  self->send(gpu0, actors::tick_atom::value);
+  self->send(gpu1, actors::tick_atom::value);
+  run();
+  while (auto r = reply<bench_result>())
+    gpus.push_back(r->gpu);
+  std::sort(gpus.begin(), gpus.end());
+  CHECK(gpus == std::vector<int32_t>{0, 1});
+}

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -140,6 +141,46 @@ actors::bench_actor::behavior_type fake_bench(actors::bench_actor::pointer,
   };
 }
 
+// Two cards behind one actor, as the dispatcher shows them: a job pinned to a card runs there,
+// an unpinned one on the cards in turn (whatever it prefers: as if the other were busy). Card 1
+// is 20% faster than card 0 for every kernel, as two cards of one model may differ (less).
+struct two_card_state {
+  int64_t turn = 0;
+  std::shared_ptr<std::vector<actors::bench_job>> log;
+};
+
+actors::bench_actor::behavior_type
+two_card_bench(actors::bench_actor::stateful_pointer<two_card_state> self,
+               std::shared_ptr<std::vector<actors::bench_job>> log) {
+  self->state.log = std::move(log);
+  return {
+      [self](actors::bench_job& job) {
+        int32_t card = job.gpu >= 0 ? job.gpu : static_cast<int32_t>(self->state.turn++ % 2);
+        job.gpu = card;
+        self->state.log->push_back(job);
+        actors::bench_result r;
+        r.kind = job.kind;
+        r.gpu = card;
+        r.busy_ms = 1;
+        r.ok =
+            job.kind != actors::bench_kind::verify || job.kernel.find("wrong") == std::string::npos;
+        r.verify.passed = r.ok;
+        if (!r.ok) {
+          r.failure = static_cast<int32_t>(gpu::failure_kind::wrong_result);
+          r.message = "output y differs";
+        }
+        if (job.kind == actors::bench_kind::time) {
+          double median = fake_backend::median_of(job.kernel) * (card == 1 ? 0.8 : 1.0);
+          r.timing.median_ms = median;
+          r.timing.p10_ms = median * 0.99;
+          r.timing.p90_ms = median * 1.01;
+          r.timing.trials = 10;
+        }
+        return r;
+      },
+  };
+}
+
 // -- the fixture -------------------------------------------------------------------------------
 
 struct supervisor_fixture : test::actor_fixture {
@@ -257,6 +298,62 @@ TEST_CASE_METHOD(supervisor_fixture,
   CHECK(second->phase == "done");
   CHECK(second->nodes == report->nodes);
   CHECK(counts->verify + counts->time == measured);
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "on two cards a child is judged against its parent timed on its own card, and "
+                 "the final's rounds run on both",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<actors::bench_job>>();
+  setup.team.bench = sys.spawn(two_card_bench, log);
+  setup.gpus = {actors::gpu_peaks{"Fake GPU", 1000, 10000},
+                actors::gpu_peaks{"Fake GPU", 1000, 10000}};
+  setup.home_gpu = 0;
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "done");
+
+  // tile(n=2) keeps its parent's speed: on card 1 it looks 20% faster than the parent's time on
+  // card 0, so only a comparison on one card rejects it. tile(n=1) halves it: accepted.
+  int64_t on_card1 = 0, same_speed = 0;
+  for (const engine::node_record& n : stored_nodes()) {
+    if (n.id == 0 || !n.time.measured())
+      continue;
+    auto detail = db->detail("t", n.id);
+    REQUIRE(detail);
+    REQUIRE(*detail);
+    INFO("node " << n.id << " " << n.plan.description << " timed on GPU " << (*detail)->timed_gpu);
+    CHECK((*detail)->timed_gpu >= 0);
+    on_card1 += (*detail)->timed_gpu == 1 ? 1 : 0;
+    if (n.plan.params.at("n") == "2") {
+      ++same_speed;
+      CHECK(n.status == engine::node_status::rejected);
+    }
+    if (n.plan.params.at("n") == "1")
+      CHECK(n.status == engine::node_status::accepted);
+  }
+  CHECK(on_card1 >= 1);
+  CHECK(same_speed >= 1);
+
+  // Parents were re-timed on the other card, once per parent and card at most; the final ran on
+  // both cards.
+  std::map<std::pair<std::string, int32_t>, int64_t> retimed;
+  std::set<int32_t> final_cards;
+  for (const actors::bench_job& job : *log) {
+    if (job.label.find("re-timed") != std::string::npos)
+      ++retimed[{job.kernel, job.gpu}];
+    if (job.label.find("(final)") != std::string::npos)
+      final_cards.insert(job.gpu);
+  }
+  CHECK_FALSE(retimed.empty());
+  for (const auto& [kernel_on_card, times] : retimed)
+    CHECK(times == 1);
+  CHECK(final_cards == std::set<int32_t>{0, 1});
+  // The winner's time is on the home card's scale although card 1 timed half the rounds.
+  CHECK(report->best_ms == Approx(0.5).epsilon(0.02));
 }
 
 TEST_CASE_METHOD(supervisor_fixture,

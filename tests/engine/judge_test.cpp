@@ -168,6 +168,61 @@ TEST_CASE("a final needs finalists with samples", "[engine][judge]") {
   CHECK(missing.error().message().find("finalist 1") != std::string::npos);
 }
 
+TEST_CASE("a final run on two cards compares its finalists on one card's scale",
+          "[engine][judge]") {
+  // Finalist 0 takes 1.0 ms and finalist 1 0.99 ms on card 0; card 1 is 10% faster for both.
+  // Had card 1 timed finalist 0 more often, finalist 0 would look faster on the raw samples.
+  std::vector<final_sample> samples;
+  for (int round = 0; round < 6; ++round) {
+    int32_t card = round < 4 ? 1 : 0;
+    double scale = card == 1 ? 0.9 : 1.0;
+    samples.push_back({0, card, 1.00 * scale});
+    if (round % 2 == 0 || card == 0) // finalist 1 lost two slots on card 1
+      samples.push_back({1, card, 0.99 * scale});
+  }
+  auto raw = [&](int64_t finalist) {
+    std::vector<double> out;
+    for (const final_sample& s : samples)
+      if (s.finalist == finalist)
+        out.push_back(s.ms);
+    return out;
+  };
+  auto unaligned = pick_winner({raw(0), raw(1)});
+  REQUIRE(unaligned);
+  CHECK(unaligned->fastest == 0); // the card bias wins without the alignment
+
+  auto aligned = align_final_samples(samples, 2, 0);
+  REQUIRE(aligned.size() == 2);
+  CHECK(aligned[0].size() == 6);
+  CHECK(aligned[1].size() == 4);
+  for (double ms : aligned[0])
+    CHECK(ms == Approx(1.00));
+  for (double ms : aligned[1])
+    CHECK(ms == Approx(0.99));
+  auto final = pick_winner(aligned);
+  REQUIRE(final);
+  CHECK(final->fastest == 1);
+  CHECK(final->timings[1].median_ms == Approx(0.99));
+
+  // On card 1's scale instead, every sample is 10% lower.
+  auto on_card1 = align_final_samples(samples, 2, 1);
+  CHECK(on_card1[0].front() == Approx(0.90));
+}
+
+TEST_CASE("a final's card that missed a finalist is left out of the alignment", "[engine][judge]") {
+  // Card 1 never timed finalist 1: its samples of finalist 0 cannot be put on card 0's scale.
+  std::vector<final_sample> samples{{0, 0, 1.0}, {1, 0, 2.0}, {0, 1, 0.5}, {0, 1, 0.5}};
+  auto aligned = align_final_samples(samples, 2, 0);
+  REQUIRE(aligned.size() == 2);
+  CHECK(aligned[0] == std::vector<double>{1.0});
+  CHECK(aligned[1] == std::vector<double>{2.0});
+  // One card: the samples as they are; a finalist with none stays empty.
+  auto one = align_final_samples({{0, 3, 1.5}, {0, 3, 1.25}}, 2, 0);
+  CHECK(one[0] == std::vector<double>{1.5, 1.25});
+  CHECK(one[1].empty());
+  CHECK(align_final_samples({}, 3, 0).size() == 3);
+}
+
 TEST_CASE("finalists are the fastest accepted nodes, simplest first", "[engine][judge]") {
   search_tree tree;
   auto settle = [&](node_id id, node_status status, double median) {

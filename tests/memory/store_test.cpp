@@ -58,10 +58,12 @@ engine::node_record sample_node(node_id id) {
 }
 
 memory::node_detail sample_detail(node_id id) {
-  return memory::node_detail{
+  memory::node_detail d{
       "node " + std::to_string(id) + " failed: \"quoted\"\nsecond line",
       "kernel.cu(12): warning: variable \"x\" was declared but never referenced\n",
       R"({"registers":64,"shared_bytes":49152})", R"({"max_abs_err":1e-06})"};
+  d.timed_gpu = static_cast<int32_t>(id % 3) - 1; // -1 (the home), 0 and 1 all round-trip
+  return d;
 }
 
 const engine::plan tile64{"tile", "tile rows by 64", {{"bm", "64"}}};
@@ -124,6 +126,21 @@ TEST_CASE("a task written before homes were kept reads back with no home", "[mem
   CHECK(decoded->home_gpu == -1);
   CHECK(decoded->home_load_ms == 0);
   CHECK(memory::records::decode_task(memory::records::encode(task)).value() == task);
+}
+
+TEST_CASE("a node detail written before timings could move reads back as timed at home",
+          "[memory]") {
+  memory::node_detail detail = sample_detail(4);
+  detail.timed_gpu = 1;
+  std::string text = memory::records::encode(detail);
+  auto at = text.find("\"timed_gpu\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 11, "\"unused_gpu\"");
+  auto decoded = memory::records::decode_detail(text);
+  REQUIRE(decoded);
+  CHECK(decoded->timed_gpu == -1);
+  CHECK(decoded->message == detail.message);
+  CHECK(memory::records::decode_detail(memory::records::encode(detail)).value() == detail);
 }
 
 TEST_CASE("a timing's doubles read back bit for bit, infinities included", "[memory]") {
