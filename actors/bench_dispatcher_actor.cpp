@@ -44,13 +44,10 @@ struct dispatcher_state {
     return false;
   }
 
-  // Returns the GPU an unpinned job should take: the one it prefers when that is idle; else,
-  // among the idle ones, the one fewest queued jobs are pinned to (so a verification does not
-  // take the card a timing waits for), then the one that worked least; -1 if none is idle.
-  int32_t pick_idle(int32_t prefer) const {
-    if (prefer >= 0 && static_cast<size_t>(prefer) < size() && !busy[static_cast<size_t>(prefer)] &&
-        !dead[static_cast<size_t>(prefer)])
-      return prefer;
+  // Returns the idle GPU an unpinned job with no preference should take: the one fewest
+  // queued jobs are pinned to (so a verification does not take the card a timing waits for),
+  // then the one that worked least; -1 if none is idle.
+  int32_t pick_idle() const {
     int32_t best = -1;
     int64_t best_pinned = 0;
     for (size_t g = 0; g < size(); ++g) {
@@ -66,6 +63,23 @@ struct dispatcher_state {
       }
     }
     return best;
+  }
+
+  // Returns the GPU job `j` may start on now, -1 if none: its pinned GPU, or its preferred one,
+  // when idle; with no (live) preference, any idle GPU. With `elsewhere`, a job whose
+  // preferred GPU is busy takes another idle one: an idle card beats waiting, at the price of
+  // a re-timing of the parent there.
+  int32_t card_for(const bench_job& j, bool elsewhere) const {
+    auto idle = [this](int32_t g) { return !busy[static_cast<size_t>(g)]; };
+    if (j.gpu >= 0)
+      return idle(j.gpu) ? j.gpu : -1;
+    bool preference = j.prefer >= 0 && static_cast<size_t>(j.prefer) < size() &&
+                      !dead[static_cast<size_t>(j.prefer)];
+    if (!preference)
+      return pick_idle();
+    if (idle(j.prefer))
+      return j.prefer;
+    return elsewhere ? pick_idle() : -1;
   }
 
   // Returns the home for a new task: the live GPU with the least load assigned so far, the
@@ -148,24 +162,27 @@ void dispatch(dispatcher_pointer self) {
     if (p.job.gpu >= 0 && st.dead[static_cast<size_t>(p.job.gpu)])
       p.job.gpu = -1;
   // Each round starts the queued job of highest priority that has a card to run on (the
-  // earliest among equals), until no queued job can start.
-  for (;;) {
-    auto chosen = st.queue.end();
-    int32_t chosen_gpu = -1;
-    for (auto i = st.queue.begin(); i != st.queue.end(); ++i) {
-      if (chosen != st.queue.end() && !(i->job.priority > chosen->job.priority))
-        continue;
-      int32_t gpu = i->job.gpu >= 0 ? i->job.gpu : st.pick_idle(i->job.prefer);
-      if (gpu < 0 || st.busy[static_cast<size_t>(gpu)])
-        continue;
-      chosen = i;
-      chosen_gpu = gpu;
+  // earliest among equals), until none can start: first on the cards the jobs belong to, then
+  // on the idle cards left over.
+  for (bool elsewhere : {false, true}) {
+    for (;;) {
+      auto chosen = st.queue.end();
+      int32_t chosen_gpu = -1;
+      for (auto i = st.queue.begin(); i != st.queue.end(); ++i) {
+        if (chosen != st.queue.end() && !(i->job.priority > chosen->job.priority))
+          continue;
+        int32_t gpu = st.card_for(i->job, elsewhere);
+        if (gpu < 0)
+          continue;
+        chosen = i;
+        chosen_gpu = gpu;
+      }
+      if (chosen == st.queue.end())
+        break;
+      pending_job p = std::move(*chosen);
+      st.queue.erase(chosen);
+      start(self, static_cast<size_t>(chosen_gpu), std::move(p));
     }
-    if (chosen == st.queue.end())
-      break;
-    pending_job p = std::move(*chosen);
-    st.queue.erase(chosen);
-    start(self, static_cast<size_t>(chosen_gpu), std::move(p));
   }
   st.stats.queued = static_cast<int64_t>(st.queue.size());
 }

@@ -87,6 +87,27 @@ engine::expected<Reply> ask(caf::scoped_actor& self, const Handle& handle, Msg m
   return out;
 }
 
+/// Sends `msg` to every handle at once, then collects the replies in order: bench actors
+/// start their workers and calibrate side by side rather than one after another.
+template <class Reply, class Handle, class Msg>
+std::vector<engine::expected<Reply>>
+ask_each(caf::scoped_actor& self, const std::vector<Handle>& handles, const Msg& msg, errc code) {
+  using request_handle =
+      decltype(self->request(std::declval<Handle>(), caf::infinite, std::declval<Msg>()));
+  std::vector<request_handle> pending;
+  pending.reserve(handles.size());
+  for (const Handle& h : handles)
+    pending.push_back(self->request(h, caf::infinite, msg));
+  std::vector<engine::expected<Reply>> out;
+  for (request_handle& r : pending) {
+    engine::expected<Reply> one = fail(code, "no answer");
+    r.receive([&](Reply& reply) { one = std::move(reply); },
+              [&](caf::error& e) { one = fail(code, describe(e)); });
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
   char buffer[32];
@@ -129,9 +150,9 @@ engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::s
         std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.time_timeout_s));
     return guard.keep(spawn_gpu_bench(sys, index, std::move(w), settings, tasks));
   };
-  auto info_of = [&](const bench_actor& b, int32_t device) -> engine::expected<gpu::device_info> {
-    auto r = ask<bench_result>(self, b, bench_job{bench_kind::info, {}, {}, {}, -1, "info"},
-                               errc::subprocess);
+  const bench_job info_job{bench_kind::info, {}, {}, {}, -1, "info"};
+  auto info_from = [](const engine::expected<bench_result>& r,
+                      int32_t device) -> engine::expected<gpu::device_info> {
     if (!r)
       return tl::unexpected(r.error());
     if (!r->ok) {
@@ -143,6 +164,9 @@ engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::s
                   "device " + std::to_string(device) + ": " + r->message + hint);
     }
     return r->device;
+  };
+  auto info_of = [&](const bench_actor& b, int32_t device) {
+    return info_from(ask<bench_result>(self, b, info_job, errc::subprocess), device);
   };
 
   std::vector<int32_t> devices = config.gpus.devices;
@@ -158,28 +182,42 @@ engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::s
       devices.push_back(d);
     devices.insert(devices.begin(), 0);
   }
-  for (size_t i = gpus.size(); i < devices.size(); ++i) {
-    gpu_slot slot{spawn_one(static_cast<int32_t>(i), devices[i]), {}};
-    auto info = info_of(slot.bench, devices[i]);
+  // The other devices start their workers side by side.
+  std::vector<bench_actor> others;
+  for (size_t i = gpus.size(); i < devices.size(); ++i)
+    others.push_back(spawn_one(static_cast<int32_t>(i), devices[i]));
+  size_t first_other = gpus.size();
+  auto infos = ask_each<bench_result>(self, others, info_job, errc::subprocess);
+  for (size_t k = 0; k < others.size(); ++k) {
+    auto info = info_from(infos[k], devices[first_other + k]);
     if (!info)
       return tl::unexpected(info.error());
-    slot.description.info = *info;
-    gpus.push_back(std::move(slot));
+    gpus.push_back(gpu_slot{others[k], {}});
+    gpus.back().description.info = *info;
   }
+  // Calibrated once per device (the store keeps it by uuid); the rest calibrate side by side.
+  std::vector<size_t> uncalibrated;
   for (size_t i = 0; i < gpus.size(); ++i) {
     gpu_description& d = gpus[i].description;
     d.index = static_cast<int32_t>(i);
     d.device = devices[i];
-    // Calibrated once per device: the store keeps it by uuid.
     auto stored = ask<calibration_reply>(self, store, get_calibration{d.info.uuid}, errc::io);
     if (stored && stored->found)
       if (auto c = parse_calibration(stored->json)) {
         d.calibration = *c;
         continue;
       }
-    auto r = ask<bench_result>(self, gpus[i].bench,
-                               bench_job{bench_kind::calibrate, {}, {}, {}, -1, "calibrate"},
-                               errc::subprocess);
+    uncalibrated.push_back(i);
+  }
+  std::vector<bench_actor> to_calibrate;
+  for (size_t i : uncalibrated)
+    to_calibrate.push_back(gpus[i].bench);
+  auto calibrations = ask_each<bench_result>(
+      self, to_calibrate, bench_job{bench_kind::calibrate, {}, {}, {}, -1, "calibrate"},
+      errc::subprocess);
+  for (size_t k = 0; k < uncalibrated.size(); ++k) {
+    gpu_description& d = gpus[uncalibrated[k]].description;
+    const auto& r = calibrations[k];
     if (!r || !r->ok) {
       std::cerr << "kernelskill: cannot calibrate device " << d.device << " ("
                 << (r ? r->message : r.error().message())

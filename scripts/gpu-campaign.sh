@@ -6,7 +6,8 @@
 #   scripts/gpu-campaign.sh kill [DIST]        only the kill -9 and resume part
 #   scripts/gpu-campaign.sh starter [DIST]     the kernelbench-l1 suite with a bounded budget
 #   scripts/gpu-campaign.sh scaling [DIST]     kernelbench-l1 on GPU 0 alone, then on all GPUs
-#                                              (same warm compile cache): throughput ratio
+#                                              (same warm compile cache): throughput ratio;
+#                                              WARM=0 skips the cache warm-up run
 #
 # Logs, results.json and report.md go to $OUT (the device tool's folder) or out/.
 set -uo pipefail
@@ -50,10 +51,11 @@ PY
 summary=()
 run_campaign() {  # run_campaign LABEL CONFIG [ARGS...]
   local label=$1 cfg=$2; shift 2
-  local t0=$SECONDS
+  local t0; t0=$(date +%s.%N)
   "$ks" run "$cfg" --progress 10 "$@" > >(tee "$out/$label.log") 2> >(tee "$out/$label.err" >&2)
   local rc=$?
-  summary+=("| $label | rc=$rc | $((SECONDS - t0)) s |")
+  last_wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
+  summary+=("| $label | rc=$rc | $last_wall s |")
   return $rc
 }
 
@@ -107,10 +109,28 @@ scaling)
   # TASKS='["glob", ...]' replaces the suite (relative globs are taken from the repo root).
   extra=()
   [ -n "${TASKS:-}" ] && extra=("tasks=${TASKS//\"tasks\//\"$PWD/tasks/}")
-  # The first run only fills the compile cache, so both measured runs compile nothing.
-  run_campaign warm-cache "$(config s0 kernelbench-l1 "$work/s0" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+  # The first run only fills the compile cache, so both measured runs compile nothing
+  # (WARM=0 skips it when an earlier run in this call filled the cache).
+  if [ "${WARM:-1}" != 0 ]; then
+    run_campaign warm-cache "$(config s0 kernelbench-l1 "$work/s0" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+  fi
   run_campaign one-gpu "$(config s1 kernelbench-l1 "$work/s1" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+  one_wall=$last_wall
   run_campaign all-gpus "$(config s2 kernelbench-l1 "$work/s2" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+  all_wall=$last_wall
+  # Throughput: candidates verified and timed (every node but the reference with a timing) per
+  # second of the campaign's wall time, which includes its finals.
+  ratio=$(python3 - "$work/s1/results.json" "$work/s2/results.json" "$one_wall" "$all_wall" <<'PY'
+import json, sys
+def timed(path):
+    r = json.load(open(path))
+    return sum(1 for t in r["tasks"] for n in t["nodes"] if n["id"] != 0 and n.get("timing"))
+one, both = timed(sys.argv[1]), timed(sys.argv[2])
+w1, w2 = float(sys.argv[3]), float(sys.argv[4])
+print(f"one GPU {one} candidates in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {(both / w2) / (one / w1):.2f}x")
+PY
+)
+  summary+=("| $ratio | | |")
   ;;
 esac
 

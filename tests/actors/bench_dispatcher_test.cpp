@@ -222,9 +222,10 @@ TEST_CASE_METHOD(test::actor_fixture,
   run();
 }
 
-TEST_CASE_METHOD(test::actor_fixture,
-                 "an unpinned job takes the GPU it prefers when that one is idle, else another",
-                 "[actors]") {
+TEST_CASE_METHOD(
+    test::actor_fixture,
+    "an unpinned job takes the GPU it prefers when idle, else one no other job can use",
+    "[actors]") {
   auto log = std::make_shared<std::vector<std::string>>();
   auto gpu0 = sys.spawn(fake_bench, 0, log);
   auto gpu1 = sys.spawn(fake_bench, 1, log);
@@ -248,4 +249,25 @@ TEST_CASE_METHOD(test::actor_fixture,
     gpus.push_back(r->gpu);
   std::sort(gpus.begin(), gpus.end());
   CHECK(gpus == std::vector<int32_t>{0, 1});
+
+  // Both busy again; then GPU 0 frees while "c" (preferring the busy GPU 1, higher priority)
+  // and "v" (no preference) wait: "v" takes GPU 0 and "c" waits for its own card.
+  self->send(dispatcher, job(bench_kind::verify, -1, "busy0"));
+  self->send(dispatcher, job(bench_kind::verify, -1, "busy1"));
+  run();
+  auto c = preferring(job(bench_kind::time, -1, "c"), 1);
+  c.priority = 10;
+  self->send(dispatcher, c);
+  self->send(dispatcher, job(bench_kind::verify, -1, "v"));
+  run();
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 5);
+  CHECK(log->back() == "gpu0:v");
+  self->send(gpu1, actors::tick_atom::value);
+  run();
+  CHECK(log->back() == "gpu1:c");
+  self->send(gpu0, actors::tick_atom::value);
+  self->send(gpu1, actors::tick_atom::value);
+  run();
 }
