@@ -9,8 +9,12 @@
 #include <caf/typed_response_promise.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <deque>
+#include <fstream>
+#include <memory>
 #include <optional>
+#include <sstream>
 
 namespace ks::actors {
 
@@ -34,6 +38,8 @@ struct dispatcher_state {
                                    // ignored
   std::vector<double> assigned_ms; // the load of the tasks whose home each GPU is
   bench_stats stats;
+  clock_type::time_point born = clock_type::now();
+  std::unique_ptr<std::ofstream> trace; // KS_BENCH_TRACE: one JSON line per job, for people
 
   size_t size() const { return gpus.size(); }
 
@@ -99,6 +105,32 @@ struct dispatcher_state {
 using dispatcher_pointer = bench_dispatcher_actor::stateful_pointer<dispatcher_state>;
 
 void dispatch(dispatcher_pointer self);
+
+double seconds_since(clock_type::time_point from, clock_type::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// Returns the first fields of a job's trace line. Labels and task names are ours (task file
+// stems and "#id"), but are escaped all the same.
+std::string trace_head(const dispatcher_state& st, const bench_job& job,
+                       clock_type::time_point started) {
+  auto quoted = [](const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\')
+        out += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20)
+        out += c;
+    }
+    return out + "\"";
+  };
+  std::ostringstream line;
+  line << "{\"gpu\": " << job.gpu << ", \"kind\": \"" << to_string(job.kind)
+       << "\", \"task\": " << quoted(job.task) << ", \"label\": " << quoted(job.label)
+       << ", \"start_s\": " << seconds_since(st.born, started);
+  return line.str();
+}
+
 void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why);
 
 // Ends the job GPU `gpu` runs (if it is still job `serial`) and starts the next one.
@@ -117,14 +149,19 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
   st.running[gpu] = p.promise;
   int64_t serial = ++st.serial[gpu];
   p.job.gpu = static_cast<int32_t>(gpu);
-  double queued_ms =
-      std::chrono::duration<double, std::milli>(clock_type::now() - p.queued_at).count();
+  auto started = clock_type::now();
+  double queued_ms = std::chrono::duration<double, std::milli>(started - p.queued_at).count();
+  std::string traced = st.trace ? trace_head(st, p.job, started) : std::string();
   self->request(st.gpus[gpu], caf::infinite, std::move(p.job))
       .then(
-          [self, gpu, serial, queued_ms](bench_result& r) {
+          [self, gpu, serial, queued_ms, traced](bench_result& r) {
             auto& st = self->state;
             if (st.serial[gpu] != serial || !st.running[gpu])
               return;
+            if (st.trace)
+              *st.trace << traced << ", \"end_s\": " << seconds_since(st.born, clock_type::now())
+                        << ", \"queued_ms\": " << queued_ms
+                        << ", \"ok\": " << (r.ok ? "true" : "false") << "}" << std::endl;
             r.queued_ms = queued_ms;
             r.gpu = static_cast<int32_t>(gpu);
             st.stats.busy_ms[gpu] += r.busy_ms;
@@ -198,6 +235,8 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
   st.assigned_ms.assign(st.size(), 0);
   st.stats.busy_ms.assign(st.size(), 0);
   st.stats.jobs.assign(st.size(), 0);
+  if (const char* path = std::getenv("KS_BENCH_TRACE"); path != nullptr && *path != '\0')
+    st.trace = std::make_unique<std::ofstream>(path, std::ios::app);
   // A bench actor that dies mid-job never answers it: its down message ends the job instead.
   for (const bench_actor& g : st.gpus)
     self->monitor(g);

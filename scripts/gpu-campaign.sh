@@ -9,7 +9,8 @@
 #                                              (same warm compile cache): throughput ratio;
 #                                              WARM=0 skips the cache warm-up run
 #
-# Logs, results.json and report.md go to $OUT (the device tool's folder) or out/.
+# Logs, results.json, report.md and each run's bench-job trace (trace-LABEL.jsonl, one line per
+# job: GPU, task, start and end) go to $OUT (the device tool's folder) or out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:?usage: gpu-campaign.sh quickstart|starter|scaling [DIST]}
@@ -52,7 +53,7 @@ summary=()
 run_campaign() {  # run_campaign LABEL CONFIG [ARGS...]
   local label=$1 cfg=$2; shift 2
   local t0; t0=$(date +%s.%N)
-  "$ks" run "$cfg" --progress 10 "$@" > >(tee "$out/$label.log") 2> >(tee "$out/$label.err" >&2)
+  KS_BENCH_TRACE="$out/trace-$label.jsonl" "$ks" run "$cfg" --progress 10 "$@" > >(tee "$out/$label.log") 2> >(tee "$out/$label.err" >&2)
   local rc=$?
   last_wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
   summary+=("| $label | rc=$rc | $last_wall s |")
