@@ -106,7 +106,7 @@ starter)
   ;;
 scaling)
   rm -rf "$work/s1" "$work/s2" "$work/s0"
-  cache=$work/scaling-cache
+  cache=${CACHE:-$work/scaling-cache}  # CACHE= an existing compile cache (e.g. carried) to reuse
   # TASKS='["glob", ...]' replaces the suite (relative globs are taken from the repo root).
   extra=()
   [ -n "${TASKS:-}" ] && extra=("tasks=${TASKS//\"tasks\//\"$PWD/tasks/}")
