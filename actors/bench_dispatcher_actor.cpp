@@ -71,21 +71,23 @@ struct dispatcher_state {
     return best;
   }
 
-  // Returns the GPU job `j` may start on now, -1 if none: its pinned GPU, or its preferred one,
-  // when idle; with no (live) preference, any idle GPU. With `elsewhere`, a job whose
-  // preferred GPU is busy takes another idle one: an idle card beats waiting, at the price of
-  // a re-timing of the parent there.
+  // Returns the GPU job `j` may start on now, -1 if none: its pinned GPU, or the first of its
+  // preferred ones, when idle; with no (live) preference, any idle GPU. With `elsewhere`, a
+  // job whose preferred GPUs are busy takes another idle one: an idle card beats waiting, at
+  // the price of a re-timing of the parent there.
   int32_t card_for(const bench_job& j, bool elsewhere) const {
     auto idle = [this](int32_t g) { return !busy[static_cast<size_t>(g)]; };
     if (j.gpu >= 0)
       return idle(j.gpu) ? j.gpu : -1;
-    bool preference = j.prefer >= 0 && static_cast<size_t>(j.prefer) < size() &&
-                      !dead[static_cast<size_t>(j.prefer)];
-    if (!preference)
-      return pick_idle();
-    if (idle(j.prefer))
-      return j.prefer;
-    return elsewhere ? pick_idle() : -1;
+    bool preference = false;
+    for (int32_t g : j.prefer) {
+      if (g < 0 || static_cast<size_t>(g) >= size() || dead[static_cast<size_t>(g)])
+        continue;
+      if (idle(g))
+        return g;
+      preference = true;
+    }
+    return !preference || elsewhere ? pick_idle() : -1;
   }
 
   // Returns the home for a new task: the live GPU with the least load assigned so far, the

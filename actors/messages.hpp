@@ -151,9 +151,10 @@ struct bench_job {
   std::string kernel;    ///< verify: the candidate's shared object; time: the one to time
   int32_t gpu = -1;      ///< the bench actor (GPU index) that must run it; -1: any
   std::string label;     ///< for people: "softmax#12"
-  int32_t prefer = -1;   ///< with gpu = -1: the GPU to take when it is idle (saves a re-timing)
-  double priority = 0;   ///< queued jobs start highest first (FIFO among equals): the caller
-                         ///< gives its task's load estimate, so the longest jobs start first
+  std::vector<int32_t> prefer = {}; ///< with gpu = -1: GPUs to take when one is idle, best first
+                                    ///< (where the parent's time is known: no re-timing)
+  double priority = 0; ///< queued jobs start highest first (FIFO among equals): the caller
+                       ///< gives its task's load estimate, so the longest jobs start first
 };
 
 template <class Inspector>

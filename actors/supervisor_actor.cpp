@@ -82,6 +82,37 @@ int32_t supervisor_state::timed_gpu(engine::node_id id) const {
   return d != details.end() && d->second.timed_gpu >= 0 ? d->second.timed_gpu : setup.home_gpu;
 }
 
+std::vector<int32_t> supervisor_state::timed_cards(engine::node_id id) const {
+  std::vector<int32_t> cards{timed_gpu(id)};
+  auto add = [&](int32_t g) {
+    if (std::find(cards.begin(), cards.end(), g) == cards.end())
+      cards.push_back(g);
+  };
+  for (const auto& [key, timing] : card_times)
+    if (key.first == id)
+      add(key.second);
+  for (const auto& [key, waiting] : retimings)
+    if (key.first == id)
+      add(key.second);
+  return cards;
+}
+
+void supervisor_state::spread_parent(engine::node_id parent, size_t children) {
+  auto cards = static_cast<int32_t>(setup.gpus.size());
+  if (cards < 2 || children < 2 || !tree.node(parent).time.measured())
+    return;
+  std::vector<int32_t> known = timed_cards(parent);
+  int32_t home = known.front();
+  size_t wanted = std::min(children, static_cast<size_t>(cards));
+  for (int32_t step = 1; step < cards && known.size() < wanted; ++step) {
+    int32_t g = (home + step) % cards;
+    if (std::find(known.begin(), known.end(), g) != known.end())
+      continue;
+    known.push_back(g);
+    retime_then(parent, g, [] {});
+  }
+}
+
 const engine::timing* supervisor_state::time_on(engine::node_id id, int32_t gpu) const {
   if (!tree.contains(id))
     return nullptr;
@@ -411,9 +442,11 @@ void supervisor_state::expand(engine::node_id parent, std::vector<engine::plan> 
     batch.outcomes.push_back(put_outcome{setup.task, parent, std::move(pending)});
     branches[id];
   }
-  store_then(std::move(batch), [this, ids = *ids] {
+  store_then(std::move(batch), [this, parent, ids = *ids] {
     for (engine::node_id id : ids)
       start_branch(id);
+    if (!interrupted)
+      spread_parent(parent, ids.size());
   });
 }
 
@@ -448,6 +481,8 @@ void supervisor_state::finals(const engine::stop_decision& decision) {
   auto run = std::make_shared<final_run>();
   run->finalists = std::move(finalists);
   run->rounds = setup.final_rounds;
+  run->round_front.assign(static_cast<size_t>(std::max<int64_t>(run->rounds, 0)), 0);
+  run->round_back.assign(static_cast<size_t>(std::max<int64_t>(run->rounds, 0)), 0);
   run->schedule =
       engine::interleaved_schedule(static_cast<int64_t>(run->finalists.size()), run->rounds);
   store_then(put_task{state}, [this, run] { compile_finalist(run); });
@@ -482,7 +517,7 @@ void supervisor_state::start_rounds(std::shared_ptr<final_run> run) {
   auto cards = static_cast<int64_t>(std::max<size_t>(setup.gpus.size(), 1));
   while (!interrupted && run->next_round < run->rounds && run->running < cards) {
     ++run->running;
-    time_round(run, run->next_round++, 0, -1);
+    time_round(run, open_round(*run), -1);
   }
   if (run->running > 0)
     return;
@@ -492,31 +527,65 @@ void supervisor_state::start_rounds(std::shared_ptr<final_run> run) {
     decide_final(run);
 }
 
-// Times slot `slot` of round `round`, one at a time in the schedule's order: that is what
-// makes the final interleaved. The round's first timing goes to any idle GPU (the home
-// preferred), the others to the GPU that took it: a round is a block on one card, which
-// align_final_samples relies on.
-void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round, int64_t slot,
-                                  int32_t gpu) {
-  auto n = static_cast<int64_t>(run->finalists.size());
-  auto finalist = [&](int64_t k) {
-    return static_cast<size_t>(run->schedule[static_cast<size_t>(round * n + k)]);
-  };
-  while (slot < n && run->objects[finalist(slot)].empty())
-    ++slot;
-  if (slot == n || interrupted) {
-    --run->running;
-    start_rounds(run);
+int64_t supervisor_state::open_round(final_run& run) {
+  int64_t round = run.next_round++;
+  run.round_front[static_cast<size_t>(round)] = 0;
+  run.round_back[static_cast<size_t>(round)] = static_cast<int64_t>(run.finalists.size());
+  return round;
+}
+
+// Times the slots of round `round` from its front, one at a time in the schedule's order: that
+// is what makes the final interleaved. The round's first timing goes to any idle GPU (the home
+// preferred), the others to the GPU that took it: a round is a block on one card.
+void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round, int32_t gpu) {
+  auto r = static_cast<size_t>(round);
+  int64_t slot = run->round_front[r];
+  if (interrupted || slot >= run->round_back[r]) {
+    card_free(run, gpu);
     return;
   }
-  size_t index = finalist(slot);
+  ++run->round_front[r];
+  time_slot(run, round, slot, gpu,
+            [this, run, round](int32_t card) { time_round(run, round, card); });
+}
+
+// GPU `gpu` finished its round: it starts the next round; with none left, it takes the last
+// slot left of a round another GPU runs (align_final_samples works per card, so a round may
+// end on two cards); with none of those either, it leaves the final.
+void supervisor_state::card_free(std::shared_ptr<final_run> run, int32_t gpu) {
+  if (!interrupted && run->next_round < run->rounds) {
+    time_round(run, open_round(*run), gpu);
+    return;
+  }
+  if (!interrupted && gpu >= 0)
+    for (size_t r = 0; r < static_cast<size_t>(run->next_round); ++r)
+      if (run->round_back[r] > run->round_front[r]) {
+        int64_t slot = --run->round_back[r];
+        time_slot(run, static_cast<int64_t>(r), slot, gpu,
+                  [this, run](int32_t card) { card_free(run, card); });
+        return;
+      }
+  --run->running;
+  start_rounds(run);
+}
+
+// Times slot `slot` of round `round` on GPU `gpu` (-1: any idle one, the home preferred) and
+// calls `then` with the GPU that timed it. A finalist that did not compile is skipped.
+void supervisor_state::time_slot(std::shared_ptr<final_run> run, int64_t round, int64_t slot,
+                                 int32_t gpu, std::function<void(int32_t)> then) {
+  auto n = static_cast<int64_t>(run->finalists.size());
+  auto index = static_cast<size_t>(run->schedule[static_cast<size_t>(round * n + slot)]);
+  if (run->objects[index].empty()) {
+    then(gpu);
+    return;
+  }
   bench_job job{bench_kind::time,    setup.task, {},
                 run->objects[index], gpu,        label(run->finalists[index]) + " (final)"};
-  job.prefer = setup.home_gpu;
+  job.prefer = {setup.home_gpu};
   job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(
-          [this, run, round, slot, gpu, index](bench_result& r) {
+          [this, run, gpu, index, then](bench_result& r) {
             if (finished)
               return;
             int32_t card = gpu >= 0 ? gpu : r.gpu;
@@ -526,15 +595,14 @@ void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round,
             else
               warn("a final re-timing of " + label(run->finalists[index]) +
                    " failed: " + r.message);
-            time_round(run, round, slot + 1, card);
+            then(card);
           },
-          [this, run](caf::error& e) {
+          [this, run, gpu](caf::error& e) {
             if (finished)
               return;
             warn("the bench is gone during the finals: " + describe(e));
             interrupted = true;
-            --run->running;
-            start_rounds(run);
+            card_free(run, gpu);
           });
 }
 

@@ -244,12 +244,13 @@ void supervisor_state::time(engine::node_id id) {
     return;
   }
   step_timer step(id == 0 ? "reference/time" : "branch/time");
-  // The reference is timed on the task's home GPU; a branch on any idle one, its parent's
-  // card preferred: the judge compares it with its parent on the card that timed it (judge()).
+  // The reference is timed on the task's home GPU; a branch on any idle one, those where its
+  // parent's time is known preferred: the judge compares it with its parent on the card that
+  // timed it (judge()).
   bench_job job{
       bench_kind::time, setup.task, {}, branches[id].shared_object, id == 0 ? setup.home_gpu : -1,
       label(id)};
-  job.prefer = id == 0 ? setup.home_gpu : timed_gpu(tree.node(id).parent);
+  job.prefer = id == 0 ? std::vector<int32_t>{setup.home_gpu} : timed_cards(tree.node(id).parent);
   job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(

@@ -49,15 +49,18 @@ struct branch_failure {
 };
 
 /// Finals in progress: the finalists, their shared objects, the interleaved schedule (round r
-/// is slots r*n .. r*n+n-1 of it), the rounds started and running, and the samples so far.
-/// Each round is a block timed whole on one GPU; rounds run on as many GPUs as there are.
+/// is slots r*n .. r*n+n-1 of it) and the samples so far. Each round is a block timed on one
+/// GPU, rounds on as many GPUs as there are; a GPU left without a round takes the last slots of
+/// a round another one runs, so that the cards finish together.
 struct final_run {
   std::vector<engine::node_id> finalists;
   std::vector<std::string> objects;
   std::vector<int64_t> schedule;
   int64_t rounds = 0;
-  int64_t next_round = 0;
-  int64_t running = 0;
+  int64_t next_round = 0;           ///< rounds started
+  int64_t running = 0;              ///< GPUs working on the final
+  std::vector<int64_t> round_front; ///< per round: its next slot (0 .. n)
+  std::vector<int64_t> round_back;  ///< per round: one past its last slot not yet taken
   std::vector<engine::final_sample> samples;
   step_timer step{"finals"};
 };
@@ -124,7 +127,11 @@ struct supervisor_state {
   void finals(const engine::stop_decision& decision);
   void compile_finalist(std::shared_ptr<final_run> run);
   void start_rounds(std::shared_ptr<final_run> run);
-  void time_round(std::shared_ptr<final_run> run, int64_t round, int64_t slot, int32_t gpu);
+  int64_t open_round(final_run& run);
+  void time_round(std::shared_ptr<final_run> run, int64_t round, int32_t gpu);
+  void card_free(std::shared_ptr<final_run> run, int32_t gpu);
+  void time_slot(std::shared_ptr<final_run> run, int64_t round, int64_t slot, int32_t gpu,
+                 std::function<void(int32_t)> then);
   void decide_final(std::shared_ptr<final_run> run);
   void declare_winner(engine::node_id winner, double median_ms);
   void dry_run();
@@ -192,6 +199,14 @@ struct supervisor_state {
 
   /// Returns the GPU index whose time node `id`'s record holds.
   int32_t timed_gpu(engine::node_id id) const;
+
+  /// Returns the GPUs where node `id`'s time is known or being measured, its record's first:
+  /// a child timed on one of them needs no re-timing of `id`.
+  std::vector<int32_t> timed_cards(engine::node_id id) const;
+
+  /// Starts re-timing `parent` on other GPUs while its `children` are verified, so that they
+  /// can be timed on several cards at once: on up to children - 1 of them.
+  void spread_parent(engine::node_id parent, size_t children);
 
   /// Returns node `id`'s time on GPU `gpu`: its record's or a re-timing's; null if unknown.
   const engine::timing* time_on(engine::node_id id, int32_t gpu) const;

@@ -231,7 +231,7 @@ TEST_CASE_METHOD(
   auto gpu1 = sys.spawn(fake_bench, 1, log);
   auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0, gpu1});
   auto preferring = [](bench_job j, int32_t gpu) {
-    j.prefer = gpu;
+    j.prefer = {gpu};
     return j;
   };
   // Both idle: each job goes where it prefers, GPU 1 first although GPU 0 worked least.
@@ -269,5 +269,46 @@ TEST_CASE_METHOD(
   CHECK(log->back() == "gpu1:c");
   self->send(gpu0, actors::tick_atom::value);
   self->send(gpu1, actors::tick_atom::value);
+  run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "a job with several preferred GPUs takes any idle one of them before other jobs",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto gpu1 = sys.spawn(fake_bench, 1, log);
+  auto gpu2 = sys.spawn(fake_bench, 2, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0, gpu1, gpu2});
+  for (const char* label : {"busy0", "busy1", "busy2"})
+    self->send(dispatcher, job(bench_kind::verify, -1, label));
+  run();
+  // "t" may run on GPU 2 or 0 without a re-timing; "v" anywhere. GPU 0 frees first: "t" (the
+  // higher priority) takes it. Then GPU 1 frees: "v" takes it, and "u", preferring only the
+  // busy GPU 2, waits for it.
+  bench_job t = job(bench_kind::time, -1, "t");
+  t.prefer = {2, 0};
+  t.priority = 5;
+  bench_job u = job(bench_kind::time, -1, "u");
+  u.prefer = {2};
+  u.priority = 5;
+  self->send(dispatcher, t);
+  self->send(dispatcher, u);
+  self->send(dispatcher, job(bench_kind::verify, -1, "v"));
+  run();
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 4);
+  CHECK(log->back() == "gpu0:t");
+  self->send(gpu1, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 5);
+  CHECK(log->back() == "gpu1:v");
+  self->send(gpu2, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 6);
+  CHECK(log->back() == "gpu2:u");
+  for (const auto& g : {gpu0, gpu1, gpu2})
+    self->send(g, actors::tick_atom::value);
   run();
 }

@@ -352,6 +352,15 @@ TEST_CASE_METHOD(supervisor_fixture,
   for (const auto& [kernel_on_card, times] : retimed)
     CHECK(times == 1);
   CHECK(final_cards == std::set<int32_t>{0, 1});
+  // The cards share the final's slots evenly (finalists x rounds of them): a card left
+  // without a round takes the last slots of the other's.
+  std::map<int32_t, int64_t> final_slots;
+  for (const actors::bench_job& job : *log)
+    if (job.label.find("(final)") != std::string::npos)
+      ++final_slots[job.gpu];
+  INFO("final slots: card 0 " << final_slots[0] << ", card 1 " << final_slots[1]);
+  CHECK(std::abs(final_slots[0] - final_slots[1]) <= 1);
+  CHECK(final_slots[0] + final_slots[1] == 3 * static_cast<int64_t>(setup.final_rounds));
   // The winner's time is on the home card's scale although card 1 timed half the rounds.
   CHECK(report->best_ms == Approx(0.5).epsilon(0.02));
 }
