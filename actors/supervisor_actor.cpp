@@ -2,13 +2,13 @@
 //
 // Start: the store's snapshot of the task rebuilds the tree (search_tree::from_records) and
 // the short-term memory; a task already done (or failed) is reported at once. Then the
-// reference (node 0) is compiled, verified against itself (on any idle GPU) and timed on the
-// task's home GPU, which the dispatcher picks then, least load first, with the verification's
-// time as the task's load (choose_home; a resume keeps the home in the task's state), and it is
-// accepted once timed; on a resume it is only compiled again (a cache hit), since every
-// verification compares with it. Every node that was not final when the last run died is
-// redone from the last state the store holds (supervisor_branch.cpp), so no final node is lost
-// or redone.
+// reference (node 0) is compiled, verified against itself (on any idle GPU) and timed, on the
+// home the dispatcher suggests (least load first, with the verification's time as the task's
+// load; choose_home) when that card is idle, else on another idle one: the card that times the
+// reference is the task's home, kept in the task's state for a resume. It is accepted once
+// timed; on a resume it is only compiled again (a cache hit), since every verification compares
+// with it. Every node that was not final when the last run died is redone from the last state
+// the store holds (supervisor_branch.cpp), so no final node is lost or redone.
 //
 // The step function (next_step) runs whenever no work is in flight: the stop rule, then the
 // policy's choice of a parent, then the planner's K plans, then K branches in parallel. It

@@ -244,12 +244,10 @@ void supervisor_state::time(engine::node_id id) {
     return;
   }
   step_timer step(id == 0 ? "reference/time" : "branch/time");
-  // The reference is timed on the task's home GPU; a branch on any idle one, those where its
-  // parent's time is known preferred: the judge compares it with its parent on the card that
-  // timed it (judge()).
-  bench_job job{
-      bench_kind::time, setup.task, {}, branches[id].shared_object, id == 0 ? setup.home_gpu : -1,
-      label(id)};
+  // Timed on any idle GPU: the reference preferably on the home chosen for it (the card that
+  // times it becomes the home), a branch preferably where its parent's time is known; the
+  // judge compares a child with its parent on the card that timed the child (judge()).
+  bench_job job{bench_kind::time, setup.task, {}, branches[id].shared_object, -1, label(id)};
   job.prefer = id == 0 ? std::vector<int32_t>{setup.home_gpu} : timed_cards(tree.node(id).parent);
   job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
@@ -271,7 +269,9 @@ void supervisor_state::time(engine::node_id id) {
             }
             if (id != 0)
               ++timed;
-            int32_t card = id == 0 || r.gpu < 0 ? setup.home_gpu : r.gpu;
+            int32_t card = r.gpu < 0 ? setup.home_gpu : r.gpu;
+            if (id == 0 && card != setup.home_gpu)
+              set_home(card);
             double floor = floor_on(card);
             engine::node_record n = tree.node(id);
             n.status = engine::node_status::timed;
@@ -284,8 +284,14 @@ void supervisor_state::time(engine::node_id id) {
               return;
             details[id].timed_gpu = card;
             // Judging needs no GPU unless the parent must be re-timed on this card: it goes on
-            // after an interrupt when it can (judge()).
-            put_node_then(id, [this, id] { analyze_then(id, [this, id] { judge(id); }); });
+            // after an interrupt when it can (judge()). The reference's node and the home it
+            // fixed are one write.
+            put_batch batch;
+            batch.nodes.push_back(node_write(id));
+            if (id == 0)
+              batch.tasks.push_back(put_task{state});
+            store_then(std::move(batch),
+                       [this, id] { analyze_then(id, [this, id] { judge(id); }); });
           },
           [this, id](caf::error& e) { bench_lost(id, e); });
 }
