@@ -200,21 +200,30 @@ void dispatch(dispatcher_pointer self) {
   for (pending_job& p : st.queue)
     if (p.job.gpu >= 0 && st.dead[static_cast<size_t>(p.job.gpu)])
       p.job.gpu = -1;
-  // Each round starts the queued job of highest priority that has a card to run on (the
-  // earliest among equals), until none can start: first on the cards the jobs belong to, then
-  // on the idle cards left over.
+  // Each round starts the queued job of highest priority that has a card to run on, until none
+  // can start: first on the cards the jobs belong to, then on the idle cards left over. A job's
+  // priority grows by the milliseconds it has waited (aging): a light task's job pinned to a
+  // card cannot starve behind a heavy task's stream there (its task's next steps wait for it,
+  // and another card may idle meanwhile), and among equals the earliest goes first.
+  auto now = clock_type::now();
+  auto effective = [now](const pending_job& p) {
+    return p.job.priority + std::chrono::duration<double, std::milli>(now - p.queued_at).count();
+  };
   for (bool elsewhere : {false, true}) {
     for (;;) {
       auto chosen = st.queue.end();
       int32_t chosen_gpu = -1;
+      double chosen_priority = 0;
       for (auto i = st.queue.begin(); i != st.queue.end(); ++i) {
-        if (chosen != st.queue.end() && !(i->job.priority > chosen->job.priority))
+        double priority = effective(*i);
+        if (chosen != st.queue.end() && !(priority > chosen_priority))
           continue;
         int32_t gpu = st.card_for(i->job, elsewhere);
         if (gpu < 0)
           continue;
         chosen = i;
         chosen_gpu = gpu;
+        chosen_priority = priority;
       }
       if (chosen == st.queue.end())
         break;

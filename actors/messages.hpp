@@ -153,8 +153,9 @@ struct bench_job {
   std::string label;     ///< for people: "softmax#12"
   std::vector<int32_t> prefer = {}; ///< with gpu = -1: GPUs to take when one is idle, best first
                                     ///< (where the parent's time is known: no re-timing)
-  double priority = 0; ///< queued jobs start highest first (FIFO among equals): the caller
-                       ///< gives its task's load estimate, so the longest jobs start first
+  double priority = 0; ///< queued jobs start highest first, a job's priority growing by the
+                       ///< milliseconds it has waited: the caller gives its task's load
+                       ///< estimate in ms, so the longest jobs go first unless others waited
 };
 
 template <class Inspector>

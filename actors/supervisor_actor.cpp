@@ -515,9 +515,12 @@ void supervisor_state::compile_finalist(std::shared_ptr<final_run> run) {
 // none runs and none is left, the final is decided.
 void supervisor_state::start_rounds(std::shared_ptr<final_run> run) {
   auto cards = static_cast<int64_t>(std::max<size_t>(setup.gpus.size(), 1));
+  // The k-th round started at once prefers the k-th card from the home on: two rounds of one
+  // final on one card would leave the other card out of it.
   while (!interrupted && run->next_round < run->rounds && run->running < cards) {
+    auto hint = static_cast<int32_t>((std::max(setup.home_gpu, 0) + run->running) % cards);
     ++run->running;
-    time_round(run, open_round(*run), -1);
+    time_round(run, open_round(*run), -1, hint);
   }
   if (run->running > 0)
     return;
@@ -537,7 +540,8 @@ int64_t supervisor_state::open_round(final_run& run) {
 // Times the slots of round `round` from its front, one at a time in the schedule's order: that
 // is what makes the final interleaved. The round's first timing goes to any idle GPU (the home
 // preferred), the others to the GPU that took it: a round is a block on one card.
-void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round, int32_t gpu) {
+void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round, int32_t gpu,
+                                  int32_t hint) {
   auto r = static_cast<size_t>(round);
   int64_t slot = run->round_front[r];
   if (interrupted || slot >= run->round_back[r]) {
@@ -545,8 +549,9 @@ void supervisor_state::time_round(std::shared_ptr<final_run> run, int64_t round,
     return;
   }
   ++run->round_front[r];
-  time_slot(run, round, slot, gpu,
-            [this, run, round](int32_t card) { time_round(run, round, card); });
+  time_slot(
+      run, round, slot, gpu, [this, run, round](int32_t card) { time_round(run, round, card); },
+      hint);
 }
 
 // GPU `gpu` finished its round: it starts the next round; with none left, it takes the last
@@ -569,19 +574,24 @@ void supervisor_state::card_free(std::shared_ptr<final_run> run, int32_t gpu) {
   start_rounds(run);
 }
 
-// Times slot `slot` of round `round` on GPU `gpu` (-1: any idle one, the home preferred) and
-// calls `then` with the GPU that timed it. A finalist that did not compile is skipped.
+// Times slot `slot` of round `round` on GPU `gpu` (-1: any idle one, `hint` or else the home
+// preferred) and calls `then` with the GPU that timed it. A finalist that did not compile is
+// skipped.
 void supervisor_state::time_slot(std::shared_ptr<final_run> run, int64_t round, int64_t slot,
-                                 int32_t gpu, std::function<void(int32_t)> then) {
+                                 int32_t gpu, std::function<void(int32_t)> then, int32_t hint) {
   auto n = static_cast<int64_t>(run->finalists.size());
   auto index = static_cast<size_t>(run->schedule[static_cast<size_t>(round * n + slot)]);
   if (run->objects[index].empty()) {
-    then(gpu);
+    // The next slot of the round keeps the hint while no card has taken the round yet.
+    if (gpu < 0)
+      time_round(run, round, gpu, hint);
+    else
+      then(gpu);
     return;
   }
   bench_job job{bench_kind::time,    setup.task, {},
                 run->objects[index], gpu,        label(run->finalists[index]) + " (final)"};
-  job.prefer = {setup.home_gpu};
+  job.prefer = {hint >= 0 ? hint : setup.home_gpu};
   job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(

@@ -128,10 +128,10 @@ struct supervisor_state {
   void compile_finalist(std::shared_ptr<final_run> run);
   void start_rounds(std::shared_ptr<final_run> run);
   int64_t open_round(final_run& run);
-  void time_round(std::shared_ptr<final_run> run, int64_t round, int32_t gpu);
+  void time_round(std::shared_ptr<final_run> run, int64_t round, int32_t gpu, int32_t hint = -1);
   void card_free(std::shared_ptr<final_run> run, int32_t gpu);
   void time_slot(std::shared_ptr<final_run> run, int64_t round, int64_t slot, int32_t gpu,
-                 std::function<void(int32_t)> then);
+                 std::function<void(int32_t)> then, int32_t hint = -1);
   void decide_final(std::shared_ptr<final_run> run);
   void declare_winner(engine::node_id winner, double median_ms);
   void dry_run();

@@ -5,8 +5,10 @@
 #include <caf/typed_response_promise.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "actor_fixture.hpp"
@@ -310,5 +312,41 @@ TEST_CASE_METHOD(test::actor_fixture,
   CHECK(log->back() == "gpu2:u");
   for (const auto& g : {gpu0, gpu1, gpu2})
     self->send(g, actors::tick_atom::value);
+  run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "a job's priority grows with its wait: a light job cannot starve behind a "
+                 "heavy task's stream",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0});
+  auto with_priority = [](bench_job j, double priority) {
+    j.priority = priority;
+    return j;
+  };
+  self->send(dispatcher, job(bench_kind::time, 0, "running"));
+  self->send(dispatcher, with_priority(job(bench_kind::time, 0, "light"), 1));
+  run();
+  // 60 ms later a heavy job (priority 20 ms) arrives: the light one has waited longer than the
+  // difference, and goes first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  self->send(dispatcher, with_priority(job(bench_kind::time, 0, "heavy"), 20));
+  run();
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 2);
+  CHECK(log->back() == "gpu0:light");
+  // A fresh light job does not pass the heavy one that has waited too.
+  self->send(dispatcher, with_priority(job(bench_kind::time, 0, "light-2"), 1));
+  run();
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  REQUIRE(log->size() == 3);
+  CHECK(log->back() == "gpu0:heavy");
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  self->send(gpu0, actors::tick_atom::value);
   run();
 }
