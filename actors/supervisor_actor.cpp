@@ -99,7 +99,8 @@ std::vector<int32_t> supervisor_state::timed_cards(engine::node_id id) const {
 
 void supervisor_state::spread_parent(engine::node_id parent, size_t children) {
   auto cards = static_cast<int32_t>(setup.gpus.size());
-  if (cards < 2 || children < 2 || !tree.node(parent).time.measured())
+  const engine::timing& t = tree.node(parent).time;
+  if (cards < 2 || children < 2 || !t.measured() || t.median_ms < setup.spread_min_median_ms)
     return;
   std::vector<int32_t> known = timed_cards(parent);
   int32_t home = known.front();

@@ -47,6 +47,12 @@ struct supervisor_setup {
   int64_t repair_rounds = 2; ///< repairs of one branch, at most
   int64_t finalists = 3;     ///< finalists re-timed interleaved
   int64_t final_rounds = 5;  ///< rounds of the interleaved final (A B C A B C ...)
+  /// Parents this slow (median, ms) or slower are re-timed on other GPUs while their children
+  /// verify. Each re-timing is a timing job of the parent; it pays off where the children's
+  /// timings are long enough to hold up the task (ten trials of 20 ms take as long as a
+  /// verification); faster tasks keep their children on their parents' cards or re-time on
+  /// demand.
+  double spread_min_median_ms = 20;
   run_kind kind = run_kind::search;
   task_table_ptr tasks;
   actors::team team;

@@ -304,6 +304,10 @@ TEST_CASE_METHOD(supervisor_fixture,
                  "on two cards a child is judged against its parent timed on its own card, and "
                  "the final's rounds run on both",
                  "[actors]") {
+  // Parents are slow enough to be re-timed on the other card while their children verify, or
+  // too fast for it (re-timed only when a child lands on the other card).
+  bool spread = GENERATE(true, false);
+  setup.spread_min_median_ms = spread ? 0 : 1e9;
   auto log = std::make_shared<std::vector<actors::bench_job>>();
   setup.team.bench = sys.spawn(two_card_bench, log);
   setup.gpus = {actors::gpu_peaks{"Fake GPU", 1000, 10000},
@@ -351,6 +355,20 @@ TEST_CASE_METHOD(supervisor_fixture,
   CHECK_FALSE(retimed.empty());
   for (const auto& [kernel_on_card, times] : retimed)
     CHECK(times == 1);
+  // With spreading, a parent is re-timed on the other card before any child is timed there.
+  if (spread) {
+    bool timed_before_children = false;
+    for (const actors::bench_job& job : *log) {
+      if (job.label.find("re-timed") != std::string::npos) {
+        timed_before_children = true;
+        break;
+      }
+      if (job.kind == actors::bench_kind::time && job.label != "t#0" &&
+          job.label.find("(final)") == std::string::npos)
+        break;
+    }
+    CHECK(timed_before_children);
+  }
   CHECK(final_cards == std::set<int32_t>{0, 1});
   // The cards share the final's slots evenly (finalists x rounds of them): a card left
   // without a round takes the last slots of the other's.
