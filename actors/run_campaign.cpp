@@ -461,7 +461,8 @@ engine::expected<campaign_summary> run_campaign(const config::campaign_config& c
   summary.wall_s = report->wall_s;
   for (const task_report& t : report->tasks) {
     summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms,
-                                         t.speedup, t.fraction_of_roofline});
+                                         t.speedup, t.fraction_of_roofline, t.phase == "failed",
+                                         t.stop_text});
     summary.candidates_verified += t.verified;
     summary.candidates_timed += t.timed;
     for (const std::string& line : t.dry_run_lines)

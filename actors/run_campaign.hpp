@@ -19,14 +19,14 @@ namespace ks::actors {
 
 /// Options that are not part of the campaign config (they come from the command line).
 struct run_options {
-  bool dry_run = false;                     ///< plan, code, compile one round; no GPU
-  std::string arch;                         ///< nvcc arch when there is no GPU to ask ("sm_90a")
-  std::filesystem::path worker_executable;  ///< empty: gpu::default_worker_executable()
-  std::filesystem::path nvcc;               ///< empty: the compiler's own lookup
-  std::filesystem::path include_dir;        ///< where kernelskill/abi.h is; empty: default
-  std::filesystem::path cache_dir;          ///< compile cache; empty: <output>/cache
-  double progress_interval_s = 5;           ///< live progress on stderr; 0 = none
-  std::atomic<bool>* stop_requested = nullptr;  ///< set by a SIGINT handler: stop cleanly
+  bool dry_run = false;                        ///< plan, code, compile one round; no GPU
+  std::string arch;                            ///< nvcc arch when there is no GPU to ask ("sm_90a")
+  std::filesystem::path worker_executable;     ///< empty: gpu::default_worker_executable()
+  std::filesystem::path nvcc;                  ///< empty: the compiler's own lookup
+  std::filesystem::path include_dir;           ///< where kernelskill/abi.h is; empty: default
+  std::filesystem::path cache_dir;             ///< compile cache; empty: <output>/cache
+  double progress_interval_s = 5;              ///< live progress on stderr; 0 = none
+  std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
 };
 
 /// One task's outcome.
@@ -38,6 +38,8 @@ struct task_summary {
   double best_ms = 0;
   double speedup = 0;
   double fraction_of_roofline = 0;
+  bool failed = false;   ///< ended with no result: its reference failed, or its supervisor did
+  std::string stop_text; ///< why it stopped, for people
 };
 
 /// What a campaign did.
@@ -46,9 +48,9 @@ struct campaign_summary {
   int64_t candidates_verified = 0;
   int64_t candidates_timed = 0;
   double wall_s = 0;
-  std::vector<double> gpu_busy_share;      ///< per bench actor: busy time / wall time
-  bool interrupted = false;                ///< stopped by stop_requested
-  bool resumed = false;                    ///< the output folder held an earlier run
+  std::vector<double> gpu_busy_share; ///< per bench actor: busy time / wall time
+  bool interrupted = false;           ///< stopped by stop_requested
+  bool resumed = false;               ///< the output folder held an earlier run
 };
 
 /// Runs (or resumes) the campaign `config` describes.

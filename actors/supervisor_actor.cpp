@@ -469,6 +469,9 @@ void supervisor_state::finals(const engine::stop_decision& decision) {
   std::vector<engine::node_id> finalists = engine::pick_finalists(tree, setup.finalists);
   if (finalists.empty()) {
     state.phase = "failed";
+    const engine::node_record& root = tree.root();
+    if (engine::is_final(root) && root.status != engine::node_status::accepted)
+      state.stop_text += ": " + details[0].message;
     store_then(put_task{state}, [this] { finish(); });
     return;
   }

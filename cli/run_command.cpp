@@ -109,7 +109,8 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
       "the configured GPUs, with live progress on stderr. Writes results.json, report.md and "
       "best/<task>.cu into the config's campaign.output folder, and keeps every step in its "
       "store (<output>/state), so running the same command again resumes a campaign that was "
-      "killed or interrupted. Ctrl-C (or SIGTERM) stops cleanly: the work in flight finishes, the state "
+      "killed or interrupted. Ctrl-C (or SIGTERM) stops cleanly: the work in flight finishes, the "
+      "state "
       "is saved, exit 130; a second Ctrl-C exits at once (finished nodes are kept). Prints a "
       "summary table on stdout at the end.");
   cmd->add_option("config", opt.config, "Campaign config (TOML)")
@@ -161,6 +162,19 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
     return stop(stop_reason::interrupted, "interrupted: the state is saved in " +
                                               loaded->output_dir().string() +
                                               "; run the same command again to resume");
+  // A task that failed (its reference does not compile, crashes or disagrees with itself) is
+  // a task error, as --help says, once every other task has run and the outputs are written.
+  std::string failed;
+  int64_t failures = 0;
+  for (const actors::task_summary& t : summary->tasks)
+    if (t.failed && !opt.dry_run) {
+      ++failures;
+      failed += "\n  " + t.name + (t.stop_text.empty() ? std::string() : ": " + t.stop_text);
+    }
+  if (failures > 0)
+    return stop(stop_reason::task, std::to_string(failures) + (failures == 1 ? " task" : " tasks") +
+                                       " failed (the other tasks' results are in " +
+                                       loaded->output_dir().string() + "):" + failed);
   return {};
 }
 

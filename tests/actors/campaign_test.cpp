@@ -73,6 +73,7 @@ private:
 /// What a test campaign looks like; every number small, so that it runs in seconds.
 struct campaign_setup {
   std::vector<std::string> tasks = {"19_relu", "47_sum"}; ///< quickstart manifests
+  std::vector<std::string> task_files;                    ///< more manifests, by path
   std::string gpus = "[0]";
   int64_t candidates = 6;
   int64_t branches = 2;
@@ -96,6 +97,8 @@ std::string config_text(const campaign_setup& s) {
   for (size_t i = 0; i < s.tasks.size(); ++i)
     t << (i ? ", " : "") << '"'
       << (test::source_dir() / "tasks" / "quickstart" / (s.tasks[i] + ".toml")).string() << '"';
+  for (const std::string& file : s.task_files)
+    t << ", \"" << file << '"';
   t << "]\noutput = \"out\"\nwall_time_s = 120\ncandidates_per_task = " << s.candidates
     << "\n\n[search]\nbranches = " << s.branches << "\ndepth = " << s.depth
     << "\nstop_patience = " << s.patience
@@ -618,6 +621,42 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
     CHECK(t.home_gpu < 2);
     CHECK(t.home_load_ms > 0);
   }
+}
+
+TEST_CASE("a task whose reference fails ends the run with exit 2 once the others are done",
+          "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "");
+  // relu again, under another name, with a reference that nvcc (the fake) rejects.
+  fs::path quickstart = test::source_dir() / "tasks" / "quickstart";
+  std::string manifest = test::read_file(quickstart / "19_relu.toml");
+  std::string reference = test::read_file(quickstart / "../kernelbench-l1/relu_ref.cu");
+  fs::path broken_ref = ctx.write("broken/relu_ref.cu", reference + "\n// KS_FAKE_COMPILE_ERROR\n");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    auto at = manifest.find(from);
+    REQUIRE(at != std::string::npos);
+    manifest.replace(at, from.size(), to);
+  };
+  replace("name = \"relu\"", "name = \"broken_relu\"");
+  replace("reference = \"../kernelbench-l1/relu_ref.cu\"",
+          "reference = \"" + broken_ref.string() + "\"");
+  campaign_setup setup;
+  setup.tasks = {"19_relu"};
+  setup.task_files = {ctx.write("broken/broken_relu.toml", manifest).string()};
+  fs::path config = ctx.write("campaign.toml", config_text(setup));
+
+  int code = run_to_exit(kernelskill_run(config), ctx.dir() / "run.log", std::chrono::seconds(120));
+  std::string log = test::read_file(ctx.dir() / "run.log");
+  INFO(log);
+  CHECK(code == 2);
+  CHECK_THAT(log, Contains("1 task failed"));
+  CHECK_THAT(log, Contains("broken_relu: the reference has no measurement"));
+  // The other task ran to its end and every output was written.
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  CHECK(task_named(results, "relu").at("state").as_string() == "done");
+  CHECK(task_named(results, "broken_relu").at("state").as_string() == "failed");
+  CHECK(fs::exists(ctx.dir() / "out" / "report.md"));
 }
 
 TEST_CASE("a dry run needs no GPU, exits 0 and prints the jobs it would run", "[campaign]") {

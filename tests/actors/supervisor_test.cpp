@@ -493,6 +493,8 @@ TEST_CASE_METHOD(supervisor_fixture, "a supervisor whose reference fails ends th
   REQUIRE(report);
   CHECK(report->phase == "failed");
   CHECK(report->stop_reason == "reference_failed");
+  // The report says what failed, in the compiler's words.
+  CHECK(report->stop_text.find("compile_error") != std::string::npos);
   CHECK(report->nodes == 1);
   auto nodes = stored_nodes();
   REQUIRE(nodes.size() == 1);
