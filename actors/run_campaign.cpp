@@ -129,11 +129,10 @@ struct gpu_slot {
 };
 
 /// Spawns the bench actors and asks each for its device and calibration (step 3).
-engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::scoped_actor& self,
-                                                  exit_guard& guard,
-                                                  const config::campaign_config& config,
-                                                  const run_options& options, store_actor store,
-                                                  task_table_ptr tasks) {
+tl::expected<std::vector<gpu_slot>, campaign_error>
+open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
+          const config::campaign_config& config, const run_options& options, store_actor store,
+          task_table_ptr tasks) {
   bench_settings settings;
   settings.verify.trials = static_cast<int32_t>(config.bench.trials);
   settings.timing.warmup_ms = config.bench.warmup_ms;
@@ -152,7 +151,7 @@ engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::s
   };
   const bench_job info_job{bench_kind::info, {}, {}, {}, -1, "info"};
   auto info_from = [](const engine::expected<bench_result>& r,
-                      int32_t device) -> engine::expected<gpu::device_info> {
+                      int32_t device) -> tl::expected<gpu::device_info, campaign_error> {
     if (!r)
       return tl::unexpected(r.error());
     if (!r->ok) {
@@ -160,8 +159,11 @@ engine::expected<std::vector<gpu_slot>> open_gpus(caf::actor_system& sys, caf::s
       std::string hint = kind == gpu::failure_kind::no_device
                              ? "\n  without a GPU, --dry-run plans, codes and compiles one round"
                              : "";
-      return fail(kind == gpu::failure_kind::no_device ? errc::not_found : errc::subprocess,
-                  "device " + std::to_string(device) + ": " + r->message + hint);
+      campaign_error e{
+          engine::error{kind == gpu::failure_kind::no_device ? errc::not_found : errc::subprocess,
+                        "device " + std::to_string(device) + ": " + r->message + hint}};
+      e.gpu_failure = kind;
+      return tl::unexpected(std::move(e));
     }
     return r->device;
   };
@@ -268,8 +270,8 @@ engine::backend_settings backend_settings_for(const config::agents_section& a) {
 
 } // namespace
 
-engine::expected<campaign_summary> run_campaign(const config::campaign_config& config,
-                                                const run_options& options) {
+tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
+                                                            const run_options& options) {
   const bool dry = options.dry_run;
   // 1. The tasks.
   auto loaded = load_campaign_tasks(config);
@@ -344,8 +346,11 @@ engine::expected<campaign_summary> run_campaign(const config::campaign_config& c
                                   gpus.front().description.info.cc_minor)
                   : gpus.front().description.info.arch;
   auto made = gpu::compiler::create(co);
-  if (!made)
-    return tl::unexpected(made.error());
+  if (!made) {
+    campaign_error e{made.error()};
+    e.environment = true;
+    return tl::unexpected(std::move(e));
+  }
   auto compiler = std::make_shared<const gpu::compiler>(std::move(*made));
   int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
 

@@ -7,11 +7,13 @@
 
 #include "config/campaign_config.hpp"
 #include "engine/error.hpp"
+#include "gpu/failure.hpp"
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +56,20 @@ struct campaign_summary {
 };
 
 /// Runs (or resumes) the campaign `config` describes.
-engine::expected<campaign_summary> run_campaign(const config::campaign_config& config,
-                                                const run_options& options);
+/// Says why a campaign could not run: the error, and what kind of failure it was, so that the
+/// command line maps it to an exit code without reading the message.
+struct campaign_error {
+  campaign_error(engine::error e) : error(std::move(e)) {} // NOLINT: every engine error is one
+
+  engine::error error;
+  std::optional<gpu::failure_kind> gpu_failure; ///< a GPU's bench worker failed this way
+  bool environment = false; ///< the machine lacks what compiling needs (nvcc, the ABI header)
+
+  engine::errc code() const noexcept { return error.code(); }
+  const std::string& message() const noexcept { return error.message(); }
+};
+
+tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
+                                                            const run_options& options);
 
 } // namespace ks::actors

@@ -18,27 +18,20 @@ namespace ks::cli {
 
 namespace {
 
-bool mentions(const std::string& text, const char* word) {
-  return text.find(word) != std::string::npos;
-}
-
-// Maps a campaign's failure to the command's, as `devices` and `eval` do: config and task
-// problems exit 2, a machine without a GPU gets the no_device code, a bench worker that cannot
-// start the crash code, a missing tool the environment's.
-command_error error_of(const engine::error& e) {
-  const std::string& m = e.message();
-  if (mentions(m, "no CUDA device") || mentions(m, "no_device"))
-    return {stop_reason::failure, gpu::failure_kind::no_device, m};
-  if (mentions(m, "cannot start the bench worker"))
-    return {stop_reason::failure, gpu::failure_kind::crash, m};
-  if (mentions(m, "nvcc") || mentions(m, "NVCC") || mentions(m, "abi.h"))
-    return {stop_reason::environment, std::nullopt, m};
+// Maps a campaign's failure to the command's, as `devices` and `eval` do: a GPU's worker that
+// failed gets its failure kind's code (no_device on a machine without a GPU, crash for a worker
+// that cannot start), a missing tool the environment's, config and task problems exit 2.
+command_error error_of(const actors::campaign_error& e) {
+  if (e.gpu_failure)
+    return {stop_reason::failure, *e.gpu_failure, e.message()};
+  if (e.environment)
+    return {stop_reason::environment, std::nullopt, e.message()};
   switch (e.code()) {
   case engine::errc::invalid_input:
   case engine::errc::not_found:
-    return {stop_reason::task, std::nullopt, m};
+    return {stop_reason::task, std::nullopt, e.message()};
   default:
-    return {stop_reason::environment, std::nullopt, m};
+    return {stop_reason::environment, std::nullopt, e.message()};
   }
 }
 

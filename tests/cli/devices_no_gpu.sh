@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On a machine without a GPU, `kernelskill devices` says so clearly and exits with the
-# no_device code (19), in text and in JSON, and neither crashes nor hangs.
+# On a machine without a GPU, `kernelskill devices` and `kernelskill run` say so clearly and
+# exit with the no_device code (19), `devices` in text and in JSON, and neither crashes nor
+# hangs.
 # Usage: devices_no_gpu.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: devices_no_gpu.sh KERNELSKILL SOURCE_DIR}
@@ -40,6 +41,25 @@ fi
 timeout 60 "$ks" devices --worker "$tmp/no-such-worker" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 17 ] || fail "devices --worker missing: exit $rc, wanted 17 (crash)"
 grep -q "cannot start the bench worker" "$tmp/err" || fail "devices --worker missing: $(cat "$tmp/err")"
+
+# `run` on this machine: the same no_device code and a hint at --dry-run; with a worker that is
+# not there, the crash code. The code comes from the failure's kind, not from its message.
+src=${2:?usage: devices_no_gpu.sh KERNELSKILL SOURCE_DIR}
+cat >"$tmp/campaign.toml" <<CONFIG
+gpus = "all"
+[campaign]
+tasks = ["$src/tasks/quickstart/19_relu.toml"]
+output = "campaign-out"
+[memory]
+path = "memory"
+CONFIG
+timeout 60 "$ks" run "$tmp/campaign.toml" --progress 0 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq "$no_device_exit" ] || fail "run: exit $rc, wanted $no_device_exit (no_device): $(cat "$tmp/err")"
+grep -q "no CUDA device" "$tmp/err" || fail "run: stderr lacks 'no CUDA device': $(cat "$tmp/err")"
+grep -q -- "--dry-run" "$tmp/err" || fail "run: stderr lacks the --dry-run hint: $(cat "$tmp/err")"
+timeout 60 "$ks" run "$tmp/campaign.toml" --progress 0 --worker "$tmp/no-such-worker" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ "$rc" -eq 17 ] || fail "run --worker missing: exit $rc, wanted 17 (crash): $(cat "$tmp/err")"
+grep -q "cannot start the bench worker" "$tmp/err" || fail "run --worker missing: $(cat "$tmp/err")"
 
 if [ "$failures" -ne 0 ]; then
   echo "devices_no_gpu.sh: $failures check(s) failed" >&2
