@@ -16,8 +16,7 @@
 #include "config/diagnostics.hpp"
 #include "config/option_table.hpp"
 #include "config/spelling.hpp"
-
-#include <toml++/toml.h>
+#include "config/toml_source.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -32,13 +31,6 @@ namespace ks::config {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Returns where `region` begins; 1:1 for nodes toml++ made without source (implicit tables).
-position position_of(const toml::source_region& region) {
-  if (region.begin.line == 0)
-    return {};
-  return {region.begin.line, region.begin.column};
-}
 
 std::string type_name(const toml::node& node) {
   switch (node.type()) {
@@ -348,21 +340,10 @@ std::vector<std::filesystem::path> campaign_config::task_patterns() const {
 expected<campaign_config> parse_campaign_config(std::string_view text,
                                                 const std::filesystem::path& name_for_errors) {
   std::string file = name_for_errors.string();
-#if TOML_EXCEPTIONS
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string_view(file));
-  } catch (const toml::parse_error& e) {
-    return fail(errc::invalid_input,
-                located(file, position_of(e.source()), std::string(e.description())));
-  }
-#else
-  toml::parse_result parsed = toml::parse(text, std::string_view(file));
+  expected<toml::table> parsed = parse_toml(text, file);
   if (!parsed)
-    return fail(errc::invalid_input, located(file, position_of(parsed.error().source()),
-                                             std::string(parsed.error().description())));
-  toml::table root = std::move(parsed).table();
-#endif
+    return tl::unexpected(parsed.error());
+  toml::table root = std::move(*parsed);
 
   diagnostics problems(file);
   campaign_config config = config_reader(problems).read(root);

@@ -11,6 +11,7 @@
 #include "engine/task_manifest.hpp"
 
 #include "config/spelling.hpp"
+#include "config/toml_source.hpp"
 
 #include <toml++/toml.h>
 
@@ -34,22 +35,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A 1-based line and column in a manifest.
-struct position {
-  uint32_t line = 1;
-  uint32_t column = 1;
-};
-
-/// Returns where `region` begins; 1:1 for nodes toml++ made without source (implicit tables).
-position position_of(const toml::source_region& region) {
-  if (region.begin.line == 0)
-    return {};
-  return {region.begin.line, region.begin.column};
-}
-
-std::string located(const std::string& file, position at, const std::string& message) {
-  return file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + message;
-}
+using config::located;
+using config::position;
+using config::position_of;
 
 using config::closest;
 
@@ -634,21 +622,10 @@ expected<loaded_task> load(const fs::path& path) {
   if (in.bad())
     return fail(errc::io, file + ": cannot read task manifest: " + std::strerror(errno));
 
-#if TOML_EXCEPTIONS
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string_view(file));
-  } catch (const toml::parse_error& e) {
-    return fail(errc::invalid_input,
-                located(file, position_of(e.source()), std::string(e.description())));
-  }
-#else
-  toml::parse_result parsed = toml::parse(text, std::string_view(file));
+  auto parsed = config::parse_toml(text, file);
   if (!parsed)
-    return fail(errc::invalid_input, located(file, position_of(parsed.error().source()),
-                                             std::string(parsed.error().description())));
-  toml::table root = std::move(parsed).table();
-#endif
+    return fail(errc::invalid_input, parsed.error().message());
+  toml::table root = std::move(*parsed);
 
   fs::path manifest = fs::absolute(path, ec);
   if (ec)
