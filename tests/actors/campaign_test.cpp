@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -588,6 +589,7 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   test::test_context ctx;
   scoped_env env;
   scripted_campaign(env, ctx, "", 2, 20);
+  env.set("KS_BENCH_TRACE", (ctx.dir() / "trace.jsonl").string());
   campaign_setup setup;
   setup.gpus = "[0, 1]";
   setup.branches = 3;
@@ -595,6 +597,35 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
 
   actors::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.gpu_busy_share.size() == 2);
+
+  // KS_BENCH_TRACE: one JSON line per verify or time job, each on one GPU, ending after it
+  // started; the lines of one GPU never overlap (its bench actor runs one job at a time).
+  std::map<int64_t, std::vector<std::pair<double, double>>> spans;
+  int64_t traced = 0;
+  for (const std::string& line : lines_of(ctx.dir() / "trace.jsonl")) {
+    boost::system::error_code ec;
+    json::value v = json::parse(line, ec);
+    INFO(line);
+    REQUIRE_FALSE(ec);
+    const json::object& o = v.as_object();
+    CHECK((o.at("kind").as_string() == "verify" || o.at("kind").as_string() == "time"));
+    CHECK_FALSE(o.at("task").as_string().empty());
+    double start = o.at("start_s").to_number<double>();
+    double end = o.at("end_s").to_number<double>();
+    CHECK(end >= start);
+    spans[o.at("gpu").as_int64()].emplace_back(start, end);
+    ++traced;
+  }
+  CHECK(spans.size() == 2);
+  for (auto& [gpu, list] : spans) {
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i)
+      CHECK(list[i].first >= list[i - 1].second);
+  }
+  int64_t bench_jobs = 0;
+  for (const std::string& line : lines_of(ctx.dir() / "jobs.log"))
+    bench_jobs += line.rfind("verify ", 0) == 0 || line.rfind("time ", 0) == 0 ? 1 : 0;
+  CHECK(traced == bench_jobs);
   CHECK(summary.gpu_busy_share[0] > 0);
   CHECK(summary.gpu_busy_share[1] > 0);
 
