@@ -1,9 +1,9 @@
 #pragma once
 
 // The state of a supervisor, shared by the files that implement its steps:
-// supervisor_actor.cpp (start, resume, the step function, finals, reports) and
-// supervisor_branch.cpp (one branch: code, compile, verify, time, judge, repair). Private to
-// actors/: only those two files include it.
+// supervisor_actor.cpp (start, resume, the step function, reports), supervisor_branch.cpp (one
+// branch: code, compile, verify, time, judge, repair) and supervisor_finals.cpp (the finals).
+// Private to actors/: only those three files include it.
 
 #include "actors/messages.hpp"
 #include "actors/step_timer.hpp"
@@ -114,7 +114,7 @@ struct supervisor_state {
   perf_tree perf;
   std::vector<std::string> dry_run_lines;
 
-  // -- supervisor_actor.cpp: start, resume, the step function, finals --------------------------
+  // -- supervisor_actor.cpp: start, resume, the step function; supervisor_finals.cpp ----------
 
   caf::result<task_report> start();
   void restore(task_snapshot& snapshot);
