@@ -429,6 +429,17 @@ void supervisor_state::judge(engine::node_id id) {
   // A child is compared with its parent on the card that timed it: re-time the parent there
   // first if this run has not.
   int32_t card = timed_gpu(id);
+  // Timed by a card this run does not have (resumed on fewer GPUs): the child is timed again,
+  // as a node left verified would be; nothing final is redone.
+  if (!setup.gpus.empty() && (card < 0 || static_cast<size_t>(card) >= setup.gpus.size())) {
+    if (paused(id))
+      return;
+    warn(label(id) + " was timed on GPU " + std::to_string(card) + ", which this run does not " +
+         "have; timing it again");
+    branches[id].verified = true;
+    compile(id);
+    return;
+  }
   const engine::timing* parent_time = time_on(n.parent, card);
   if (parent_time == nullptr) {
     if (!paused(id))

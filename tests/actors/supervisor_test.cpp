@@ -483,6 +483,61 @@ TEST_CASE_METHOD(supervisor_fixture,
   CHECK((*state)->phase == "searching");
 }
 
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a child timed on a GPU the resumed run does not have is timed again, then "
+                 "judged",
+                 "[actors]") {
+  // The store of a run on two GPUs, killed after child 1 was timed on GPU 1 and before the
+  // judge: the reference accepted (timed on GPU 0), the child timed, its outcome pending.
+  memory::task_state state{"t", (ctx.dir() / "t.toml").string()};
+  state.phase = "searching";
+  state.home_gpu = 0;
+  REQUIRE(db->put_task(state));
+  REQUIRE(db->put_source("test-reference", "reference median=2.0"));
+  REQUIRE(db->put_source("test-child", "median=1"));
+  engine::node_record root;
+  root.source_hash = "test-reference";
+  root.status = engine::node_status::accepted;
+  root.disposition = engine::disposition::passed;
+  root.time = engine::timing{2.0, 1.98, 2.02, 10, {}};
+  memory::node_detail root_detail;
+  root_detail.timed_gpu = 0;
+  REQUIRE(db->put_node("t", root, root_detail));
+  engine::plan tile1{"tile", "tile by 1", {{"n", "1"}}};
+  engine::node_record child;
+  child.id = 1;
+  child.parent = 0;
+  child.depth = 1;
+  child.expansion = 1;
+  child.plan = tile1;
+  child.source_hash = "test-child";
+  child.status = engine::node_status::timed;
+  child.disposition = engine::disposition::passed;
+  child.time = engine::timing{0.8, 0.79, 0.81, 10, {}};
+  memory::node_detail child_detail;
+  child_detail.timed_gpu = 1;
+  REQUIRE(db->put_node("t", child, child_detail));
+  REQUIRE(db->put_outcome("t", 0,
+                          engine::plan_outcome{tile1, 1, engine::outcome_kind::pending, {}, 0}));
+
+  // Resumed on one GPU.
+  setup.gpus = {actors::gpu_peaks{"Fake GPU", 1000, 10000}};
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "done");
+  auto nodes = stored_nodes();
+  REQUIRE(nodes.size() > 1);
+  CHECK(nodes[1].status == engine::node_status::accepted);
+  CHECK(nodes[1].time.median_ms == Approx(1.0)); // timed again here, not 0.8 from GPU 1
+  auto detail = db->detail("t", 1);
+  REQUIRE(detail);
+  REQUIRE(*detail);
+  CHECK((*detail)->timed_gpu == 0);
+}
+
 TEST_CASE_METHOD(supervisor_fixture, "a supervisor whose reference fails ends the task as failed",
                  "[actors]") {
   ctx.write("t_ref.cu", "compile_error in the reference");
