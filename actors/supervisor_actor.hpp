@@ -35,8 +35,9 @@ struct gpu_peaks {
 /// Everything a supervisor starts with.
 struct supervisor_setup {
   std::string task;     ///< its name in `tasks`
-  int32_t home_gpu = 0; ///< the GPU index every timing of the task runs on; with team.homes
-                        ///< set, only a fallback: the dispatcher chooses it lazily
+  int32_t home_gpu = 0; ///< the GPU index the reference prefers (the card that times it
+                        ///< becomes the home); with team.homes set, only a fallback: the
+                        ///< dispatcher suggests one lazily
   std::string gpu_name; ///< the home GPU's name, for skill statistics
   double peak_gbps = 0; ///< the home GPU's calibration; 0 = unknown
   double peak_gflops = 0;

@@ -60,7 +60,7 @@ struct task_state {
   double winner_median_ms = 0;
   double reference_median_ms = 0;
   double roofline_floor_ms = 0;
-  int32_t home_gpu = -1;   ///< the GPU index its timings run on; -1 = not chosen yet
+  int32_t home_gpu = -1;   ///< the GPU index that timed its reference; -1 = not yet
   double home_load_ms = 0; ///< the load estimate its home was chosen with
   friend bool operator==(const task_state&, const task_state&) = default;
 };
