@@ -7,7 +7,13 @@
 #   scripts/gpu-campaign.sh starter [DIST]     the kernelbench-l1 suite with a bounded budget
 #   scripts/gpu-campaign.sh scaling [DIST]     kernelbench-l1 on GPU 0 alone, then on all GPUs
 #                                              (same warm compile cache): throughput ratio;
-#                                              WARM=0 skips the cache warm-up run
+#                                              WARM=0 skips the cache warm-up run, REPEAT=N
+#                                              measures N pairs and pools them
+#
+# Without a GPU, the scheduling alone can be exercised with the scripted worker standing in as
+# ks-bench-worker in a copy of DIST and tests/actors/fake_nvcc.sh as nvcc (KS_SCRIPTED_MODE=
+# campaign KS_SCRIPTED_DEVICES=2 KS_SCRIPTED_JOB_MS=20 KS_SCRIPTED_BASE_MS=100 KS_NVCC=...):
+# every job then takes the same time, unlike on a GPU.
 #
 # Logs, results.json, report.md and each run's bench-job trace (trace-LABEL.jsonl, one line per
 # job: GPU, task, start and end) go to $OUT (the device tool's folder) or out/.
@@ -105,39 +111,52 @@ starter)
   cp "$work/l1/report.md" "$out/starter-report.md"; cp "$work/l1/results.json" "$out/starter-results.json"
   ;;
 scaling)
-  rm -rf "$work/s1" "$work/s2" "$work/s0"
+  rm -rf "$work"/s0 "$work"/s1-* "$work"/s2-*
   cache=${CACHE:-$work/scaling-cache}  # CACHE= an existing compile cache (e.g. carried) to reuse
   # TASKS='["glob", ...]' replaces the suite (relative globs are taken from the repo root).
   extra=()
   [ -n "${TASKS:-}" ] && extra=("tasks=${TASKS//\"tasks\//\"$PWD/tasks/}")
-  # The first run only fills the compile cache, so both measured runs compile nothing
-  # (WARM=0 skips it when an earlier run in this call filled the cache).
+  # The first run only fills the compile cache, so the measured runs compile nothing
+  # (WARM=0 skips it when an earlier run filled the cache).
   if [ "${WARM:-1}" != 0 ]; then
     run_campaign warm-cache "$(config s0 kernelbench-l1 "$work/s0" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
   fi
-  run_campaign one-gpu "$(config s1 kernelbench-l1 "$work/s1" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
-  one_wall=$last_wall
-  run_campaign all-gpus "$(config s2 kernelbench-l1 "$work/s2" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
-  all_wall=$last_wall
+  # REPEAT=N pairs (GPU 0 alone, then all GPUs, back to back): the trees differ from run to run
+  # (the judge rests on real timings), so one pair is a noisy estimate; the pooled ratio is
+  # total candidates over total wall, both ways.
+  walls=()
+  for pair in $(seq 1 "${REPEAT:-1}"); do
+    run_campaign "one-gpu-$pair" "$(config "s1-$pair" kernelbench-l1 "$work/s1-$pair" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+    walls+=("$work/s1-$pair=$last_wall")
+    run_campaign "all-gpus-$pair" "$(config "s2-$pair" kernelbench-l1 "$work/s2-$pair" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
+    walls+=("$work/s2-$pair=$last_wall")
+  done
   # Throughput: candidates verified and timed (every node but the reference with a timing) per
-  # second of the campaign's wall time, which includes its finals.
-  ratio=$(python3 - "$work/s1/results.json" "$work/s2/results.json" "$one_wall" "$all_wall" <<'PY'
+  # second of the script's wall time for the run, which includes start-up and the finals.
+  while IFS= read -r line; do summary+=("| $line | | |"); done < <(python3 - "${walls[@]}" <<'PY'
 import json, sys
 def timed(path):
-    r = json.load(open(path))
+    r = json.load(open(path + "/results.json"))
     return sum(1 for t in r["tasks"] for n in t["nodes"] if n["id"] != 0 and n.get("timing"))
-one, both = timed(sys.argv[1]), timed(sys.argv[2])
-w1, w2 = float(sys.argv[3]), float(sys.argv[4])
-print(f"one GPU {one} candidates in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {(both / w2) / (one / w1):.2f}x")
+def ratio(one, w1, both, w2):
+    return f"{(both / w2) / (one / w1):.2f}x" if one > 0 and w2 > 0 else "n/a (no candidate on one GPU)"
+runs = [(p, float(w)) for p, w in (a.rsplit("=", 1) for a in sys.argv[1:])]
+totals = [0, 0.0, 0, 0.0]
+for (p1, w1), (p2, w2) in zip(runs[0::2], runs[1::2]):
+    one, both = timed(p1), timed(p2)
+    totals = [totals[0] + one, totals[1] + w1, totals[2] + both, totals[3] + w2]
+    print(f"pair {p1.rsplit('-', 1)[1]}: one GPU {one} candidates in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {ratio(one, w1, both, w2)}, wall ratio {w1 / w2:.2f}x")
+if len(runs) > 2:
+    one, w1, both, w2 = totals
+    print(f"pooled over {len(runs) // 2} pairs: one GPU {one} in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {ratio(one, w1, both, w2)}, wall ratio {w1 / w2:.2f}x")
 PY
 )
-  summary+=("| $ratio | | |")
   ;;
 esac
 
 echo
 echo "=== gpu-campaign $mode"
-nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem --format=csv,noheader
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem --format=csv,noheader
 printf '| step | result | wall |\n|---|---|---|\n'
 printf '%s\n' "${summary[@]}"
 for f in "$out"/*.log; do echo "--- $(basename "$f")"; sed -n '/^[A-Za-z].*summary\|^task\|^|/,$p' "$f" | tail -25; done
