@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -246,8 +247,14 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
   st.assigned_ms.assign(st.size(), 0);
   st.stats.busy_ms.assign(st.size(), 0);
   st.stats.jobs.assign(st.size(), 0);
-  if (const char* path = std::getenv("KS_BENCH_TRACE"); path != nullptr && *path != '\0')
+  if (const char* path = std::getenv("KS_BENCH_TRACE"); path != nullptr && *path != '\0') {
     st.trace = std::make_unique<std::ofstream>(path, std::ios::app);
+    if (!*st.trace) {
+      std::cerr << "kernelskill: cannot write the bench trace to " << path
+                << " (KS_BENCH_TRACE); the campaign runs without it\n";
+      st.trace.reset();
+    }
+  }
   // A bench actor that dies mid-job never answers it: its down message ends the job instead.
   for (const bench_actor& g : st.gpus)
     self->monitor(g);

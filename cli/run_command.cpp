@@ -102,10 +102,9 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
       "the configured GPUs, with live progress on stderr. Writes results.json, report.md and "
       "best/<task>.cu into the config's campaign.output folder, and keeps every step in its "
       "store (<output>/state), so running the same command again resumes a campaign that was "
-      "killed or interrupted. Ctrl-C (or SIGTERM) stops cleanly: the work in flight finishes, the "
-      "state "
-      "is saved, exit 130; a second Ctrl-C exits at once (finished nodes are kept). Prints a "
-      "summary table on stdout at the end.");
+      "killed or interrupted. Ctrl-C (or SIGTERM) stops cleanly: the work in flight finishes, "
+      "the state is saved, exit 130; a second Ctrl-C exits at once (finished nodes are kept). "
+      "Prints a summary table on stdout at the end.");
   cmd->add_option("config", opt.config, "Campaign config (TOML)")
       ->required()
       ->type_name("CONFIG.toml");
