@@ -102,7 +102,10 @@ void supervisor_state::spread_parent(engine::node_id parent, size_t children) {
     return;
   std::vector<int32_t> known = timed_cards(parent);
   int32_t home = known.front();
-  size_t wanted = std::min(children, static_cast<size_t>(cards));
+  // A card is worth a re-timing when at least two children can be timed there: for one child
+  // the re-timing costs as much as waiting for the parent's card, and on a campaign that keeps
+  // every card busy the other card has other work meanwhile.
+  size_t wanted = std::min(children / 2, static_cast<size_t>(cards));
   for (int32_t step = 1; step < cards && known.size() < wanted; ++step) {
     int32_t g = (home + step) % cards;
     if (std::find(known.begin(), known.end(), g) != known.end())

@@ -205,8 +205,8 @@ struct supervisor_state {
   std::vector<int32_t> timed_cards(engine::node_id id) const;
 
   /// Starts re-timing `parent` on other GPUs while its `children` are verified, so that they
-  /// can be timed on several cards at once: on up to children - 1 of them, when the parent is
-  /// slow enough (setup.spread_min_median_ms).
+  /// can be timed on several cards at once: on up to children / 2 - 1 of them (two children
+  /// per card at least), when the parent is slow enough (setup.spread_min_median_ms).
   void spread_parent(engine::node_id parent, size_t children);
 
   /// Returns node `id`'s time on GPU `gpu`: its record's or a re-timing's; null if unknown.

@@ -394,6 +394,58 @@ TEST_CASE_METHOD(supervisor_fixture,
 }
 
 TEST_CASE_METHOD(supervisor_fixture,
+                 "a slow parent is re-timed on another card ahead of its children only when two "
+                 "or more of them can be timed there",
+                 "[actors]") {
+  size_t branches = GENERATE(2, 3, 4);
+  setup.limits.branches = static_cast<int64_t>(branches);
+  setup.spread_min_median_ms = 0; // every parent counts as slow
+  auto log = std::make_shared<std::vector<actors::bench_job>>();
+  setup.team.bench = sys.spawn(two_card_bench, log);
+  setup.gpus = {actors::gpu_peaks{"Fake GPU", 1000, 10000},
+                actors::gpu_peaks{"Fake GPU", 1000, 10000}};
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "done");
+
+  std::map<engine::node_id, size_t> children;
+  for (const engine::node_record& n : stored_nodes())
+    if (n.id != 0)
+      ++children[n.parent];
+  // A re-timing of parent P on card g is ahead of its children when no child of P has been
+  // timed on g yet (the two-card bench deals unpinned jobs to the cards in turn).
+  auto parent_of = [&](const std::string& label) -> engine::node_id {
+    for (const engine::node_record& n : stored_nodes())
+      if (label == "t#" + std::to_string(n.id))
+        return n.parent;
+    return -1;
+  };
+  std::set<std::pair<engine::node_id, int32_t>> child_timed_on;
+  int64_t ahead = 0;
+  for (const actors::bench_job& job : *log) {
+    if (job.kind != actors::bench_kind::time || job.label.find("(final)") != std::string::npos)
+      continue;
+    size_t hash = job.label.find('#'), space = job.label.find(' ');
+    if (job.label.find("re-timed") != std::string::npos) {
+      engine::node_id parent = std::stoll(job.label.substr(hash + 1, space - hash - 1));
+      if (child_timed_on.count({parent, job.gpu}) == 0) {
+        INFO("t#" << parent << " re-timed on GPU " << job.gpu << " ahead of its "
+                  << children[parent] << " children");
+        CHECK(branches >= 4);
+        ++ahead;
+      }
+    } else if (job.label != "t#0") {
+      child_timed_on.insert({parent_of(job.label), job.gpu});
+    }
+  }
+  if (branches >= 4)
+    CHECK(ahead >= 1);
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
                  "a supervisor killed at any point resumes without losing or redoing a final node",
                  "[actors]") {
   // The uninterrupted run, for the node count a resumed one must reach.
