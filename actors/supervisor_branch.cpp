@@ -18,6 +18,8 @@
 #include "actors/supervisor_state.hpp"
 #include "gpu/failure.hpp"
 
+#include <algorithm>
+
 namespace ks::actors {
 
 namespace {
@@ -203,6 +205,8 @@ void supervisor_state::verify(engine::node_id id) {
   bench_job job{bench_kind::verify,         setup.task, reference_so,
                 branches[id].shared_object, -1,         label(id)};
   job.priority = job_priority();
+  // Preferably where the reference's outputs are cached; any idle card rather than none.
+  job.prefer = verified_cards;
   self->request(setup.team.bench, caf::infinite, std::move(job))
       .then(
           [this, id, step](bench_result& r) {
@@ -212,6 +216,10 @@ void supervisor_state::verify(engine::node_id id) {
             auto kind = static_cast<gpu::failure_kind>(r.failure);
             if (id != 0 && (r.ok || kind == gpu::failure_kind::wrong_result))
               ++verified;
+            if ((r.ok || kind == gpu::failure_kind::wrong_result) && r.gpu >= 0 &&
+                std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
+                    verified_cards.end())
+              verified_cards.push_back(r.gpu);
             if (r.ok || kind == gpu::failure_kind::wrong_result)
               details[id].verify_json = verify_json(r.verify);
             // The reference's verification is the task's load estimate for its home GPU.

@@ -100,6 +100,9 @@ struct supervisor_state {
   std::map<std::pair<engine::node_id, int32_t>, engine::timing> card_times;
   /// What waits for a re-timing in flight, by (node, GPU index).
   std::map<std::pair<engine::node_id, int32_t>, std::vector<std::function<void()>>> retimings;
+  /// GPUs that verified a candidate of this task this run: their workers hold the reference's
+  /// outputs for the task's seeds, which another card would compute again.
+  std::vector<int32_t> verified_cards;
   bool planning = false;
 
   // -- the end ---------------------------------------------------------------------------------

@@ -370,6 +370,21 @@ TEST_CASE_METHOD(supervisor_fixture,
     CHECK(timed_before_children);
   }
   CHECK(final_cards == std::set<int32_t>{0, 1});
+  // Verifications prefer the cards that verified before (their workers cache the reference's
+  // outputs): the first asks for none, later ones for cards that ran an earlier one.
+  std::set<int32_t> verified_on;
+  int64_t verifies = 0, preferring = 0;
+  for (const actors::bench_job& job : *log) {
+    if (job.kind != actors::bench_kind::verify)
+      continue;
+    if (verifies++ == 0)
+      CHECK(job.prefer.empty());
+    preferring += job.prefer.empty() ? 0 : 1;
+    for (int32_t card : job.prefer)
+      CHECK(verified_on.count(card) == 1);
+    verified_on.insert(job.gpu);
+  }
+  CHECK(preferring >= 1);
   // The cards share the final's slots evenly (finalists x rounds of them): a card left
   // without a round takes the last slots of the other's.
   std::map<int32_t, int64_t> final_slots;
