@@ -5,8 +5,7 @@
 //      (unless run_options.cache_dir); a store that holds the campaign means a resume;
 //   3. the GPUs: one bench actor per GPU (detached: its worker calls block), each asked one
 //      info job, then one calibrate job unless the store has that device's calibration (by
-//      uuid). With gpus = "all", workers start at once for the GPUs the driver shows
-//      (gpu::visible_device_count_hint), and device 0's info settles how many there are;
+//      uuid). With gpus = "all", device 0's info says how many devices there are;
 //   4. the compile pool (one detached worker per CPU core), for the first GPU's architecture
 //      (or run_options.arch);
 //   5. the agents: planner, coder and repairer, each agents.max_concurrency times with its own
@@ -34,7 +33,6 @@
 #include "engine/agent_backend.hpp"
 #include "engine/judge.hpp"
 #include "gpu/compiler.hpp"
-#include "gpu/visible_devices.hpp"
 #include "memory/store.hpp"
 
 #include <caf/actor_system.hpp>
@@ -43,7 +41,6 @@
 #include <caf/exit_reason.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -170,62 +167,35 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
     }
     return r->device;
   };
+  auto info_of = [&](const bench_actor& b, int32_t device) {
+    return info_from(ask<bench_result>(self, b, info_job, errc::subprocess), device);
+  };
+
+  std::vector<int32_t> devices = config.gpus.devices;
   std::vector<gpu_slot> gpus;
-  std::vector<int32_t> devices;
-  // Takes the bench actor of `device` into the campaign once its worker reported the device.
-  auto adopt = [&](const bench_actor& bench, const engine::expected<bench_result>& reply,
-                   int32_t device) -> tl::expected<void, campaign_error> {
-    auto info = info_from(reply, device);
+  if (config.gpus.all) {
+    gpu_slot first{spawn_one(0, 0), {}};
+    auto info = info_of(first.bench, 0);
     if (!info)
       return tl::unexpected(info.error());
-    gpus.push_back(gpu_slot{bench, {}});
+    first.description.info = *info;
+    gpus.push_back(std::move(first));
+    for (int32_t d = 1; d < info->device_count; ++d)
+      devices.push_back(d);
+    devices.insert(devices.begin(), 0);
+  }
+  // The other devices start their workers side by side.
+  std::vector<bench_actor> others;
+  for (size_t i = gpus.size(); i < devices.size(); ++i)
+    others.push_back(spawn_one(static_cast<int32_t>(i), devices[i]));
+  size_t first_other = gpus.size();
+  auto infos = ask_each<bench_result>(self, others, info_job, errc::subprocess);
+  for (size_t k = 0; k < others.size(); ++k) {
+    auto info = info_from(infos[k], devices[first_other + k]);
+    if (!info)
+      return tl::unexpected(info.error());
+    gpus.push_back(gpu_slot{others[k], {}});
     gpus.back().description.info = *info;
-    devices.push_back(device);
-    return {};
-  };
-  // Starts the workers of `wanted` side by side; `wanted` must name devices, in index order.
-  auto start_all = [&](const std::vector<int32_t>& wanted) {
-    std::vector<bench_actor> started;
-    for (int32_t device : wanted)
-      started.push_back(spawn_one(static_cast<int32_t>(devices.size() + started.size()), device));
-    auto infos = ask_each<bench_result>(self, started, info_job, errc::subprocess);
-    return std::make_pair(std::move(started), std::move(infos));
-  };
-  auto open_all = [&](const std::vector<int32_t>& wanted) -> tl::expected<void, campaign_error> {
-    auto [started, infos] = start_all(wanted);
-    for (size_t k = 0; k < started.size(); ++k)
-      if (auto adopted = adopt(started[k], infos[k], wanted[k]); !adopted)
-        return adopted;
-    return {};
-  };
-  if (config.gpus.all) {
-    // Only a worker can count the devices, and starting one takes a few hundred milliseconds:
-    // the devices the driver shows start together, and device 0's count settles the rest.
-    int32_t guess = std::max(gpu::visible_device_count_hint().value_or(1), 1);
-    std::vector<int32_t> guessed(static_cast<size_t>(guess));
-    for (int32_t d = 0; d < guess; ++d)
-      guessed[static_cast<size_t>(d)] = d;
-    auto [started, infos] = start_all(guessed);
-    auto first = info_from(infos[0], 0);
-    if (!first)
-      return tl::unexpected(first.error());
-    int32_t count = std::max(first->device_count, 1);
-    for (int32_t d = 0; d < guess; ++d) {
-      auto k = static_cast<size_t>(d);
-      if (d >= count) {
-        // Guessed too many (the driver shows GPUs that CUDA hides): not ours to use.
-        self->send_exit(started[k], caf::exit_reason::user_shutdown);
-      } else if (auto adopted = adopt(started[k], infos[k], d); !adopted) {
-        return tl::unexpected(adopted.error());
-      }
-    }
-    std::vector<int32_t> rest;
-    for (int32_t d = guess; d < count; ++d)
-      rest.push_back(d);
-    if (auto opened = open_all(rest); !opened)
-      return tl::unexpected(opened.error());
-  } else if (auto opened = open_all(config.gpus.devices); !opened) {
-    return tl::unexpected(opened.error());
   }
   // Calibrated once per device (the store keeps it by uuid); the rest calibrate side by side.
   std::vector<size_t> uncalibrated;

@@ -654,48 +654,6 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   }
 }
 
-TEST_CASE("gpus = \"all\" starts the workers of every GPU the driver shows at once and keeps "
-          "the ones CUDA counts",
-          "[campaign]") {
-  test::test_context ctx;
-  scoped_env env;
-  campaign_setup setup;
-  setup.gpus = "\"all\"";
-  setup.candidates = 2;
-  int32_t devices = 0;
-  std::string visible;
-  SECTION("a guess of three on a two-GPU machine: the third worker is started, then dropped") {
-    devices = 2;
-    visible = "0,1,2";
-  }
-  SECTION("a guess of one on a three-GPU machine: device 0's count starts the other two") {
-    devices = 3;
-    visible = "0";
-  }
-  scripted_campaign(env, ctx, "", devices);
-  env.set("CUDA_VISIBLE_DEVICES", visible);
-  auto config = write_config(ctx, setup);
-
-  actors::campaign_summary summary = run(config, options_for(ctx));
-  CHECK(summary.gpu_busy_share.size() == static_cast<size_t>(devices));
-  std::map<std::string, int64_t> info_jobs, bench_jobs;
-  for (const std::string& line : lines_of(ctx.dir() / "jobs.log")) {
-    std::istringstream fields(line);
-    std::string job, device;
-    fields >> job >> device;
-    if (job == "info")
-      ++info_jobs[device];
-    else if (job == "verify" || job == "time")
-      ++bench_jobs[device];
-  }
-  // Every device's worker was asked once, the guessed third one included.
-  for (int32_t d = 0; d < 3; ++d)
-    CHECK(info_jobs[std::to_string(d)] == 1);
-  if (devices == 2)
-    CHECK(bench_jobs["2"] == 0); // dropped: CUDA has no device 2
-  CHECK(info_jobs.count("3") == 0);
-}
-
 TEST_CASE("a task whose reference fails ends the run with exit 2 once the others are done",
           "[campaign]") {
   test::test_context ctx;
