@@ -32,47 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string type_name(const toml::node& node) {
-  switch (node.type()) {
-  case toml::node_type::string:
-    return "a string";
-  case toml::node_type::integer:
-    return "an integer";
-  case toml::node_type::floating_point:
-    return "a float";
-  case toml::node_type::boolean:
-    return "a boolean";
-  case toml::node_type::array:
-    return "an array";
-  case toml::node_type::table:
-    return "a table";
-  case toml::node_type::date:
-    return "a date";
-  case toml::node_type::time:
-    return "a time";
-  case toml::node_type::date_time:
-    return "a date-time";
-  case toml::node_type::none:
-    break;
-  }
-  return "nothing";
-}
-
-/// Returns `node` as its author wrote it (-3, 2.5, "f8", []), or its type for anything else.
-std::string describe(const toml::node& node) {
-  if (auto value = node.value_exact<int64_t>())
-    return std::to_string(*value);
-  if (auto value = node.value_exact<double>())
-    return format_number(*value);
-  if (auto value = node.value_exact<bool>())
-    return *value ? "true" : "false";
-  if (auto value = node.value_exact<std::string>())
-    return "\"" + *value + "\"";
-  if (const toml::array* array = node.as_array(); array != nullptr && array->empty())
-    return "[]";
-  return type_name(node);
-}
-
 bool is_env_var_name(std::string_view text) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   return !text.empty() && letter(text[0]) && std::all_of(text.begin(), text.end(), [&](char c) {

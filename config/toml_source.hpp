@@ -18,6 +18,13 @@ namespace ks::config {
 /// Returns where `region` begins; 1:1 for nodes toml++ made without source (implicit tables).
 position position_of(const toml::source_region& region);
 
+/// Returns the type of `node` with its article, as messages say it: "an integer", "a string",
+/// "an array"; "nothing" for no node.
+std::string type_name(const toml::node& node);
+
+/// Returns `node` as its author wrote it (-3, 2.5, "f8", []), else its type_name.
+std::string describe(const toml::node& node);
+
 /// Parses `text`, named `file` in messages; fails with invalid_input and the syntax error at
 /// its FILE:LINE:COL.
 expected<toml::table> parse_toml(std::string_view text, const std::string& file);

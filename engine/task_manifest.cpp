@@ -35,56 +35,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using config::describe;
 using config::located;
 using config::position;
 using config::position_of;
+using config::type_name;
 
 using config::closest;
 
 std::string joined(std::span<const std::string_view> words) {
   return config::joined(words);
-}
-
-std::string type_name(const toml::node& node) {
-  switch (node.type()) {
-  case toml::node_type::string:
-    return "string";
-  case toml::node_type::integer:
-    return "integer";
-  case toml::node_type::floating_point:
-    return "float";
-  case toml::node_type::boolean:
-    return "boolean";
-  case toml::node_type::array:
-    return "array";
-  case toml::node_type::table:
-    return "table";
-  case toml::node_type::date:
-    return "date";
-  case toml::node_type::time:
-    return "time";
-  case toml::node_type::date_time:
-    return "date-time";
-  case toml::node_type::none:
-    break;
-  }
-  return "nothing";
-}
-
-/// Returns `node` as its author wrote it (-3, 2.5, "f8"), or its type for anything else.
-std::string describe(const toml::node& node) {
-  if (auto value = node.value_exact<int64_t>())
-    return std::to_string(*value);
-  if (auto value = node.value_exact<double>()) {
-    std::ostringstream text;
-    text << *value;
-    return text.str();
-  }
-  if (auto value = node.value_exact<bool>())
-    return *value ? "true" : "false";
-  if (auto value = node.value_exact<std::string>())
-    return "\"" + *value + "\"";
-  return "a " + type_name(node);
 }
 
 bool is_task_name(std::string_view text) {

@@ -215,7 +215,7 @@ flops = 1
 TEST_CASE("a value of the wrong type is reported with both types", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, "name = 3\n" + valid_body);
-  CHECK(error_of(path).message() == at(path, 1, 8) + "'name' must be a string, got integer");
+  CHECK(error_of(path).message() == at(path, 1, 8) + "'name' must be a string, got an integer");
 }
 
 TEST_CASE("a nested value of the wrong type is reported by its path", "[engine][manifest]") {
@@ -223,7 +223,7 @@ TEST_CASE("a nested value of the wrong type is reported by its path", "[engine][
   fs::path path =
       write_task(ctx, "name = \"softmax\"\n" + valid_body + "tolerance = { atol = \"tight\" }\n");
   CHECK(error_of(path).message() ==
-        at(path, 11, 22) + "'tolerance.atol' must be a number, got string");
+        at(path, 11, 22) + "'tolerance.atol' must be a number, got a string");
 }
 
 TEST_CASE("a misspelled key is reported with a suggestion", "[engine][manifest]") {
@@ -395,7 +395,7 @@ cost = { flops = 1, bytes = 2 }
             "[low, high))\n" +
             at(path, 7, 68) + "inputs[2] draws from [0, 300), which does not fit u8 ([0, 255])\n" +
             at(path, 8, 69) + "inputs[3].low is only used with init = \"randint\"\n" +
-            at(path, 9, 69) + "'inputs[4].low' must be an integer, got float");
+            at(path, 9, 69) + "'inputs[4].low' must be an integer, got a float");
 }
 
 TEST_CASE("outputs may not have an init", "[engine][manifest]") {
@@ -421,9 +421,10 @@ inputs = []
 outputs = [ "y" ]
 cost = { flops = 1, bytes = 2 }
 )");
-  CHECK(error_of(path).message() ==
-        at(path, 4, 10) + "'inputs' must hold at least one tensor\n" + at(path, 5, 13) +
-            "'outputs[0]' must be a table: { name = ..., dtype = ..., shape = [...] }, got string");
+  CHECK(
+      error_of(path).message() ==
+      at(path, 4, 10) + "'inputs' must hold at least one tensor\n" + at(path, 5, 13) +
+          "'outputs[0]' must be a table: { name = ..., dtype = ..., shape = [...] }, got a string");
 }
 
 TEST_CASE("negative tolerances and a zero byte cost are reported", "[engine][manifest]") {
@@ -449,7 +450,7 @@ TEST_CASE("a parameter that is not a scalar is reported", "[engine][manifest]") 
                                       "params = { rows = 4096, tiles = [1, 2] }\n");
   CHECK(error_of(path).message() ==
         at(path, 11, 33) +
-            "'params.tiles' must be an integer, float, boolean or string, got array");
+            "'params.tiles' must be an integer, float, boolean or string, got an array");
 }
 
 TEST_CASE("several problems in one file are all reported in source order", "[engine][manifest]") {
@@ -466,7 +467,7 @@ outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
         at(path, 1, 1) + "missing required key 'family' (a string such as \"softmax\")\n" +
             at(path, 1, 1) +
             "missing required key 'cost' (a table: { flops = ..., bytes = ... })\n" +
-            at(path, 1, 8) + "'name' must be a string, got integer\n" + at(path, 2, 1) +
+            at(path, 1, 8) + "'name' must be a string, got an integer\n" + at(path, 2, 1) +
             "unknown key 'famly' (did you mean 'family'?)\n" + at(path, 3, 13) +
             "reference file 'missing_ref.cu' not found (looked in " + ctx.dir().string() + ")\n" +
             at(path, 4, 34) +
@@ -522,7 +523,7 @@ TEST_CASE("a suite reports the problems of every file and duplicate names", "[en
   REQUIRE_FALSE(suite.has_value());
   CHECK(suite.error().code() == errc::invalid_input);
   CHECK(suite.error().message() ==
-        at(b, 1, 8) + "'name' must be a string, got integer\n" + at(c, 1, 8) +
+        at(b, 1, 8) + "'name' must be a string, got an integer\n" + at(c, 1, 8) +
             "duplicate task name 'same' (first defined at " + a.string() + ":1:8)\n" +
             at(d, 11, 1) + "unknown key 'famly' (did you mean 'family'?)");
 }
@@ -566,7 +567,7 @@ TEST_CASE("tunables that are not a table are reported with the expected form",
   fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body + "tunables = [256, 512]\n");
   CHECK(error_of(path).message() ==
         at(path, 11, 12) + "'tunables' must be a table: { KS_BLOCK_THREADS = [128, 256, 512], "
-                           "... }, got array");
+                           "... }, got an array");
 }
 
 TEST_CASE("bad tunable names, empty lists, non-integers and repeats are all reported",
@@ -582,7 +583,7 @@ TEST_CASE("bad tunable names, empty lists, non-integers and repeats are all repo
             at(path, 11, column("[]")) + "'tunables.KS_A' must list at least one value\n" +
             at(path, 11, column("4,")) +
             "'tunables.KS_B' must be an array of integers such as [128, 256, 512], got "
-            "integer\n" +
+            "an integer\n" +
             at(path, 11, column("2.5")) + "tunables.KS_C[1] must be an integer, got 2.5\n" +
             at(path, 11, column("\"x\"")) + "tunables.KS_C[2] must be an integer, got \"x\"\n" +
             at(path, 11, column("8] }")) +
