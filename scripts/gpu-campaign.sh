@@ -127,28 +127,33 @@ scaling)
   walls=()
   for pair in $(seq 1 "${REPEAT:-1}"); do
     run_campaign "one-gpu-$pair" "$(config "s1-$pair" kernelbench-l1 "$work/s1-$pair" '[0]' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
-    walls+=("$work/s1-$pair=$last_wall")
+    walls+=("$work/s1-$pair=$last_wall=$out/one-gpu-$pair.log")
     run_campaign "all-gpus-$pair" "$(config "s2-$pair" kernelbench-l1 "$work/s2-$pair" '"all"' candidates_per_task=${BUDGET:-12} wall_time_s=300 "${extra[@]}")" --cache-dir "$cache"
-    walls+=("$work/s2-$pair=$last_wall")
+    walls+=("$work/s2-$pair=$last_wall=$out/all-gpus-$pair.log")
   done
   # Throughput: candidates verified and timed (every node but the reference with a timing) per
   # second of the script's wall time for the run, which includes start-up and the finals.
   while IFS= read -r line; do summary+=("| $line | | |"); done < <(python3 - "${walls[@]}" <<'PY'
-import json, sys
+import json, re, sys
 def timed(path):
     r = json.load(open(path + "/results.json"))
     return sum(1 for t in r["tasks"] for n in t["nodes"] if n["id"] != 0 and n.get("timing"))
+def campaign_wall(log):
+    # The campaign's own wall ("wall time: 17.6 s" in its summary): without process start-up,
+    # worker start and calibration, and shutdown.
+    m = re.search(r"^wall time: ([0-9.]+) s", open(log).read(), re.M)
+    return float(m.group(1)) if m else float("nan")
 def ratio(one, w1, both, w2):
     return f"{(both / w2) / (one / w1):.2f}x" if one > 0 and w2 > 0 else "n/a (no candidate on one GPU)"
-runs = [(p, float(w)) for p, w in (a.rsplit("=", 1) for a in sys.argv[1:])]
-totals = [0, 0.0, 0, 0.0]
-for (p1, w1), (p2, w2) in zip(runs[0::2], runs[1::2]):
+runs = [(p, float(w), campaign_wall(log)) for p, w, log in (a.split("=") for a in sys.argv[1:])]
+totals = [0, 0.0, 0, 0.0, 0.0, 0.0]
+for (p1, w1, c1), (p2, w2, c2) in zip(runs[0::2], runs[1::2]):
     one, both = timed(p1), timed(p2)
-    totals = [totals[0] + one, totals[1] + w1, totals[2] + both, totals[3] + w2]
-    print(f"pair {p1.rsplit('-', 1)[1]}: one GPU {one} candidates in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {ratio(one, w1, both, w2)}, wall ratio {w1 / w2:.2f}x")
+    totals = [a + b for a, b in zip(totals, [one, w1, both, w2, c1, c2])]
+    print(f"pair {p1.rsplit('-', 1)[1]}: one GPU {one} candidates in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {ratio(one, w1, both, w2)}, wall ratio {w1 / w2:.2f}x, campaign-wall ratio {c1 / c2:.2f}x")
 if len(runs) > 2:
-    one, w1, both, w2 = totals
-    print(f"pooled over {len(runs) // 2} pairs: one GPU {one} in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {ratio(one, w1, both, w2)}, wall ratio {w1 / w2:.2f}x")
+    one, w1, both, w2, c1, c2 = totals
+    print(f"pooled over {len(runs) // 2} pairs: one GPU {one} in {w1:.1f} s ({one / w1:.2f}/s); all GPUs {both} in {w2:.1f} s ({both / w2:.2f}/s); throughput ratio {ratio(one, w1, both, w2)}, wall ratio {w1 / w2:.2f}x, campaign-wall ratio {c1 / c2:.2f}x")
 PY
 )
   ;;
