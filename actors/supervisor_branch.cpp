@@ -214,14 +214,15 @@ void supervisor_state::verify(engine::node_id id) {
             if (finished)
               return;
             auto kind = static_cast<gpu::failure_kind>(r.failure);
-            if (id != 0 && (r.ok || kind == gpu::failure_kind::wrong_result))
-              ++verified;
-            if ((r.ok || kind == gpu::failure_kind::wrong_result) && r.gpu >= 0 &&
-                std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
-                    verified_cards.end())
-              verified_cards.push_back(r.gpu);
-            if (r.ok || kind == gpu::failure_kind::wrong_result)
+            // A wrong result was verified all the same: the card computed the reference.
+            if (r.ok || kind == gpu::failure_kind::wrong_result) {
+              if (id != 0)
+                ++verified;
               details[id].verify_json = verify_json(r.verify);
+              if (r.gpu >= 0 && std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
+                                    verified_cards.end())
+                verified_cards.push_back(r.gpu);
+            }
             // The reference's verification is the task's load estimate for its home GPU.
             if (id == 0 && r.ok)
               reference_load_ms = r.busy_ms;
