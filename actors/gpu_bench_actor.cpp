@@ -100,7 +100,7 @@ struct bench_state {
       }
       break;
     case bench_kind::time:
-      take(out, client->time(*t, job.kernel, settings.timing), &bench_result::timing);
+      take(out, client->time(*t, job.kernel, job.reference, settings.timing), &bench_result::timing);
       if (out.ok && out.timing.escaped) {
         out.ok = false;
         out.failure = static_cast<int32_t>(gpu::failure_kind::escaped_stream);

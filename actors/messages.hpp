@@ -147,7 +147,7 @@ const char* to_string(bench_kind k) noexcept;
 struct bench_job {
   bench_kind kind = bench_kind::info;
   std::string task;      ///< the task's name (verify and time)
-  std::string reference; ///< verify: the reference's shared object
+  std::string reference; ///< verify and time: the reference's shared object
   std::string kernel;    ///< verify: the candidate's shared object; time: the one to time
   int32_t gpu = -1;      ///< the bench actor (GPU index) that must run it; -1: any
   std::string label;     ///< for people: "softmax#12"

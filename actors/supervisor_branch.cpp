@@ -256,7 +256,7 @@ void supervisor_state::time(engine::node_id id) {
   // Timed on any idle GPU: the reference preferably on the home chosen for it (the card that
   // times it becomes the home), a branch preferably where its parent's time is known; the
   // judge compares a child with its parent on the card that timed the child (judge()).
-  bench_job job{bench_kind::time, setup.task, {}, branches[id].shared_object, -1, label(id)};
+  bench_job job{bench_kind::time, setup.task, reference_so, branches[id].shared_object, -1, label(id)};
   job.prefer = id == 0 ? std::vector<int32_t>{setup.home_gpu} : timed_cards(tree.node(id).parent);
   job.priority = job_priority();
   self->request(setup.team.bench, caf::infinite, std::move(job))
@@ -336,7 +336,7 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
   auto timed = [this, id, gpu, key, wake](const std::string& object) {
     step_timer step("branch/re-time parent");
     bench_job job{
-        bench_kind::time, setup.task, {},
+        bench_kind::time, setup.task, reference_so,
         object,           gpu,        label(id) + " (re-timed on GPU " + std::to_string(gpu) + ")"};
     job.priority = job_priority();
     self->request(setup.team.bench, caf::infinite, std::move(job))

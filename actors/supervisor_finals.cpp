@@ -146,7 +146,7 @@ void supervisor_state::time_slot(std::shared_ptr<final_run> run, int64_t round, 
       then(gpu);
     return;
   }
-  bench_job job{bench_kind::time,    setup.task, {},
+  bench_job job{bench_kind::time,    setup.task, reference_so,
                 run->objects[index], gpu,        label(run->finalists[index]) + " (final)"};
   job.prefer = {hint >= 0 ? hint : setup.home_gpu};
   job.priority = job_priority();

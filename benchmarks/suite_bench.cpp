@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "%s/%s: timing...\n", suite.c_str(), t.name.c_str());
     t0 = clock_type::now();
-    auto tm = client.time(t, so, {});
+    auto tm = client.time(t, so, so, {});
     r.time_ms = ms_since(t0);
     if (!tm) {
       r.status = to_string(tm.error().kind);

@@ -324,8 +324,8 @@ private:
     auto start = clock_type::now();
     gpu::timing_options topt;
     progress("timing the reference...");
-    auto reference = client_.time(*report_.task,
-                                  report_.reference_compile->shared_object.string(), topt);
+    const std::string reference_so = report_.reference_compile->shared_object.string();
+    auto reference = client_.time(*report_.task, reference_so, reference_so, topt);
     note_worker();
     if (!reference) {
       report_.phases.time = ms_since(start);
@@ -339,7 +339,8 @@ private:
     report_.reference_time = *reference;
     progress("timing the candidate...");
     auto candidate = client_.time(*report_.task,
-                                  report_.candidate_compile->shared_object.string(), topt);
+                                  report_.candidate_compile->shared_object.string(), reference_so,
+                                  topt);
     note_worker();
     report_.phases.time = ms_since(start);
     if (!candidate)

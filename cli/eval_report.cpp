@@ -158,6 +158,20 @@ void print_text(std::ostream& out, const eval_report& r) {
   if (r.candidate_time)
     label(r.reference_time ? "" : "time") << "candidate " << timing_line(*r.candidate_time)
                                            << "\n";
+  if (r.candidate_time) {
+    const gpu::timing_result& t = *r.candidate_time;
+    label("integrity") << t.checked_calls << " timed calls checked against the reference, "
+                       << t.input_sets << " input sets alternated; "
+                       << (t.audit == "cupti"
+                             ? "every kernel, copy and memset of " + std::to_string(t.batch)
+                                 + " back-to-back calls seen on the stream (CUPTI)"
+                             : "host-clock check of " + std::to_string(t.batch)
+                                 + " back-to-back calls (no CUPTI: " + t.audit_note + ")")
+                       << (t.l2_resets > 0 ? "; its persisting-L2 settings were undone "
+                                               + std::to_string(t.l2_resets) + " times"
+                                           : std::string())
+                       << "\n";
+  }
   if (r.reference_time && r.candidate_time && r.candidate_time->median_ms > 0) {
     double speedup = r.reference_time->median_ms / r.candidate_time->median_ms;
     char text[32];

@@ -148,7 +148,12 @@ json::object to_json(const gpu::timing_result& t) {
           {"host_ms_per_call", number(t.host_ms_per_call)},
           {"device_tail_ms", number(t.device_tail_ms)},
           {"escaped", t.escaped},
-          {"batch", t.batch}};
+          {"batch", t.batch},
+          {"input_sets", t.input_sets},
+          {"checked_calls", t.checked_calls},
+          {"audit", t.audit},
+          {"audit_note", t.audit_note},
+          {"l2_resets", t.l2_resets}};
 }
 
 json::object to_json(const gpu::failure& f) {

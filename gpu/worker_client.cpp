@@ -282,11 +282,13 @@ job_result<verify_result> worker_client::verify(const engine::task& t,
 }
 
 job_result<timing_result> worker_client::time(const engine::task& t, const std::string& kernel,
+                                              const std::string& reference,
                                               const timing_options& opt) {
   request req;
   req.job = job_kind::time;
   req.task = t;
   req.kernel = kernel;
+  req.reference = reference;
   req.timing = opt;
   return run(std::move(req), options_.time_timeout).and_then([](response&& r) {
     return payload_of<timing_result>(std::move(r), job_kind::time);

@@ -53,9 +53,10 @@ public:
   job_result<verify_result> verify(const engine::task& t, const std::string& reference,
                                    const std::string& candidate, const verify_options& opt);
 
-  /// Times `kernel` on `t`'s shapes.
+  /// Times `kernel` on `t`'s shapes; some timed calls are checked against the outputs of
+  /// `reference` (both shared objects; the same path when the reference itself is timed).
   job_result<timing_result> time(const engine::task& t, const std::string& kernel,
-                                 const timing_options& opt);
+                                 const std::string& reference, const timing_options& opt);
 
   /// Asks the worker to exit and waits for it.
   void shutdown();

@@ -289,7 +289,12 @@ json::object encode_payload(const timing_result& t) {
           {"host_ms_per_call", t.host_ms_per_call},
           {"device_tail_ms", t.device_tail_ms},
           {"escaped", t.escaped},
-          {"batch", t.batch}};
+          {"batch", t.batch},
+          {"input_sets", t.input_sets},
+          {"checked_calls", t.checked_calls},
+          {"audit", t.audit},
+          {"audit_note", t.audit_note},
+          {"l2_resets", t.l2_resets}};
 }
 
 timing_result decode_timing_result(const json::object& o) {
@@ -304,6 +309,11 @@ timing_result decode_timing_result(const json::object& o) {
   t.device_tail_ms = get_number_or<double>(o, "device_tail_ms", 0);
   t.escaped = get_bool_or(o, "escaped", false);
   t.batch = get_number_or<int32_t>(o, "batch", 0);
+  t.input_sets = get_number_or<int32_t>(o, "input_sets", 0);
+  t.checked_calls = get_number_or<int32_t>(o, "checked_calls", 0);
+  t.audit = get_string_or(o, "audit", "");
+  t.audit_note = get_string_or(o, "audit_note", "");
+  t.l2_resets = get_number_or<int32_t>(o, "l2_resets", 0);
   return t;
 }
 
@@ -368,6 +378,7 @@ std::string encode(const request& r) {
     obj["seed"] = r.verify.seed;
   } else if (r.job == job_kind::time) {
     obj["kernel"] = r.kernel;
+    obj["reference"] = r.reference;
     obj["timing"] = json::object{{"warmup_ms", r.timing.warmup_ms},
                                  {"min_trials", r.timing.min_trials},
                                  {"max_trials", r.timing.max_trials},
@@ -424,6 +435,7 @@ engine::expected<request> decode_request(std::string_view line) {
       r.verify.seed = get_number_or<uint64_t>(obj, "seed", r.verify.seed);
     } else if (r.job == job_kind::time) {
       r.kernel = get_string(obj, "kernel");
+      r.reference = get_string(obj, "reference");
       if (obj.contains("timing")) {
         const auto& t = as_object(obj.at("timing"), "timing");
         auto& o = r.timing;

@@ -10,7 +10,8 @@
 //   JOB      := "info" | "calibrate" | "shutdown"
 //             | "verify"  with "task":TASK, "reference":PATH, "candidate":PATH, "trials":INT,
 //                          "seed":INT
-//             | "time"    with "task":TASK, "kernel":PATH, "timing":TIMING
+//             | "time"    with "task":TASK, "kernel":PATH, "reference":PATH, "timing":TIMING
+//                          (the reference's outputs are what timed calls are checked against)
 //   TASK     := {"name":STR, "inputs":[TENSOR...], "outputs":[TENSOR...],
 //                "tolerance":{"atol":NUM, "rtol":NUM, "norm_rel":NUM}}
 //   TENSOR   := {"name":STR, "dtype":STR, "shape":[INT...], "init":STR, "low":INT, "high":INT}
@@ -56,7 +57,8 @@ struct timing_options {
   int32_t max_trials = 2000;    ///< stop here even if the median still moves
   double max_ms = 2000;         ///< stop once this much GPU time was timed
   double stable_rel = 0.005;    ///< stop once a batch moves the median by less than this
-  int32_t host_check_batch = 20;///< calls in the host-clock check
+  int32_t host_check_batch = 20;///< the audited back-to-back batch holds ~5 ms of calls,
+                                ///< at most 100 times this many
   bool flush_l2 = true;         ///< flush L2 before every timed call
 };
 
@@ -65,7 +67,7 @@ struct request {
   int64_t id = 0;
   job_kind job = job_kind::info;
   std::optional<engine::task> task;  ///< verify and time
-  std::string reference;             ///< verify: reference shared object
+  std::string reference;             ///< verify and time: reference shared object
   std::string candidate;             ///< verify: candidate shared object
   std::string kernel;                ///< time: shared object to time
   verify_options verify;
@@ -124,7 +126,12 @@ struct timing_result {
   double host_ms_per_call = 0;  ///< host clock over the check batch, per call
   double device_tail_ms = 0;    ///< device still busy after the stream was done
   bool escaped = false;         ///< the host-clock check saw work outside the stream
-  int32_t batch = 0;
+  int32_t batch = 0;            ///< calls in the audited back-to-back batch
+  int32_t input_sets = 0;       ///< input sets the timed calls alternated between
+  int32_t checked_calls = 0;    ///< timed calls whose outputs were compared with the reference
+  std::string audit;            ///< how the batch was audited: "cupti" or "host-clock"
+  std::string audit_note;       ///< why CUPTI was not used, where it was not
+  int32_t l2_resets = 0;        ///< calls after which the candidate's persisting L2 was undone
 };
 
 /// A typed failure with what a user or the repair agent needs.

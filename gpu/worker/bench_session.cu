@@ -10,15 +10,23 @@
 // finished result; the timing's host-clock check is what flags it.
 //
 // Timing: the inputs are uniform on [0, 1) (KernelBench's torch.rand) unless the task needs
-// positive or integer inputs. After a warm-up, trials run in batches: before each call the L2
-// is flushed by writing a buffer four times its size, and a pair of events brackets the call
-// on the worker's stream. After each batch, one synchronization; batches continue until the
-// median moves by less than stable_rel (or the first batch is already that tight), or the
-// time or trial cap is reached. After every
-// batch, and over a final batch of back-to-back calls timed by the host clock, the device
-// must be idle once the worker's stream is: if it is still busy, the candidate left work on
-// another stream (escaped_stream). Warm-up synchronizes the device after every call, so such
-// a candidate cannot queue unbounded work before it is caught.
+// positive or integer inputs. Two input sets are drawn (different buffers, different
+// contents) and the calls alternate between them, warm-up included, all writing the same
+// output buffers: a cache keyed on pointers or on content never hits, and a call that skips
+// its work leaves the other set's result behind. The reference's outputs for both sets are
+// computed once per task and reference. After a warm-up, trials run in batches: before each
+// call the L2 is flushed by writing a buffer four times its size, a pair of events brackets
+// the call on the worker's stream, and any persisting-L2 window or set-aside the candidate
+// made is undone. The last call of every batch and one other chosen at random are compared
+// with the reference's outputs (wrong_result "during timing"). After each batch, one
+// synchronization; batches continue until the median moves by less than stable_rel (or the
+// first batch is already that tight), or the time or trial cap is reached. After every batch
+// the device must be idle once the worker's stream is. Then a back-to-back batch of about
+// 5 ms of calls is audited: CUPTI's activity records must put every kernel, copy and memset
+// on the worker's stream (escaped_stream otherwise, whatever the kernel's length), and the
+// host clock must see no tail; its last call is checked too. Finally the inputs' checksums
+// must be those they were drawn with. Warm-up synchronizes the device after every call, so a
+// stray candidate cannot queue unbounded work before it is caught.
 //
 // Errors: a sticky CUDA error (illegal address, a trap, a launch failure) poisons the whole
 // context, so the session answers the job and marks itself for exit; the engine's client
@@ -28,6 +36,7 @@
 
 #include "gpu/worker/calibration.hpp"
 #include "gpu/worker/device_kernels.hpp"
+#include "gpu/worker/stream_audit.hpp"
 #include "kernelskill/abi.h"
 
 #include <cuda_runtime.h>
@@ -40,6 +49,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -339,6 +349,10 @@ struct bench_session::impl {
     ref_outputs.clear();
     ref_cache.clear();
     ref_cache_bytes = 0;
+    for (auto& set : timing_ref)
+      set.clear();
+    timing_ref_key.clear();
+    checksum_key.clear();
     signature.clear();
     for (const auto& s : t.inputs) {
       inputs.push_back(allocate(s.bytes(), "input '" + s.name + "'"));
@@ -380,12 +394,12 @@ struct bench_session::impl {
     }
   }
 
-  // Calls ks_forward on `outs` and returns its return code; launch errors raise.
-  int call(ks_forward_fn fn, const engine::task& t, std::vector<device_buffer>& outs,
-           const char* who) {
+  // Calls ks_forward on `ins` and `outs` and returns its return code; launch errors raise.
+  int call(ks_forward_fn fn, const engine::task& t, const std::vector<device_buffer>& ins,
+           std::vector<device_buffer>& outs, const char* who) {
     std::vector<ks_tensor> in_tensors, out_tensors;
     for (size_t i = 0; i < t.inputs.size(); ++i)
-      in_tensors.push_back(make_tensor(t.inputs[i], inputs[i].ptr));
+      in_tensors.push_back(make_tensor(t.inputs[i], ins[i].ptr));
     for (size_t i = 0; i < t.outputs.size(); ++i)
       out_tensors.push_back(make_tensor(t.outputs[i], outs[i].ptr));
     int rc = fn(in_tensors.data(), static_cast<int32_t>(in_tensors.size()), out_tensors.data(),
@@ -396,10 +410,15 @@ struct bench_session::impl {
 
   void run_and_sync(ks_forward_fn fn, const engine::task& t, std::vector<device_buffer>& outs,
                     const char* who) {
+    run_and_sync(fn, t, inputs, outs, who);
+  }
+
+  void run_and_sync(ks_forward_fn fn, const engine::task& t, const std::vector<device_buffer>& ins,
+                    std::vector<device_buffer>& outs, const char* who) {
     for (size_t i = 0; i < outs.size(); ++i)
       check(poison(outs[i].ptr, outs[i].bytes, stream), "poisoning the outputs");
     check(cudaStreamSynchronize(stream), "preparing the run");
-    int rc = call(fn, t, outs, who);
+    int rc = call(fn, t, ins, outs, who);
     // The device, not the stream: work the kernel strayed onto other streams must finish.
     check(cudaDeviceSynchronize(), std::string("running the ") + who);
     if (rc != 0) {
@@ -533,20 +552,232 @@ struct bench_session::impl {
 
   // -- time ------------------------------------------------------------------------------
 
+  // Timing alternates between two input sets, so that no two consecutive calls see the same
+  // inputs and the output buffer always holds the other set's result when a call starts: a
+  // skipped call leaves a wrong output behind without any marker a candidate could look for
+  // (poisoning only the checked calls would tell it which calls are checked). Set 0 lives in
+  // `inputs`, set 1 in `input_copies`; verification refills both before it uses them.
+  static constexpr int timing_sets = 2;
+
+  std::vector<device_buffer>& timing_inputs(int set) { return set == 0 ? inputs : input_copies; }
+
+  static uint64_t timing_seed(uint64_t seed, int set) {
+    return seed ^ (0xA5A5'0000'0000'0000ull + static_cast<uint64_t>(set + 1) * 0x1'0001ull);
+  }
+
+  // Reference outputs of each timing set, valid for timing_ref_key (reference and seed).
+  std::vector<device_buffer> timing_ref[timing_sets];
+  std::string timing_ref_key;
+  // Checksums of each timing set's inputs as drawn, valid for checksum_key (signature, seed).
+  std::vector<unsigned long long> timing_checksums[timing_sets];
+  std::string checksum_key;
+  // Statistics of the checked calls of one batch, then checksum words.
+  device_buffer check_scratch;
+  static constexpr int32_t checks_per_batch = 2;
+
+  std::mt19937_64 rng{std::random_device{}()};
+  uint32_t worker_stream_id = activity::invalid_stream;
+
+  // Draws the timing sets and makes sure the reference's outputs for them are at hand.
+  void prepare_timing_sets(const engine::task& t, ks_forward_fn ref, const std::string& ref_path,
+                           uint64_t seed) {
+    for (int set = 0; set < timing_sets; ++set) {
+      auto& ins = timing_inputs(set);
+      for (size_t i = 0; i < t.inputs.size(); ++i) {
+        const auto& spec = t.inputs[i];
+        check(fill_random(ins[i].ptr, static_cast<int32_t>(spec.type), spec.numel(),
+                          timing_distribution(spec.init), input_seed(timing_seed(seed, set), i),
+                          spec.low, spec.high, stream),
+              "drawing timing input '" + spec.name + "'");
+      }
+    }
+    std::string key = signature + "#" + std::to_string(seed);
+    if (checksum_key != key) {
+      for (int set = 0; set < timing_sets; ++set)
+        timing_checksums[set] = input_checksums(t, set);
+      checksum_key = key;
+    }
+    std::string ref_key = ref_path + "#" + key;
+    if (timing_ref_key == ref_key)
+      return;
+    timing_ref_key.clear();
+    for (int set = 0; set < timing_sets; ++set) {
+      if (timing_ref[set].empty())
+        for (const auto& spec : t.outputs)
+          timing_ref[set].push_back(
+            allocate(spec.bytes(), "the reference's output '" + spec.name + "' for timing"));
+      run_and_sync(ref, t, timing_inputs(set), timing_ref[set], "reference");
+    }
+    timing_ref_key = ref_key;
+  }
+
+  std::vector<unsigned long long> input_checksums(const engine::task& t, int set) {
+    auto* sums = reinterpret_cast<unsigned long long*>(check_scratch.ptr);
+    auto& ins = timing_inputs(set);
+    check(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * t.inputs.size(), stream),
+          "resetting checksums");
+    for (size_t i = 0; i < t.inputs.size(); ++i)
+      check(checksum(ins[i].ptr, ins[i].bytes, sums + i, stream), "checksumming the inputs");
+    std::vector<unsigned long long> host(t.inputs.size());
+    check(cudaMemcpyAsync(host.data(), sums, sizeof(unsigned long long) * host.size(),
+                          cudaMemcpyDeviceToHost, stream),
+          "reading checksums");
+    check(cudaStreamSynchronize(stream), "checksumming the inputs");
+    return host;
+  }
+
+  // Undoes what a candidate may have done to keep data in L2 across the flush: the stream's
+  // access-policy window and a persisting-L2 set-aside. Returns whether there was anything
+  // to undo. The set-aside is reset only after the device is idle, so that the lines the
+  // candidate's last call marked persisting are demoted before the next flush runs.
+  bool undo_l2_persistence() {
+    bool undone = false;
+    cudaStreamAttrValue window{};
+    if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window) ==
+          cudaSuccess &&
+        window.accessPolicyWindow.num_bytes != 0) {
+      cudaStreamAttrValue none{};
+      check(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none),
+            "resetting the stream's access-policy window");
+      undone = true;
+    }
+    size_t set_aside = 0;
+    if (cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize) == cudaSuccess &&
+        set_aside != 0) {
+      check(cudaDeviceSynchronize(), "waiting before resetting persisting L2");
+      check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "resetting persisting L2");
+      undone = true;
+    }
+    if (undone)
+      check(cudaCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
+    cudaGetLastError();
+    return undone;
+  }
+
+  // Enqueues a comparison of the outputs with the reference's for `set` into `slot`.
+  void enqueue_check(const engine::task& t, int set, int32_t slot) {
+    auto* stats = static_cast<compare_stats*>(check_scratch.ptr) + slot * t.outputs.size();
+    for (size_t o = 0; o < t.outputs.size(); ++o) {
+      const auto& spec = t.outputs[o];
+      check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
+      check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
+            "resetting statistics");
+      check(compare(outputs[o].ptr, timing_ref[set][o].ptr, static_cast<int32_t>(spec.type),
+                    spec.numel(), t.tol.atol, t.tol.rtol, stats + o, stream),
+            "checking a timed call");
+    }
+  }
+
+  struct timed_check {
+    int64_t call = 0;  // the call's number in the job, warm-up included
+    int set = 0;
+    std::string what;  // "timed call 37", "the last call of the back-to-back batch"
+  };
+
+  // Reads the statistics of `checks` (enqueued into slots 0, 1, ...) after the stream is
+  // done; the first wrong output fails the job.
+  void evaluate_checks(const engine::task& t, const std::vector<timed_check>& checks) {
+    if (checks.empty())
+      return;
+    std::vector<compare_stats> host(checks.size() * t.outputs.size());
+    check(cudaMemcpyAsync(host.data(), check_scratch.ptr, sizeof(compare_stats) * host.size(),
+                          cudaMemcpyDeviceToHost, stream),
+          "reading the checks");
+    check(cudaStreamSynchronize(stream), "reading the checks");
+    for (size_t c = 0; c < checks.size(); ++c)
+      for (size_t o = 0; o < t.outputs.size(); ++o) {
+        const compare_stats& st = host[c * t.outputs.size() + o];
+        double norm_rel = st.sum_sq_ref > 0 ? std::sqrt(st.sum_sq_diff / st.sum_sq_ref)
+                                            : std::sqrt(st.sum_sq_diff);
+        if (st.bad_count == 0 && st.nan_count == 0 && norm_rel <= t.tol.norm_rel)
+          continue;
+        const auto& spec = t.outputs[o];
+        std::ostringstream msg;
+        msg << "wrong result found during timing: output '" << spec.name << "' of "
+            << checks[c].what << " (input set " << checks[c].set << ")";
+        if (st.bad_count > 0) {
+          double expected = 0;
+          check(read_element(timing_ref[checks[c].set][o].ptr, static_cast<int32_t>(spec.type),
+                             static_cast<int64_t>(st.first_bad), &expected, stream),
+                "reading the expected element");
+          msg << " is wrong in " << st.bad_count << " of " << spec.numel() << " elements";
+          if (st.nan_count > 0)
+            msg << " (" << st.nan_count << " NaN)";
+          msg << ", first at index " << st.first_bad << " (expected " << expected << ")";
+        } else {
+          msg << " has norm-relative error " << norm_rel << " above the task's "
+              << t.tol.norm_rel;
+        }
+        msg << "; it passed verification, so its timed calls do not all compute their "
+               "result: every call must do the whole work for the inputs it is given";
+        fail_with(failure_kind::wrong_result, msg.str());
+      }
+  }
+
+  void check_inputs_unchanged(const engine::task& t) {
+    for (int set = 0; set < timing_sets; ++set) {
+      auto now = input_checksums(t, set);
+      for (size_t i = 0; i < now.size(); ++i)
+        if (now[i] != timing_checksums[set][i])
+          fail_with(failure_kind::wrong_result,
+                    "the candidate changed input '" + t.inputs[i].name + "' of input set " +
+                      std::to_string(set) +
+                      " during timing (its checksum differs after the timed calls); inputs "
+                      "are read-only");
+    }
+  }
+
+  // Names the work that ran off the worker's stream, at most three pieces of it.
+  static std::string describe_escape(const std::vector<activity>& off, uint32_t own,
+                                     size_t total) {
+    std::ostringstream msg;
+    msg << "work escaped the worker's stream: " << off.size() << " of " << total
+        << " pieces of GPU work of the audited calls ran elsewhere than the cuda_stream "
+           "argument (CUPTI stream "
+        << own << "), e.g. ";
+    for (size_t i = 0; i < off.size() && i < 3; ++i) {
+      const activity& a = off[i];
+      if (i > 0)
+        msg << "; ";
+      std::string name = a.name.size() > 80 ? a.name.substr(0, 77) + "..." : a.name;
+      msg << (a.kind == activity::kind_type::kernel ? "kernel '" + name + "'" : name);
+      if (a.bytes)
+        msg << " of " << a.bytes << " bytes";
+      if (a.stream == activity::invalid_stream)
+        msg << " (synchronous, on the legacy default stream)";
+      else
+        msg << " on stream " << a.stream;
+    }
+    msg << "; launch all work on the cuda_stream argument (host-side computation through "
+           "synchronous copies counts as escaped work too)";
+    return msg.str();
+  }
+
   timing_result time(const request& req) {
     init();
     const auto& t = *req.task;
     const auto& opt = req.timing;
+    if (req.reference.empty())
+      fail_with(failure_kind::protocol_error,
+                "a time job needs the reference's shared object, to check timed calls against");
     prepare(t);
     auto fn = load(req.kernel);
-    fill_inputs(t, req.verify.seed, 0, true);
+    auto ref = load(req.reference);
+    if (!check_scratch.ptr || check_scratch.bytes < scratch_bytes_for(t))
+      check_scratch = allocate(scratch_bytes_for(t), "timing checks");
+    undo_l2_persistence();
+    prepare_timing_sets(t, ref, req.reference, req.verify.seed);
     if (opt.flush_l2 && !flush_buffer.ptr)
       flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
                               "the L2 flush buffer");
-    check(cudaStreamSynchronize(stream), "preparing inputs");
+    check(cudaDeviceSynchronize(), "preparing inputs");
 
-    auto call_checked = [&] {
-      int rc = call(fn, t, outputs, "kernel");
+    timing_result r;
+    r.input_sets = timing_sets;
+    int64_t call_index = 0;
+    auto call_next = [&]() -> int {
+      int set = static_cast<int>(call_index++ % timing_sets);
+      int rc = call(fn, t, timing_inputs(set), outputs, "kernel");
       if (rc != 0) {
         failure f;
         f.kind = failure_kind::launch_error;
@@ -554,6 +785,7 @@ struct bench_session::impl {
         f.message = "ks_forward returned " + std::to_string(rc) + " while timing";
         throw job_failure{std::move(f)};
       }
+      return set;
     };
     auto flush = [&] {
       if (opt.flush_l2)
@@ -566,8 +798,10 @@ struct bench_session::impl {
     // The device, not the stream: a candidate that strays onto other streams must not be
     // able to queue unbounded work while the host loop spins.
     for (int i = 0; i < 2 || ms_since(warm_start) < opt.warmup_ms; ++i) {
-      call_checked();
+      call_next();
       check(cudaDeviceSynchronize(), "warming up");
+      if (undo_l2_persistence())
+        ++r.l2_resets;
       if (i > 10000)
         break;
     }
@@ -580,24 +814,34 @@ struct bench_session::impl {
     };
     std::vector<double> times;
     double timed_ms = 0;
-    double worst_tail_ms = 0;
-    int32_t tail_batch = 0;
-    bool escaped_early = false;
     double previous_median = -1;
     auto wall_start = clock_type::now();
     try {
       int32_t batch = std::max(opt.min_trials, 10);
+      std::vector<timed_check> checks;
       while (true) {
         while (static_cast<int32_t>(events.size()) < 2 * batch) {
           cudaEvent_t e;
           check(cudaEventCreate(&e), "creating events");
           events.push_back(e);
         }
+        // The last call of every batch is checked (so the last timed call is), and one
+        // other chosen at random, so no call count can be known to go unchecked.
+        int32_t random_check = batch > 1
+          ? std::uniform_int_distribution<int32_t>(0, batch - 2)(rng) : -1;
+        checks.clear();
         for (int32_t i = 0; i < batch; ++i) {
           flush();
           check(cudaEventRecord(events[2 * i], stream), "recording an event");
-          call_checked();
+          int set = call_next();
           check(cudaEventRecord(events[2 * i + 1], stream), "recording an event");
+          if (undo_l2_persistence())
+            ++r.l2_resets;
+          if (i == random_check || i == batch - 1) {
+            enqueue_check(t, set, static_cast<int32_t>(checks.size()));
+            checks.push_back({call_index - 1, set,
+                              "timed call " + std::to_string(times.size() + i + 1)});
+          }
         }
         check(cudaStreamSynchronize(stream), "timing");
         // Per batch, the cheap half of the host-clock check: once the stream is idle, the
@@ -606,10 +850,6 @@ struct bench_session::impl {
         auto stream_done = clock_type::now();
         check(cudaDeviceSynchronize(), "timing");
         double tail_ms = ms_since(stream_done);
-        if (tail_ms > worst_tail_ms) {
-          worst_tail_ms = tail_ms;
-          tail_batch = batch;
-        }
         double batch_ms = 0;
         for (int32_t i = 0; i < batch; ++i) {
           float ms = 0;
@@ -619,9 +859,15 @@ struct bench_session::impl {
           batch_ms += ms;
         }
         if (tail_ms > std::max(0.1, 0.25 * batch_ms)) {
-          escaped_early = true;
-          break;
+          std::ostringstream msg;
+          msg << "work escaped the worker's stream: the device stayed busy " << tail_ms
+              << " ms after the stream finished a batch of " << batch
+              << " timed calls whose events measured " << batch_ms
+              << " ms in all; launch all work on the cuda_stream argument";
+          fail_with(failure_kind::escaped_stream, msg.str());
         }
+        r.checked_calls += static_cast<int32_t>(checks.size());
+        evaluate_checks(t, checks);
         double median = median_of(times);
         auto n = static_cast<int32_t>(times.size());
         bool stable = previous_median > 0 &&
@@ -651,7 +897,6 @@ struct bench_session::impl {
     }
     release_events();
 
-    timing_result r;
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());
     r.trials = static_cast<int32_t>(sorted.size());
@@ -664,35 +909,91 @@ struct bench_session::impl {
       sum += x;
     r.mean_ms = sum / static_cast<double>(sorted.size());
 
-    if (escaped_early) {
-      r.escaped = true;
-      r.device_tail_ms = worst_tail_ms;
-      r.batch = tail_batch;
-      return r;
-    }
+    audit_back_to_back(t, opt, r, call_next);
+    check_inputs_unchanged(t);
+    return r;
+  }
 
-    // Host-clock check: back-to-back calls with no flush and no events. About 20 ms of work
-    // is enough to see a tail (the per-batch checks above already watched every batch), so
-    // long kernels get a short check instead of host_check_batch calls: one call of a 20 ms
-    // kernel, not three (for an 85 ms matmul, three were a fifth of its timing job).
+  static int64_t scratch_bytes_for(const engine::task& t) {
+    int64_t stats = int64_t{checks_per_batch} * static_cast<int64_t>(t.outputs.size()) *
+                    static_cast<int64_t>(sizeof(compare_stats));
+    int64_t sums = static_cast<int64_t>(t.inputs.size() * sizeof(unsigned long long));
+    return std::max<int64_t>({stats, sums, 256});
+  }
+
+  // The host-clock check, audited: back-to-back calls with no flush and no events, enough
+  // of them to hold about 5 ms of work (so that a short kernel escaping to another stream
+  // piles up into a tail the host clock sees), the last one checked. With CUPTI, every
+  // kernel, copy and memset the calls caused must be on the worker's stream, whatever its
+  // length; without it, the device must be idle once the worker's stream is.
+  template <class CallNext>
+  void audit_back_to_back(const engine::task& t, const timing_options& opt, timing_result& r,
+                          CallNext&& call_next) {
+    int32_t most = std::max(opt.host_check_batch, 1) * 100;
     r.batch = static_cast<int32_t>(
-      std::clamp(std::ceil(20.0 / std::max(r.median_ms, 1e-3)), 1.0,
-                 static_cast<double>(std::max(opt.host_check_batch, 1))));
+      std::clamp(std::ceil(5.0 / std::max(r.median_ms, 1e-3)), 1.0, static_cast<double>(most)));
     check(cudaDeviceSynchronize(), "before the host-clock check");
+    undo_l2_persistence();
+    stream_audit& audit = stream_audit::instance();
+    bool audited = audit.begin();
+    if (audited && worker_stream_id == activity::invalid_stream)
+      worker_stream_id = audit.stream_id(stream);
+    if (audited && worker_stream_id == activity::invalid_stream) {
+      uint64_t ignored = 0;
+      audit.end(ignored);
+      audited = false;
+    }
+    std::vector<activity> records;
+    uint64_t dropped = 0;
+    int last_set = 0;
     auto t0 = clock_type::now();
-    for (int32_t i = 0; i < r.batch; ++i)
-      call_checked();
-    check(cudaStreamSynchronize(stream), "host-clock check");
+    try {
+      for (int32_t i = 0; i < r.batch; ++i)
+        last_set = call_next();
+      check(cudaStreamSynchronize(stream), "host-clock check");
+    } catch (...) {
+      if (audited)
+        audit.end(dropped);
+      throw;
+    }
     auto t1 = clock_type::now();
     check(cudaDeviceSynchronize(), "host-clock check");
     auto t2 = clock_type::now();
+    if (audited)
+      records = audit.end(dropped);
     r.host_ms_per_call = std::chrono::duration<double, std::milli>(t1 - t0).count() / r.batch;
     r.device_tail_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    r.audit = audited && dropped == 0 ? "cupti" : "host-clock";
+    if (!audited)
+      r.audit_note = audit.unavailable_reason();
+    else if (dropped > 0)
+      r.audit_note = "CUPTI dropped " + std::to_string(dropped) + " records";
+
+    if (audited) {
+      std::vector<activity> off;
+      for (const activity& a : records)
+        if (a.stream != worker_stream_id)
+          off.push_back(a);
+      if (!off.empty())
+        fail_with(failure_kind::escaped_stream,
+                  describe_escape(off, worker_stream_id, records.size()));
+    }
     // A legitimate kernel leaves the device idle once its stream is: the tail is only the
-    // synchronization's own latency (microseconds). Work left on another stream shows up as
-    // a tail comparable to the batch's work.
-    r.escaped = r.device_tail_ms > std::max(0.1, 0.25 * r.batch * r.median_ms);
-    return r;
+    // synchronization's own latency (microseconds). Work left on another stream piles up
+    // over the batch's many calls into a tail of a sizeable share of the batch's work.
+    double limit = std::max(0.1, 0.1 * r.batch * r.median_ms);
+    if (r.device_tail_ms > limit) {
+      std::ostringstream msg;
+      msg << "work escaped the worker's stream: the device stayed busy " << r.device_tail_ms
+          << " ms after the stream finished a batch of " << r.batch
+          << " back-to-back calls whose timed median is " << r.median_ms
+          << " ms each; launch all work on the cuda_stream argument";
+      fail_with(failure_kind::escaped_stream, msg.str());
+    }
+
+    enqueue_check(t, last_set, 0);
+    r.checked_calls += 1;
+    evaluate_checks(t, {timed_check{0, last_set, "the last call of the back-to-back batch"}});
   }
 };
 
@@ -742,23 +1043,7 @@ response bench_session::handle(const request& req) {
         resp.result = r;
         break;
       }
-      case job_kind::time: {
-        auto r = impl_->time(req);
-        if (r.escaped) {
-          failure f;
-          f.kind = failure_kind::escaped_stream;
-          std::ostringstream msg;
-          msg << "work escaped the worker's stream: the device stayed busy " << r.device_tail_ms
-              << " ms after the stream finished a batch of " << r.batch
-              << " calls whose events measured " << r.median_ms
-              << " ms each; launch all work on the cuda_stream argument";
-          f.message = msg.str();
-          resp.fail = std::move(f);
-          return resp;
-        }
-        resp.result = r;
-        break;
-      }
+      case job_kind::time: resp.result = impl_->time(req); break;
       case job_kind::shutdown: resp.result = std::monostate{}; break;
     }
     resp.ok = true;

@@ -219,6 +219,23 @@ __global__ void compare_bytes_kernel(const uint4* a, const uint4* b, int64_t wor
   }
 }
 
+__global__ void checksum_kernel(const uint4* words, int64_t n_words, const unsigned char* tail,
+                                int64_t n_tail, unsigned long long* sum) {
+  unsigned long long local = 0;
+  int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = tid; i < n_words; i += stride) {
+    uint4 w = words[i];
+    uint64_t lo = (uint64_t{w.y} << 32) | w.x, hi = (uint64_t{w.w} << 32) | w.z;
+    local += splitmix64(splitmix64(lo ^ static_cast<uint64_t>(i)) ^ hi);
+  }
+  for (int64_t i = tid; i < n_tail; i += stride)
+    local += splitmix64((uint64_t{tail[i]} << 56) ^ static_cast<uint64_t>(n_words * 16 + i));
+  local = warp_sum(local);
+  if ((threadIdx.x & 31) == 0 && local)
+    atomicAdd(sum, local);
+}
+
 template <class F>
 cudaError_t dispatch(int32_t dtype, F&& f) {
   switch (dtype) {
@@ -277,6 +294,17 @@ cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
   compare_bytes_kernel<<<blocks_for(words > 0 ? words : 1), threads, 0, stream>>>(
     static_cast<const uint4*>(a), static_cast<const uint4*>(b), words, a_tail, b_tail, tail,
     diff_count, first_diff);
+  return cudaGetLastError();
+}
+
+cudaError_t checksum(const void* data, int64_t bytes, unsigned long long* sum,
+                     cudaStream_t stream) {
+  if (bytes == 0)
+    return cudaSuccess;
+  int64_t words = bytes / 16;
+  checksum_kernel<<<blocks_for(words > 0 ? words : 1), threads, 0, stream>>>(
+    static_cast<const uint4*>(data), words, static_cast<const unsigned char*>(data) + words * 16,
+    bytes % 16, sum);
   return cudaGetLastError();
 }
 

@@ -46,6 +46,12 @@ cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
                           unsigned long long* diff_count, unsigned long long* first_diff,
                           cudaStream_t stream);
 
+/// Adds to `*sum` (device memory, zeroed before) a 64-bit checksum of `bytes` bytes at
+/// `data`: a sum of hashed (16-byte word, position) pairs, so the launch configuration does
+/// not change it and any change of content or position changes it with near certainty.
+cudaError_t checksum(const void* data, int64_t bytes, unsigned long long* sum,
+                     cudaStream_t stream);
+
 /// Reads element `index` of a `dtype` tensor as a double (synchronous, small copy).
 cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double* value,
                          cudaStream_t stream);

@@ -98,7 +98,7 @@ gpu::failure expect_failure(const std::string& task_file, const std::string& can
     auto v = f.client.verify(t, ref, cand, {});
     INFO((v ? std::string("verified") : v.error().message));
     REQUIRE(v);
-    auto r = f.client.time(t, cand, {});
+    auto r = f.client.time(t, cand, ref, {});
     REQUIRE_FALSE(r);
     return r.error();
   }
@@ -122,7 +122,7 @@ TEST_CASE("every quickstart reference verifies against itself and is timed", "[g
     REQUIRE(v);
     CHECK(v->passed);
     CHECK(v->norm_rel_err == 0.0);
-    auto timing = f.client.time(t, ref, {});
+    auto timing = f.client.time(t, ref, ref, {});
     INFO(t.name << ": " << (timing ? std::string("ok") : timing.error().message));
     REQUIRE(timing);
     CHECK(timing->median_ms > 0);

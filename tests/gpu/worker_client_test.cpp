@@ -91,7 +91,7 @@ TEST_CASE("verify and time return the worker's results", "[client]") {
   REQUIRE(v.has_value());
   CHECK(v->passed);
   CHECK(v->trials == 4);
-  auto t = client.time(tiny_task(), "cand.so", {});
+  auto t = client.time(tiny_task(), "cand.so", "ref.so", {});
   REQUIRE(t.has_value());
   CHECK(t->median_ms == Approx(2.5));
   CHECK(client.starts() == 1);

@@ -65,6 +65,7 @@ TEST_CASE("a time request keeps every timing option", "[protocol]") {
   r.job = job_kind::time;
   r.task = sample_task();
   r.kernel = "/k.so";
+  r.reference = "/ref.so";
   r.timing.warmup_ms = 11;
   r.timing.min_trials = 13;
   r.timing.max_trials = 17;
@@ -75,6 +76,7 @@ TEST_CASE("a time request keeps every timing option", "[protocol]") {
   auto back = decode_request(encode(r));
   REQUIRE(back);
   CHECK(back->kernel == "/k.so");
+  CHECK(back->reference == "/ref.so");
   CHECK(back->timing.warmup_ms == 11);
   CHECK(back->timing.min_trials == 13);
   CHECK(back->timing.max_trials == 17);
