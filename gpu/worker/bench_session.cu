@@ -258,6 +258,13 @@ struct bench_session::impl {
 
   std::map<std::string, ks_forward_fn> loaded;
 
+  // Masks every reference output resident on the device (see device_kernels.hpp, mask()).
+  const uint64_t answer_key = [] {
+    std::random_device entropy;
+    uint64_t key = (uint64_t{entropy()} << 32) ^ entropy();
+    return key != 0 ? key : 0x5DEECE66Dull;
+  }();
+
   explicit impl(int32_t dev) : device(dev) {}
 
   ~impl() {
@@ -438,6 +445,8 @@ struct bench_session::impl {
     if (auto it = ref_cache.find(key); it != ref_cache.end())
       return it->second.outputs;
     run_and_sync(ref, t, ref_outputs, "reference");
+    for (auto& b : ref_outputs)
+      check(mask(b.ptr, b.bytes, answer_key, stream), "masking the reference's outputs");
     int64_t bytes = 0;
     for (const auto& b : ref_outputs)
       bytes += b.bytes;
@@ -486,7 +495,7 @@ struct bench_session::impl {
         host.first_bad = ULLONG_MAX;
         check(cudaMemcpyAsync(stats, &host, sizeof(host), cudaMemcpyHostToDevice, stream),
               "resetting statistics");
-        check(compare(outputs[o].ptr, expected[o].ptr, static_cast<int32_t>(spec.type),
+        check(compare(outputs[o].ptr, expected[o].ptr, answer_key, static_cast<int32_t>(spec.type),
                       spec.numel(), t.tol.atol, t.tol.rtol, stats, stream),
               "comparing outputs");
         check(cudaMemcpyAsync(&host, stats, sizeof(host), cudaMemcpyDeviceToHost, stream),
@@ -513,7 +522,7 @@ struct bench_session::impl {
                                result.first_bad_index, &result.actual, stream),
                   "reading the first bad element");
             check(read_element(expected[o].ptr, static_cast<int32_t>(spec.type),
-                               result.first_bad_index, &result.expected, stream),
+                               result.first_bad_index, &result.expected, stream, answer_key),
                   "reading the first bad element");
           }
           return result;
@@ -578,10 +587,44 @@ struct bench_session::impl {
   std::mt19937_64 rng{std::random_device{}()};
   uint32_t worker_stream_id = activity::invalid_stream;
 
+  // Every call but a checked one first gets a few of its input elements redrawn at random
+  // positions with fresh values (the previous call's redrawn elements of that set get their
+  // drawn values back): no two calls see the same inputs, so a memo of results keyed on
+  // sampled content returns a stale result, which the checks see, and one keyed on all of
+  // the content never hits. Checked calls see their set as drawn, whose reference outputs
+  // are at hand. The elements now redrawn, per set and input:
+  static constexpr int32_t perturbed_elements = 8;
+  std::vector<element_positions> perturbed[timing_sets];
+  uint64_t timing_job_seed = 0;
+
+  void prepare_call_inputs(const engine::task& t, int set, bool pristine) {
+    auto& ins = timing_inputs(set);
+    auto& current = perturbed[set];
+    current.resize(t.inputs.size());
+    for (size_t i = 0; i < t.inputs.size(); ++i) {
+      const auto& spec = t.inputs[i];
+      element_positions fresh;
+      int64_t n = spec.numel();
+      if (!pristine && n > 0) {
+        std::uniform_int_distribution<int64_t> position(0, n - 1);
+        fresh.count = static_cast<int32_t>(std::min<int64_t>(perturbed_elements, n));
+        for (int32_t k = 0; k < fresh.count; ++k)
+          fresh.index[k] = position(rng);
+      }
+      check(perturb(ins[i].ptr, static_cast<int32_t>(spec.type), timing_distribution(spec.init),
+                    spec.low, spec.high, input_seed(timing_seed(timing_job_seed, set), i),
+                    current[i], rng(), fresh, stream),
+            "redrawing timing input elements");
+      current[i] = fresh;
+    }
+  }
+
   // Draws the timing sets and makes sure the reference's outputs for them are at hand.
   void prepare_timing_sets(const engine::task& t, ks_forward_fn ref, const std::string& ref_path,
                            uint64_t seed) {
+    timing_job_seed = seed;
     for (int set = 0; set < timing_sets; ++set) {
+      perturbed[set].clear();
       auto& ins = timing_inputs(set);
       for (size_t i = 0; i < t.inputs.size(); ++i) {
         const auto& spec = t.inputs[i];
@@ -607,6 +650,8 @@ struct bench_session::impl {
           timing_ref[set].push_back(
             allocate(spec.bytes(), "the reference's output '" + spec.name + "' for timing"));
       run_and_sync(ref, t, timing_inputs(set), timing_ref[set], "reference");
+      for (auto& b : timing_ref[set])
+        check(mask(b.ptr, b.bytes, answer_key, stream), "masking the reference's outputs");
     }
     timing_ref_key = ref_key;
   }
@@ -662,7 +707,8 @@ struct bench_session::impl {
       check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
       check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
             "resetting statistics");
-      check(compare(outputs[o].ptr, timing_ref[set][o].ptr, static_cast<int32_t>(spec.type),
+      check(compare(outputs[o].ptr, timing_ref[set][o].ptr, answer_key,
+                    static_cast<int32_t>(spec.type),
                     spec.numel(), t.tol.atol, t.tol.rtol, stats + o, stream),
             "checking a timed call");
     }
@@ -698,7 +744,7 @@ struct bench_session::impl {
         if (st.bad_count > 0) {
           double expected = 0;
           check(read_element(timing_ref[checks[c].set][o].ptr, static_cast<int32_t>(spec.type),
-                             static_cast<int64_t>(st.first_bad), &expected, stream),
+                             static_cast<int64_t>(st.first_bad), &expected, stream, answer_key),
                 "reading the expected element");
           msg << " is wrong in " << st.bad_count << " of " << spec.numel() << " elements";
           if (st.nan_count > 0)
@@ -753,6 +799,14 @@ struct bench_session::impl {
     return msg.str();
   }
 
+  [[noreturn]] static void fail_returned(int rc) {
+    failure f;
+    f.kind = failure_kind::launch_error;
+    f.return_code = rc;
+    f.message = "ks_forward returned " + std::to_string(rc) + " while timing";
+    throw job_failure{std::move(f)};
+  }
+
   timing_result time(const request& req) {
     init();
     const auto& t = *req.task;
@@ -775,16 +829,12 @@ struct bench_session::impl {
     timing_result r;
     r.input_sets = timing_sets;
     int64_t call_index = 0;
-    auto call_next = [&]() -> int {
+    // Prepares the next call's inputs (pristine for a checked call), then calls the kernel.
+    auto call_next = [&](bool checked) -> int {
       int set = static_cast<int>(call_index++ % timing_sets);
-      int rc = call(fn, t, timing_inputs(set), outputs, "kernel");
-      if (rc != 0) {
-        failure f;
-        f.kind = failure_kind::launch_error;
-        f.return_code = rc;
-        f.message = "ks_forward returned " + std::to_string(rc) + " while timing";
-        throw job_failure{std::move(f)};
-      }
+      prepare_call_inputs(t, set, checked);
+      if (int rc = call(fn, t, timing_inputs(set), outputs, "kernel"); rc != 0)
+        fail_returned(rc);
       return set;
     };
     auto flush = [&] {
@@ -798,7 +848,7 @@ struct bench_session::impl {
     // The device, not the stream: a candidate that strays onto other streams must not be
     // able to queue unbounded work while the host loop spins.
     for (int i = 0; i < 2 || ms_since(warm_start) < opt.warmup_ms; ++i) {
-      call_next();
+      call_next(false);
       check(cudaDeviceSynchronize(), "warming up");
       if (undo_l2_persistence())
         ++r.l2_resets;
@@ -831,13 +881,18 @@ struct bench_session::impl {
           ? std::uniform_int_distribution<int32_t>(0, batch - 2)(rng) : -1;
         checks.clear();
         for (int32_t i = 0; i < batch; ++i) {
+          bool checked = i == random_check || i == batch - 1;
+          int set = static_cast<int>(call_index % timing_sets);
+          prepare_call_inputs(t, set, checked);
           flush();
           check(cudaEventRecord(events[2 * i], stream), "recording an event");
-          int set = call_next();
+          ++call_index;
+          if (int rc = call(fn, t, timing_inputs(set), outputs, "kernel"); rc != 0)
+            fail_returned(rc);
           check(cudaEventRecord(events[2 * i + 1], stream), "recording an event");
           if (undo_l2_persistence())
             ++r.l2_resets;
-          if (i == random_check || i == batch - 1) {
+          if (checked) {
             enqueue_check(t, set, static_cast<int32_t>(checks.size()));
             checks.push_back({call_index - 1, set,
                               "timed call " + std::to_string(times.size() + i + 1)});
@@ -910,6 +965,8 @@ struct bench_session::impl {
     r.mean_ms = sum / static_cast<double>(sorted.size());
 
     audit_back_to_back(t, opt, r, call_next);
+    for (int set = 0; set < timing_sets; ++set)
+      prepare_call_inputs(t, set, true);
     check_inputs_unchanged(t);
     return r;
   }
@@ -949,7 +1006,7 @@ struct bench_session::impl {
     auto t0 = clock_type::now();
     try {
       for (int32_t i = 0; i < r.batch; ++i)
-        last_set = call_next();
+        last_set = call_next(i == r.batch - 1);
       check(cudaStreamSynchronize(stream), "host-clock check");
     } catch (...) {
       if (audited)

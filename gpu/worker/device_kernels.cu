@@ -17,6 +17,7 @@
 #include <cfloat>
 #include <climits>
 #include <cmath>
+#include <cstring>
 
 namespace ks::gpu::worker {
 
@@ -68,31 +69,97 @@ __device__ __forceinline__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) {
   return static_cast<double>(__bfloat162float(v));
 }
 
+// The value of element `i` of a tensor drawn from `dist` with `seed`: a pure function of its
+// arguments, so that perturb_kernel can restore any element to what fill_kernel wrote.
+__device__ __forceinline__ double draw(int64_t i, int32_t dist, uint64_t seed, int64_t low,
+                                       int64_t high) {
+  uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i)));
+  switch (dist) {
+    case 0: {  // Box-Muller with a second independent draw
+      uint64_t h2 = splitmix64(h1 ^ 0xD1B54A32D192ED03ull);
+      double u1 = 1.0 - unit(h1);  // (0, 1]
+      double u2 = unit(h2);
+      return sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+    }
+    case 1: return 2.0 * unit(h1) - 1.0;
+    case 2: return unit(h1);
+    case 3: return 0.5 + unit(h1);
+    default: {
+      uint64_t span = static_cast<uint64_t>(high - low);
+      return static_cast<double>(low + static_cast<int64_t>(span ? h1 % span : 0));
+    }
+  }
+}
+
 template <class T>
 __global__ void fill_kernel(T* data, int64_t n, int32_t dist, uint64_t seed, int64_t low,
                             int64_t high) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i)));
-    double v;
-    switch (dist) {
-      case 0: {  // Box-Muller with a second independent draw
-        uint64_t h2 = splitmix64(h1 ^ 0xD1B54A32D192ED03ull);
-        double u1 = 1.0 - unit(h1);  // (0, 1]
-        double u2 = unit(h2);
-        v = sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
-        break;
-      }
-      case 1: v = 2.0 * unit(h1) - 1.0; break;
-      case 2: v = unit(h1); break;
-      case 3: v = 0.5 + unit(h1); break;
-      default: {
-        uint64_t span = static_cast<uint64_t>(high - low);
-        v = static_cast<double>(low + static_cast<int64_t>(span ? h1 % span : 0));
-        break;
-      }
-    }
-    data[i] = from_double<T>(v);
+       i += int64_t{gridDim.x} * blockDim.x)
+    data[i] = from_double<T>(draw(i, dist, seed, low, high));
+}
+
+// One block: first every restored element gets its drawn value back, then every perturbed
+// one a value drawn with the fresh seed (the barrier orders the two when they overlap).
+template <class T>
+__global__ void perturb_kernel(T* data, int32_t dist, int64_t low, int64_t high,
+                               uint64_t base_seed, element_positions restore,
+                               uint64_t fresh_seed, element_positions fresh) {
+  int t = threadIdx.x;
+  if (t < restore.count)
+    data[restore.index[t]] = from_double<T>(draw(restore.index[t], dist, base_seed, low, high));
+  __syncthreads();
+  if (t < fresh.count)
+    data[fresh.index[t]] = from_double<T>(draw(fresh.index[t], dist, fresh_seed, low, high));
+}
+
+// The keystream that masks resident reference outputs: 8 bytes per 8-byte unit of a buffer.
+__device__ __forceinline__ uint64_t keystream(uint64_t key, uint64_t unit_index) {
+  return splitmix64(key ^ (unit_index * 0xD6E8FEB86659FD93ull));
+}
+
+// Returns the bits of `sizeof(T)`-byte element `i` of a buffer masked with `key`, unmasked.
+template <class T>
+__device__ __forceinline__ T unmasked(const T* data, int64_t i, uint64_t key) {
+  T value = data[i];
+  if (key == 0)
+    return value;
+  uint64_t offset = static_cast<uint64_t>(i) * sizeof(T);
+  uint64_t stream = keystream(key, offset / 8) >> ((offset % 8) * 8);
+  if constexpr (sizeof(T) == 8) {
+    uint64_t bits;
+    memcpy(&bits, &value, 8);
+    bits ^= stream;
+    memcpy(&value, &bits, 8);
+  } else if constexpr (sizeof(T) == 4) {
+    uint32_t bits;
+    memcpy(&bits, &value, 4);
+    bits ^= static_cast<uint32_t>(stream);
+    memcpy(&value, &bits, 4);
+  } else if constexpr (sizeof(T) == 2) {
+    uint16_t bits;
+    memcpy(&bits, &value, 2);
+    bits ^= static_cast<uint16_t>(stream);
+    memcpy(&value, &bits, 2);
+  } else {
+    uint8_t bits;
+    memcpy(&bits, &value, 1);
+    bits ^= static_cast<uint8_t>(stream);
+    memcpy(&value, &bits, 1);
+  }
+  return value;
+}
+
+__global__ void mask_kernel(uint64_t* units, int64_t n_units, unsigned char* tail, int64_t n_tail,
+                            uint64_t key) {
+  int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = tid; i < n_units; i += stride)
+    units[i] ^= keystream(key, static_cast<uint64_t>(i));
+  if (tid == 0 && n_tail > 0) {
+    uint64_t stream = keystream(key, static_cast<uint64_t>(n_units));
+    for (int64_t b = 0; b < n_tail; ++b)
+      tail[b] ^= static_cast<unsigned char>(stream >> (8 * b));
   }
 }
 
@@ -127,14 +194,14 @@ __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
 }
 
 template <class T>
-__global__ void compare_kernel(const T* out, const T* ref, int64_t n, double atol, double rtol,
-                               compare_stats* stats) {
+__global__ void compare_kernel(const T* out, const T* ref, uint64_t ref_key, int64_t n,
+                               double atol, double rtol, compare_stats* stats) {
   unsigned long long bad = 0, nans = 0, first = ULLONG_MAX;
   double max_abs = 0, max_rel = 0, sq_diff = 0, sq_ref = 0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     double o = to_double(out[i]);
-    double r = to_double(ref[i]);
+    double r = to_double(unmasked(ref, i, ref_key));
     bool o_nan = isnan(o), r_nan = isnan(r);
     bool is_bad;
     if (o_nan || r_nan) {
@@ -269,16 +336,40 @@ cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream) {
   return cudaMemsetAsync(data, 0xFF, static_cast<size_t>(bytes), stream);
 }
 
-cudaError_t compare(const void* out, const void* ref, int32_t dtype, int64_t n, double atol,
-                    double rtol, compare_stats* stats, cudaStream_t stream) {
+cudaError_t compare(const void* out, const void* ref, uint64_t ref_key, int32_t dtype, int64_t n,
+                    double atol, double rtol, compare_stats* stats, cudaStream_t stream) {
   if (n == 0)
     return cudaSuccess;
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     compare_kernel<T><<<blocks_for(n), threads, 0, stream>>>(
-      static_cast<const T*>(out), static_cast<const T*>(ref), n, atol, rtol, stats);
+      static_cast<const T*>(out), static_cast<const T*>(ref), ref_key, n, atol, rtol, stats);
     return cudaGetLastError();
   });
+}
+
+cudaError_t perturb(void* data, int32_t dtype, distribution dist, int64_t low, int64_t high,
+                    uint64_t base_seed, const element_positions& restore, uint64_t fresh_seed,
+                    const element_positions& fresh, cudaStream_t stream) {
+  if (restore.count == 0 && fresh.count == 0)
+    return cudaSuccess;
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    perturb_kernel<T><<<1, element_positions::capacity, 0, stream>>>(
+      static_cast<T*>(data), static_cast<int32_t>(dist), low, high, base_seed, restore,
+      fresh_seed, fresh);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t mask(void* data, int64_t bytes, uint64_t key, cudaStream_t stream) {
+  if (bytes == 0 || key == 0)
+    return cudaSuccess;
+  int64_t units = bytes / 8;
+  mask_kernel<<<blocks_for(units > 0 ? units : 1), threads, 0, stream>>>(
+    static_cast<uint64_t*>(data), units, static_cast<unsigned char*>(data) + units * 8,
+    bytes % 8, key);
+  return cudaGetLastError();
 }
 
 cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
@@ -309,7 +400,7 @@ cudaError_t checksum(const void* data, int64_t bytes, unsigned long long* sum,
 }
 
 cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double* value,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, uint64_t key) {
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     T host{};
@@ -317,6 +408,22 @@ cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double*
                                cudaMemcpyDeviceToHost, stream);
     if (err == cudaSuccess)
       err = cudaStreamSynchronize(stream);
+    if (key != 0) {
+      // The same keystream as unmasked(), on the host.
+      auto mix = [](uint64_t x) {
+        x += 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        return x ^ (x >> 31);
+      };
+      uint64_t offset = static_cast<uint64_t>(index) * sizeof(T);
+      uint64_t stream_bits = mix(key ^ ((offset / 8) * 0xD6E8FEB86659FD93ull)) >> ((offset % 8) * 8);
+      unsigned char bytes[sizeof(T)];
+      std::memcpy(bytes, &host, sizeof(T));
+      for (size_t b = 0; b < sizeof(T); ++b)
+        bytes[b] ^= static_cast<unsigned char>(stream_bits >> (8 * b));
+      std::memcpy(&host, bytes, sizeof(T));
+    }
     if constexpr (std::is_same_v<T, __half>)
       *value = static_cast<double>(__half2float(host));
     else if constexpr (std::is_same_v<T, __nv_bfloat16>)

@@ -35,10 +35,29 @@ struct compare_stats {
   double sum_sq_ref;
 };
 
-/// Compares `n` elements of `out` against `ref` (both of `dtype`): an element is bad when
-/// |out - ref| > atol + rtol * |ref|, or when exactly one of them is NaN.
-cudaError_t compare(const void* out, const void* ref, int32_t dtype, int64_t n, double atol,
-                    double rtol, compare_stats* stats, cudaStream_t stream);
+/// Compares `n` elements of `out` against `ref` (both of `dtype`; `ref` masked with `ref_key`,
+/// 0 for none): an element is bad when |out - ref| > atol + rtol * |ref|, or when exactly one
+/// of them is NaN.
+cudaError_t compare(const void* out, const void* ref, uint64_t ref_key, int32_t dtype, int64_t n,
+                    double atol, double rtol, compare_stats* stats, cudaStream_t stream);
+
+/// XORs `bytes` bytes at `data` with a keystream of `key` (0: nothing). Reference outputs stay
+/// masked while candidates run in the same process, so a candidate that searches the
+/// worker's device memory for the answer finds none; compare() unmasks them as it reads.
+cudaError_t mask(void* data, int64_t bytes, uint64_t key, cudaStream_t stream);
+
+/// Element indices of one perturbation, passed by value to the kernel.
+struct element_positions {
+  static constexpr int32_t capacity = 16;
+  int64_t index[capacity];
+  int32_t count = 0;
+};
+
+/// Gives the elements `restore` of a tensor drawn by fill_random with `base_seed` their drawn
+/// values back, then the elements `fresh` values drawn with `fresh_seed` (same distribution).
+cudaError_t perturb(void* data, int32_t dtype, distribution dist, int64_t low, int64_t high,
+                    uint64_t base_seed, const element_positions& restore, uint64_t fresh_seed,
+                    const element_positions& fresh, cudaStream_t stream);
 
 /// Counts differing bytes between `a` and `b` into `diff_count` and the smallest differing
 /// byte offset into `first_diff` (both device memory, zeroed / set to ULLONG_MAX before).
@@ -52,8 +71,9 @@ cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
 cudaError_t checksum(const void* data, int64_t bytes, unsigned long long* sum,
                      cudaStream_t stream);
 
-/// Reads element `index` of a `dtype` tensor as a double (synchronous, small copy).
+/// Reads element `index` of a `dtype` tensor (masked with `key`, 0 for none) as a double
+/// (synchronous, small copy).
 cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double* value,
-                         cudaStream_t stream);
+                         cudaStream_t stream, uint64_t key = 0);
 
 } // namespace ks::gpu::worker
