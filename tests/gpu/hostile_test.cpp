@@ -406,6 +406,18 @@ TEST_CASE("a candidate that computes only the calls whose inputs are exactly as 
   next_job_succeeds();
 }
 
+TEST_CASE("a candidate that updates the previous call's result for the few changed input "
+          "elements gains nothing",
+          "[gpu][hostile]") {
+  // Every output it returns is right: only inputs unrelated from call to call defeat it.
+  const double good = honest_median("1_matmul.toml", faulty("matmul_good.cu"));
+  auto out =
+    run_candidate(fixture().client, "1_matmul.toml", hostile("matmul_incremental_update.cu"));
+  expect_no_gain(out, {gpu::failure_kind::wrong_result}, "1_matmul.toml",
+                 faulty("matmul_good.cu"), good, 0.9);
+  next_job_succeeds();
+}
+
 TEST_CASE("a candidate that copies the reference's answer out of the worker's device memory "
           "gains nothing",
           "[gpu][hostile]") {
