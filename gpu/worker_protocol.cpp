@@ -144,7 +144,8 @@ json::object encode_task(const engine::task& t) {
           {"inputs", inputs},
           {"outputs", outputs},
           {"tolerance",
-           {{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}}};
+           {{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}},
+          {"cost", {{"flops", t.cost.flops}, {"bytes", t.cost.bytes}}}};
 }
 
 engine::task decode_task(const json::value& v) {
@@ -159,6 +160,11 @@ engine::task decode_task(const json::value& v) {
   t.tol.atol = get_number<double>(tol, "atol");
   t.tol.rtol = get_number<double>(tol, "rtol");
   t.tol.norm_rel = get_number<double>(tol, "norm_rel");
+  if (obj.contains("cost")) {
+    const auto& cost = as_object(obj.at("cost"), "cost");
+    t.cost.flops = get_number_or<double>(cost, "flops", 0);
+    t.cost.bytes = get_number_or<double>(cost, "bytes", 0);
+  }
   return t;
 }
 

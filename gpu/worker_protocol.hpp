@@ -13,7 +13,9 @@
 //             | "time"    with "task":TASK, "kernel":PATH, "reference":PATH, "timing":TIMING
 //                          (the reference's outputs are what timed calls are checked against)
 //   TASK     := {"name":STR, "inputs":[TENSOR...], "outputs":[TENSOR...],
-//                "tolerance":{"atol":NUM, "rtol":NUM, "norm_rel":NUM}}
+//                "tolerance":{"atol":NUM, "rtol":NUM, "norm_rel":NUM},
+//                ["cost":{"flops":NUM, "bytes":NUM}]}   (timing checks compute-bound tasks
+//                                                        on fresh inputs)
 //   TENSOR   := {"name":STR, "dtype":STR, "shape":[INT...], "init":STR, "low":INT, "high":INT}
 //   response := {"v":1, "id":INT, "ok":true,  "result":RESULT}
 //             | {"v":1, "id":INT, "ok":false, "failure":FAILURE}

@@ -358,6 +358,7 @@ struct bench_session::impl {
     ref_cache_bytes = 0;
     for (auto& set : timing_ref)
       set.clear();
+    check_inputs.clear();
     timing_ref_key.clear();
     checksum_key.clear();
     signature.clear();
@@ -597,8 +598,41 @@ struct bench_session::impl {
   std::vector<element_positions> perturbed[timing_sets];
   uint64_t timing_job_seed = 0;
 
+  // A compute-bound task (more than fresh_intensity flops per byte) is timed on fresh inputs
+  // instead: every call's set is redrawn whole, so nothing a candidate remembers or learns
+  // (sampled or full-content memos, incremental updates from a saved copy, telling checked
+  // calls from others) predicts its inputs; checking a sparse redraw would not do, because
+  // reading every input to find what changed is cheap next to the work. A checked call's
+  // inputs are copied aside before it, and the reference runs on the copy right after it,
+  // so no answer exists while the candidate runs; each check then costs one reference call,
+  // so checks after the first are made only while they stay within check_budget of the
+  // timed GPU time. Redrawing a set writes its bytes once, little next to the work here.
+  static constexpr double fresh_intensity = 8;
+  static constexpr double check_budget = 0.1;
+  bool fresh_inputs = false;
+  std::vector<device_buffer> check_inputs;
+  ks_forward_fn timing_reference = nullptr;
+  cudaEvent_t check_events[2 * 2] = {};
+  double check_ms = 0;        // reference calls of this job's checks, in all
+  double check_call_ms = -1;  // the last one measured
+
   void prepare_call_inputs(const engine::task& t, int set, bool pristine) {
     auto& ins = timing_inputs(set);
+    if (fresh_inputs) {
+      uint64_t seed = rng();
+      for (size_t i = 0; i < t.inputs.size(); ++i) {
+        const auto& spec = t.inputs[i];
+        check(fill_random(ins[i].ptr, static_cast<int32_t>(spec.type), spec.numel(),
+                          timing_distribution(spec.init), input_seed(seed, i), spec.low,
+                          spec.high, stream),
+              "drawing timing input '" + spec.name + "'");
+        if (pristine)
+          check(cudaMemcpyAsync(check_inputs[i].ptr, ins[i].ptr, ins[i].bytes,
+                                cudaMemcpyDeviceToDevice, stream),
+                "copying a checked call's inputs aside");
+      }
+      return;
+    }
     auto& current = perturbed[set];
     current.resize(t.inputs.size());
     for (size_t i = 0; i < t.inputs.size(); ++i) {
@@ -623,6 +657,19 @@ struct bench_session::impl {
   void prepare_timing_sets(const engine::task& t, ks_forward_fn ref, const std::string& ref_path,
                            uint64_t seed) {
     timing_job_seed = seed;
+    timing_reference = ref;
+    fresh_inputs = t.cost.bytes > 0 && t.cost.flops > fresh_intensity * t.cost.bytes;
+    check_ms = 0;
+    check_call_ms = -1;
+    if (fresh_inputs) {
+      if (check_inputs.empty())
+        for (const auto& spec : t.inputs)
+          check_inputs.push_back(allocate(spec.bytes(), "a checked call's input '" + spec.name + "'"));
+      for (auto& e : check_events)
+        if (e == nullptr)
+          check(cudaEventCreate(&e), "creating events");
+      return;
+    }
     for (int set = 0; set < timing_sets; ++set) {
       perturbed[set].clear();
       auto& ins = timing_inputs(set);
@@ -702,6 +749,38 @@ struct bench_session::impl {
   // Enqueues a comparison of the outputs with the reference's for `set` into `slot`.
   void enqueue_check(const engine::task& t, int set, int32_t slot) {
     auto* stats = static_cast<compare_stats*>(check_scratch.ptr) + slot * t.outputs.size();
+    if (fresh_inputs) {
+      check(cudaEventRecord(check_events[2 * slot], stream), "recording an event");
+      if (int rc = call(timing_reference, t, check_inputs, ref_outputs, "reference"); rc != 0)
+        fail_with(failure_kind::launch_error,
+                  "the reference's ks_forward returned " + std::to_string(rc) +
+                    " while checking a timed call");
+      check(cudaEventRecord(check_events[2 * slot + 1], stream), "recording an event");
+      auto* changed = input_counters(t, slot);
+      for (size_t o = 0; o < t.outputs.size(); ++o) {
+        const auto& spec = t.outputs[o];
+        check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
+        check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
+              "resetting statistics");
+        check(compare(outputs[o].ptr, ref_outputs[o].ptr, 0, static_cast<int32_t>(spec.type),
+                      spec.numel(), t.tol.atol, t.tol.rtol, stats + o, stream),
+              "checking a timed call");
+      }
+      auto& ins = timing_inputs(set);
+      for (size_t i = 0; i < t.inputs.size(); ++i) {
+        check(cudaMemsetAsync(changed + 2 * i, 0, sizeof(unsigned long long), stream),
+              "resetting counters");
+        check(cudaMemsetAsync(changed + 2 * i + 1, 0xFF, sizeof(unsigned long long), stream),
+              "resetting counters");
+        check(compare_bytes(ins[i].ptr, check_inputs[i].ptr, ins[i].bytes, changed + 2 * i,
+                            changed + 2 * i + 1, stream),
+              "checking the inputs");
+      }
+      // The answer must not stay behind for the next call to find.
+      for (auto& b : ref_outputs)
+        check(poison(b.ptr, b.bytes, stream), "clearing the reference's outputs");
+      return;
+    }
     for (size_t o = 0; o < t.outputs.size(); ++o) {
       const auto& spec = t.outputs[o];
       check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
@@ -740,8 +819,14 @@ struct bench_session::impl {
         const auto& spec = t.outputs[o];
         std::ostringstream msg;
         msg << "wrong result found during timing: output '" << spec.name << "' of "
-            << checks[c].what << " (input set " << checks[c].set << ")";
-        if (st.bad_count > 0) {
+            << checks[c].what << " (input set " << checks[c].set
+            << (fresh_inputs ? ", drawn afresh for the call" : "") << ")";
+        if (st.bad_count > 0 && fresh_inputs) {
+          msg << " is wrong in " << st.bad_count << " of " << spec.numel() << " elements";
+          if (st.nan_count > 0)
+            msg << " (" << st.nan_count << " NaN)";
+          msg << ", first at index " << st.first_bad;
+        } else if (st.bad_count > 0) {
           double expected = 0;
           check(read_element(timing_ref[checks[c].set][o].ptr, static_cast<int32_t>(spec.type),
                              static_cast<int64_t>(st.first_bad), &expected, stream, answer_key),
@@ -758,6 +843,42 @@ struct bench_session::impl {
                "result: every call must do the whole work for the inputs it is given";
         fail_with(failure_kind::wrong_result, msg.str());
       }
+  }
+
+  unsigned long long* input_counters(const engine::task& t, int32_t slot) {
+    auto* base = reinterpret_cast<unsigned long long*>(
+      static_cast<compare_stats*>(check_scratch.ptr) + checks_per_batch * t.outputs.size());
+    return base + 2 * slot * t.inputs.size();
+  }
+
+  // Fresh mode: the inputs of each checked call against their copy, and what its reference
+  // call cost.
+  void evaluate_fresh_checks(const engine::task& t, const std::vector<timed_check>& checks) {
+    if (!fresh_inputs || checks.empty())
+      return;
+    std::vector<unsigned long long> host(2 * checks.size() * t.inputs.size());
+    check(cudaMemcpyAsync(host.data(), input_counters(t, 0), sizeof(unsigned long long) * host.size(),
+                          cudaMemcpyDeviceToHost, stream),
+          "reading the checks");
+    check(cudaStreamSynchronize(stream), "reading the checks");
+    for (size_t c = 0; c < checks.size(); ++c) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, check_events[2 * c], check_events[2 * c + 1]) == cudaSuccess) {
+        check_ms += ms;
+        check_call_ms = ms;
+      }
+      for (size_t i = 0; i < t.inputs.size(); ++i)
+        if (host[2 * (c * t.inputs.size() + i)] > 0)
+          fail_with(failure_kind::wrong_result,
+                    "the candidate changed input '" + t.inputs[i].name + "' during timing (" +
+                      checks[c].what + "); inputs are read-only");
+    }
+  }
+
+  // Checks whether one more check fits the budget (fresh mode; sparse checks are cheap).
+  bool check_affordable(double timed_ms) const {
+    return !fresh_inputs || check_call_ms < 0 ||
+           check_ms + check_call_ms <= check_budget * timed_ms;
   }
 
   void check_inputs_unchanged(const engine::task& t) {
@@ -824,6 +945,9 @@ struct bench_session::impl {
     if (opt.flush_l2 && !flush_buffer.ptr)
       flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
                               "the L2 flush buffer");
+    // Whatever a previous job left in the outputs must not be taken for a result.
+    for (auto& b : outputs)
+      check(poison(b.ptr, b.bytes, stream), "poisoning the outputs");
     check(cudaDeviceSynchronize(), "preparing inputs");
 
     timing_result r;
@@ -876,12 +1000,22 @@ struct bench_session::impl {
           events.push_back(e);
         }
         // The last call of every batch is checked (so the last timed call is), and one
-        // other chosen at random, so no call count can be known to go unchecked.
-        int32_t random_check = batch > 1
-          ? std::uniform_int_distribution<int32_t>(0, batch - 2)(rng) : -1;
+        // other chosen at random among the calls of the other input set, so that no call
+        // count can be known to go unchecked and both sets are checked. On fresh inputs a
+        // check costs a reference call: one random call of the first batch, then one per
+        // batch while the budget allows.
+        int32_t random_check = -1, last_check = batch - 1;
+        if (fresh_inputs) {
+          last_check = -1;
+          if (times.empty() || check_affordable(timed_ms))
+            random_check = std::uniform_int_distribution<int32_t>(0, batch - 1)(rng);
+        } else if (batch > 1) {
+          random_check = batch - 2 - 2 * std::uniform_int_distribution<int32_t>(
+                                           0, (batch - 2) / 2)(rng);
+        }
         checks.clear();
         for (int32_t i = 0; i < batch; ++i) {
-          bool checked = i == random_check || i == batch - 1;
+          bool checked = i == random_check || i == last_check;
           int set = static_cast<int>(call_index % timing_sets);
           prepare_call_inputs(t, set, checked);
           flush();
@@ -923,6 +1057,7 @@ struct bench_session::impl {
         }
         r.checked_calls += static_cast<int32_t>(checks.size());
         evaluate_checks(t, checks);
+        evaluate_fresh_checks(t, checks);
         double median = median_of(times);
         auto n = static_cast<int32_t>(times.size());
         bool stable = previous_median > 0 &&
@@ -964,18 +1099,22 @@ struct bench_session::impl {
       sum += x;
     r.mean_ms = sum / static_cast<double>(sorted.size());
 
-    audit_back_to_back(t, opt, r, call_next);
-    for (int set = 0; set < timing_sets; ++set)
-      prepare_call_inputs(t, set, true);
-    check_inputs_unchanged(t);
+    audit_back_to_back(t, opt, r, call_next, timed_ms);
+    if (!fresh_inputs) {
+      for (int set = 0; set < timing_sets; ++set)
+        prepare_call_inputs(t, set, true);
+      check_inputs_unchanged(t);
+    }
     return r;
   }
 
   static int64_t scratch_bytes_for(const engine::task& t) {
     int64_t stats = int64_t{checks_per_batch} * static_cast<int64_t>(t.outputs.size()) *
                     static_cast<int64_t>(sizeof(compare_stats));
+    int64_t counters = int64_t{2} * checks_per_batch * static_cast<int64_t>(t.inputs.size()) *
+                       static_cast<int64_t>(sizeof(unsigned long long));
     int64_t sums = static_cast<int64_t>(t.inputs.size() * sizeof(unsigned long long));
-    return std::max<int64_t>({stats, sums, 256});
+    return std::max<int64_t>({stats + counters, sums, 256});
   }
 
   // The host-clock check, audited: back-to-back calls with no flush and no events, enough
@@ -985,7 +1124,8 @@ struct bench_session::impl {
   // length; without it, the device must be idle once the worker's stream is.
   template <class CallNext>
   void audit_back_to_back(const engine::task& t, const timing_options& opt, timing_result& r,
-                          CallNext&& call_next) {
+                          CallNext&& call_next, double timed_ms) {
+    bool check_last = check_affordable(timed_ms) || r.checked_calls == 0;
     int32_t most = std::max(opt.host_check_batch, 1) * 100;
     r.batch = static_cast<int32_t>(
       std::clamp(std::ceil(5.0 / std::max(r.median_ms, 1e-3)), 1.0, static_cast<double>(most)));
@@ -1006,7 +1146,7 @@ struct bench_session::impl {
     auto t0 = clock_type::now();
     try {
       for (int32_t i = 0; i < r.batch; ++i)
-        last_set = call_next(i == r.batch - 1);
+        last_set = call_next(check_last && i == r.batch - 1);
       check(cudaStreamSynchronize(stream), "host-clock check");
     } catch (...) {
       if (audited)
@@ -1048,9 +1188,13 @@ struct bench_session::impl {
       fail_with(failure_kind::escaped_stream, msg.str());
     }
 
+    if (!check_last)
+      return;
     enqueue_check(t, last_set, 0);
     r.checked_calls += 1;
-    evaluate_checks(t, {timed_check{0, last_set, "the last call of the back-to-back batch"}});
+    std::vector<timed_check> last{{0, last_set, "the last call of the back-to-back batch"}};
+    evaluate_checks(t, last);
+    evaluate_fresh_checks(t, last);
   }
 };
 

@@ -25,6 +25,7 @@ engine::task sample_task() {
   t.inputs = {x};
   t.outputs = {y};
   t.tol = {1e-6, 2e-6, 3e-6};
+  t.cost = {1.5e9, 2.5e10};
   return t;
 }
 
@@ -50,6 +51,8 @@ TEST_CASE("a verify request survives a round trip with its task", "[protocol]") 
   CHECK(back->verify.trials == 5);
   CHECK(back->verify.seed == 1234567890123ull);
   REQUIRE(back->task);
+  CHECK(back->task->cost.flops == 1.5e9);
+  CHECK(back->task->cost.bytes == 2.5e10);
   const auto& x = back->task->inputs.at(0);
   CHECK(x.type == engine::dtype::bf16);
   CHECK(x.shape == std::vector<int64_t>{4096, 393216});
