@@ -24,8 +24,10 @@
 // the device must be idle once the worker's stream is. Then a back-to-back batch of about
 // 5 ms of calls is audited: CUPTI's activity records must put every kernel, copy and memset
 // on the worker's stream (escaped_stream otherwise, whatever the kernel's length), and the
-// host clock must see no tail; its last call is checked too. Finally the inputs' checksums
-// must be those they were drawn with. Warm-up synchronizes the device after every call, so a
+// host clock must see no tail; its last call is checked too. Finally the inputs must hold
+// what was drawn. Checks of multi-gigabyte tensors read a few random windows of them.
+// Compute-bound tasks are timed on inputs drawn afresh for every call instead (see
+// fresh_inputs below). Warm-up synchronizes the device after every call, so a
 // stray candidate cannot queue unbounded work before it is caught.
 //
 // Errors: a sticky CUDA error (illegal address, a trap, a launch failure) poisons the whole
@@ -360,7 +362,6 @@ struct bench_session::impl {
       set.clear();
     check_inputs.clear();
     timing_ref_key.clear();
-    checksum_key.clear();
     signature.clear();
     for (const auto& s : t.inputs) {
       inputs.push_back(allocate(s.bytes(), "input '" + s.name + "'"));
@@ -578,10 +579,7 @@ struct bench_session::impl {
   // Reference outputs of each timing set, valid for timing_ref_key (reference and seed).
   std::vector<device_buffer> timing_ref[timing_sets];
   std::string timing_ref_key;
-  // Checksums of each timing set's inputs as drawn, valid for checksum_key (signature, seed).
-  std::vector<unsigned long long> timing_checksums[timing_sets];
-  std::string checksum_key;
-  // Statistics of the checked calls of one batch, then checksum words.
+  // Statistics of the checked calls of one batch, then counters of changed input elements.
   device_buffer check_scratch;
   static constexpr int32_t checks_per_batch = 2;
 
@@ -681,13 +679,7 @@ struct bench_session::impl {
               "drawing timing input '" + spec.name + "'");
       }
     }
-    std::string key = signature + "#" + std::to_string(seed);
-    if (checksum_key != key) {
-      for (int set = 0; set < timing_sets; ++set)
-        timing_checksums[set] = input_checksums(t, set);
-      checksum_key = key;
-    }
-    std::string ref_key = ref_path + "#" + key;
+    std::string ref_key = ref_path + "#" + signature + "#" + std::to_string(seed);
     if (timing_ref_key == ref_key)
       return;
     timing_ref_key.clear();
@@ -703,19 +695,23 @@ struct bench_session::impl {
     timing_ref_key = ref_key;
   }
 
-  std::vector<unsigned long long> input_checksums(const engine::task& t, int set) {
-    auto* sums = reinterpret_cast<unsigned long long*>(check_scratch.ptr);
-    auto& ins = timing_inputs(set);
-    check(cudaMemsetAsync(sums, 0, sizeof(unsigned long long) * t.inputs.size(), stream),
-          "resetting checksums");
-    for (size_t i = 0; i < t.inputs.size(); ++i)
-      check(checksum(ins[i].ptr, ins[i].bytes, sums + i, stream), "checksumming the inputs");
-    std::vector<unsigned long long> host(t.inputs.size());
-    check(cudaMemcpyAsync(host.data(), sums, sizeof(unsigned long long) * host.size(),
-                          cudaMemcpyDeviceToHost, stream),
-          "reading checksums");
-    check(cudaStreamSynchronize(stream), "checksumming the inputs");
-    return host;
+  // The ranges of an n-element tensor that one check reads: all of it up to window_bytes,
+  // else a few windows at random offsets (a skipped call leaves the other set's result,
+  // wrong nearly everywhere; reading a whole multi-gigabyte output per check would cost as
+  // much as a call).
+  static constexpr int64_t window_bytes = int64_t{64} << 20;
+  static constexpr int32_t windows_per_check = 4;
+
+  std::vector<std::pair<int64_t, int64_t>> windows(int64_t n, int64_t element_bytes) {
+    int64_t whole = window_bytes / std::max<int64_t>(element_bytes, 1);
+    if (n <= whole)
+      return {{0, n}};
+    int64_t each = whole / windows_per_check;
+    std::uniform_int_distribution<int64_t> offset(0, n - each);
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int32_t w = 0; w < windows_per_check; ++w)
+      out.emplace_back(offset(rng), each);
+    return out;
   }
 
   // Undoes what a candidate may have done to keep data in L2 across the flush: the stream's
@@ -762,9 +758,11 @@ struct bench_session::impl {
         check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
         check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
               "resetting statistics");
-        check(compare(outputs[o].ptr, ref_outputs[o].ptr, 0, static_cast<int32_t>(spec.type),
-                      spec.numel(), t.tol.atol, t.tol.rtol, stats + o, stream),
-              "checking a timed call");
+        for (auto [first, count] : windows(spec.numel(), engine::size_of(spec.type)))
+          check(compare_range(outputs[o].ptr, ref_outputs[o].ptr, 0,
+                              static_cast<int32_t>(spec.type), first, count, t.tol.atol,
+                              t.tol.rtol, stats + o, stream),
+                "checking a timed call");
       }
       auto& ins = timing_inputs(set);
       for (size_t i = 0; i < t.inputs.size(); ++i) {
@@ -786,10 +784,11 @@ struct bench_session::impl {
       check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
       check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
             "resetting statistics");
-      check(compare(outputs[o].ptr, timing_ref[set][o].ptr, answer_key,
-                    static_cast<int32_t>(spec.type),
-                    spec.numel(), t.tol.atol, t.tol.rtol, stats + o, stream),
-            "checking a timed call");
+      for (auto [first, count] : windows(spec.numel(), engine::size_of(spec.type)))
+        check(compare_range(outputs[o].ptr, timing_ref[set][o].ptr, answer_key,
+                            static_cast<int32_t>(spec.type), first, count, t.tol.atol,
+                            t.tol.rtol, stats + o, stream),
+              "checking a timed call");
     }
   }
 
@@ -881,17 +880,38 @@ struct bench_session::impl {
            check_ms + check_call_ms <= check_budget * timed_ms;
   }
 
+  // Sparse mode, after the last call: both sets, their redrawn elements restored, must
+  // hold what was drawn (windows of each input; inputs are read-only).
   void check_inputs_unchanged(const engine::task& t) {
+    auto* counts = reinterpret_cast<unsigned long long*>(check_scratch.ptr);
+    size_t slots = timing_sets * t.inputs.size();
+    check(cudaMemsetAsync(counts, 0, sizeof(unsigned long long) * slots, stream),
+          "resetting counters");
     for (int set = 0; set < timing_sets; ++set) {
-      auto now = input_checksums(t, set);
-      for (size_t i = 0; i < now.size(); ++i)
-        if (now[i] != timing_checksums[set][i])
-          fail_with(failure_kind::wrong_result,
-                    "the candidate changed input '" + t.inputs[i].name + "' of input set " +
-                      std::to_string(set) +
-                      " during timing (its checksum differs after the timed calls); inputs "
-                      "are read-only");
+      prepare_call_inputs(t, set, true);
+      auto& ins = timing_inputs(set);
+      for (size_t i = 0; i < t.inputs.size(); ++i) {
+        const auto& spec = t.inputs[i];
+        for (auto [first, count] : windows(spec.numel(), engine::size_of(spec.type)))
+          check(count_undrawn(ins[i].ptr, static_cast<int32_t>(spec.type),
+                              timing_distribution(spec.init), spec.low, spec.high,
+                              input_seed(timing_seed(timing_job_seed, set), i), first, count,
+                              counts + set * t.inputs.size() + i, stream),
+                "checking the inputs");
+      }
     }
+    std::vector<unsigned long long> host(slots);
+    check(cudaMemcpyAsync(host.data(), counts, sizeof(unsigned long long) * slots,
+                          cudaMemcpyDeviceToHost, stream),
+          "reading counters");
+    check(cudaStreamSynchronize(stream), "checking the inputs");
+    for (size_t k = 0; k < slots; ++k)
+      if (host[k] > 0)
+        fail_with(failure_kind::wrong_result,
+                  "the candidate changed input '" + t.inputs[k % t.inputs.size()].name +
+                    "' of input set " + std::to_string(k / t.inputs.size()) + " during timing (" +
+                    std::to_string(host[k]) + " elements differ from those drawn); inputs are "
+                    "read-only");
   }
 
   // Names the work that ran off the worker's stream, at most three pieces of it.
@@ -945,9 +965,6 @@ struct bench_session::impl {
     if (opt.flush_l2 && !flush_buffer.ptr)
       flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
                               "the L2 flush buffer");
-    // Whatever a previous job left in the outputs must not be taken for a result.
-    for (auto& b : outputs)
-      check(poison(b.ptr, b.bytes, stream), "poisoning the outputs");
     check(cudaDeviceSynchronize(), "preparing inputs");
 
     timing_result r;
@@ -1100,11 +1117,8 @@ struct bench_session::impl {
     r.mean_ms = sum / static_cast<double>(sorted.size());
 
     audit_back_to_back(t, opt, r, call_next, timed_ms);
-    if (!fresh_inputs) {
-      for (int set = 0; set < timing_sets; ++set)
-        prepare_call_inputs(t, set, true);
+    if (!fresh_inputs)
       check_inputs_unchanged(t);
-    }
     return r;
   }
 
@@ -1113,7 +1127,7 @@ struct bench_session::impl {
                     static_cast<int64_t>(sizeof(compare_stats));
     int64_t counters = int64_t{2} * checks_per_batch * static_cast<int64_t>(t.inputs.size()) *
                        static_cast<int64_t>(sizeof(unsigned long long));
-    int64_t sums = static_cast<int64_t>(t.inputs.size() * sizeof(unsigned long long));
+    int64_t sums = static_cast<int64_t>(timing_sets * t.inputs.size() * sizeof(unsigned long long));
     return std::max<int64_t>({stats + counters, sums, 256});
   }
 

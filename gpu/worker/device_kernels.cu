@@ -194,11 +194,11 @@ __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
 }
 
 template <class T>
-__global__ void compare_kernel(const T* out, const T* ref, uint64_t ref_key, int64_t n,
-                               double atol, double rtol, compare_stats* stats) {
+__global__ void compare_kernel(const T* out, const T* ref, uint64_t ref_key, int64_t begin,
+                               int64_t end, double atol, double rtol, compare_stats* stats) {
   unsigned long long bad = 0, nans = 0, first = ULLONG_MAX;
   double max_abs = 0, max_rel = 0, sq_diff = 0, sq_ref = 0;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+  for (int64_t i = begin + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < end;
        i += int64_t{gridDim.x} * blockDim.x) {
     double o = to_double(out[i]);
     double r = to_double(unmasked(ref, i, ref_key));
@@ -286,21 +286,25 @@ __global__ void compare_bytes_kernel(const uint4* a, const uint4* b, int64_t wor
   }
 }
 
-__global__ void checksum_kernel(const uint4* words, int64_t n_words, const unsigned char* tail,
-                                int64_t n_tail, unsigned long long* sum) {
+template <class T>
+__global__ void count_undrawn_kernel(const T* data, int32_t dist, uint64_t seed, int64_t low,
+                                     int64_t high, int64_t begin, int64_t end,
+                                     unsigned long long* mismatches) {
   unsigned long long local = 0;
-  int64_t tid = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  int64_t stride = int64_t{gridDim.x} * blockDim.x;
-  for (int64_t i = tid; i < n_words; i += stride) {
-    uint4 w = words[i];
-    uint64_t lo = (uint64_t{w.y} << 32) | w.x, hi = (uint64_t{w.w} << 32) | w.z;
-    local += splitmix64(splitmix64(lo ^ static_cast<uint64_t>(i)) ^ hi);
+  for (int64_t i = begin + blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < end;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    T expected = from_double<T>(draw(i, dist, seed, low, high));
+    T actual = data[i];
+    const auto* x = reinterpret_cast<const unsigned char*>(&expected);
+    const auto* y = reinterpret_cast<const unsigned char*>(&actual);
+    bool same = true;
+    for (size_t b = 0; b < sizeof(T); ++b)
+      same = same && x[b] == y[b];
+    local += same ? 0 : 1;
   }
-  for (int64_t i = tid; i < n_tail; i += stride)
-    local += splitmix64((uint64_t{tail[i]} << 56) ^ static_cast<uint64_t>(n_words * 16 + i));
   local = warp_sum(local);
   if ((threadIdx.x & 31) == 0 && local)
-    atomicAdd(sum, local);
+    atomicAdd(mismatches, local);
 }
 
 template <class F>
@@ -338,12 +342,19 @@ cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream) {
 
 cudaError_t compare(const void* out, const void* ref, uint64_t ref_key, int32_t dtype, int64_t n,
                     double atol, double rtol, compare_stats* stats, cudaStream_t stream) {
-  if (n == 0)
+  return compare_range(out, ref, ref_key, dtype, 0, n, atol, rtol, stats, stream);
+}
+
+cudaError_t compare_range(const void* out, const void* ref, uint64_t ref_key, int32_t dtype,
+                          int64_t first, int64_t count, double atol, double rtol,
+                          compare_stats* stats, cudaStream_t stream) {
+  if (count <= 0)
     return cudaSuccess;
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    compare_kernel<T><<<blocks_for(n), threads, 0, stream>>>(
-      static_cast<const T*>(out), static_cast<const T*>(ref), ref_key, n, atol, rtol, stats);
+    compare_kernel<T><<<blocks_for(count), threads, 0, stream>>>(
+      static_cast<const T*>(out), static_cast<const T*>(ref), ref_key, first, first + count,
+      atol, rtol, stats);
     return cudaGetLastError();
   });
 }
@@ -388,15 +399,18 @@ cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
   return cudaGetLastError();
 }
 
-cudaError_t checksum(const void* data, int64_t bytes, unsigned long long* sum,
-                     cudaStream_t stream) {
-  if (bytes == 0)
+cudaError_t count_undrawn(const void* data, int32_t dtype, distribution dist, int64_t low,
+                          int64_t high, uint64_t seed, int64_t first, int64_t count,
+                          unsigned long long* mismatches, cudaStream_t stream) {
+  if (count <= 0)
     return cudaSuccess;
-  int64_t words = bytes / 16;
-  checksum_kernel<<<blocks_for(words > 0 ? words : 1), threads, 0, stream>>>(
-    static_cast<const uint4*>(data), words, static_cast<const unsigned char*>(data) + words * 16,
-    bytes % 16, sum);
-  return cudaGetLastError();
+  return dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    count_undrawn_kernel<T><<<blocks_for(count), threads, 0, stream>>>(
+      static_cast<const T*>(data), static_cast<int32_t>(dist), seed, low, high, first,
+      first + count, mismatches);
+    return cudaGetLastError();
+  });
 }
 
 cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double* value,

@@ -41,6 +41,12 @@ struct compare_stats {
 cudaError_t compare(const void* out, const void* ref, uint64_t ref_key, int32_t dtype, int64_t n,
                     double atol, double rtol, compare_stats* stats, cudaStream_t stream);
 
+/// Compares like compare(), elements [first, first + count) only (statistics accumulate, so
+/// several ranges may be compared into one `stats`).
+cudaError_t compare_range(const void* out, const void* ref, uint64_t ref_key, int32_t dtype,
+                          int64_t first, int64_t count, double atol, double rtol,
+                          compare_stats* stats, cudaStream_t stream);
+
 /// XORs `bytes` bytes at `data` with a keystream of `key` (0: nothing). Reference outputs stay
 /// masked while candidates run in the same process, so a candidate that searches the
 /// worker's device memory for the answer finds none; compare() unmasks them as it reads.
@@ -65,11 +71,12 @@ cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
                           unsigned long long* diff_count, unsigned long long* first_diff,
                           cudaStream_t stream);
 
-/// Adds to `*sum` (device memory, zeroed before) a 64-bit checksum of `bytes` bytes at
-/// `data`: a sum of hashed (16-byte word, position) pairs, so the launch configuration does
-/// not change it and any change of content or position changes it with near certainty.
-cudaError_t checksum(const void* data, int64_t bytes, unsigned long long* sum,
-                     cudaStream_t stream);
+/// Adds to `*mismatches` (device memory, zeroed before) the number of elements in
+/// [first, first + count) of a tensor that differ from what fill_random(dist, seed, low,
+/// high) wrote there: inputs are checked unchanged without keeping a copy.
+cudaError_t count_undrawn(const void* data, int32_t dtype, distribution dist, int64_t low,
+                          int64_t high, uint64_t seed, int64_t first, int64_t count,
+                          unsigned long long* mismatches, cudaStream_t stream);
 
 /// Reads element `index` of a `dtype` tensor (masked with `key`, 0 for none) as a double
 /// (synchronous, small copy).
