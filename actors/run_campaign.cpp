@@ -33,6 +33,7 @@
 #include "engine/agent_backend.hpp"
 #include "engine/judge.hpp"
 #include "gpu/compiler.hpp"
+#include "gpu/worker_sandbox.hpp"
 #include "memory/store.hpp"
 
 #include <caf/actor_system.hpp>
@@ -138,8 +139,26 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
   settings.timing.warmup_ms = config.bench.warmup_ms;
   settings.timing.min_trials = static_cast<int32_t>(config.bench.min_timing_trials);
   settings.timing.max_ms = config.bench.max_timing_ms;
+  // The worker runs candidates: it gets no secret of ours, and a sandbox when asked for. A
+  // sandbox that cannot be made stops the campaign here, before any worker runs without it.
+  gpu::worker_boundary boundary;
+  boundary.sandbox =
+      config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
+  boundary.secret_env = config.bench.secret_env;
+  if (!config.agents.api_key_env.empty())
+    boundary.secret_env.push_back(config.agents.api_key_env);
+  boundary.readable = {options.cache_dir.empty() ? config.output_dir() / "cache"
+                                                 : options.cache_dir};
+  if (config.bench.sandbox) {
+    if (auto sandbox = gpu::probe_sandbox(boundary); !sandbox) {
+      campaign_error e{sandbox.error()};
+      e.environment = true;
+      return tl::unexpected(std::move(e));
+    }
+  }
   auto spawn_one = [&](int32_t index, int32_t device) {
     gpu::worker_options w;
+    w.boundary = boundary;
     w.executable = options.worker_executable.empty() ? gpu::default_worker_executable()
                                                      : options.worker_executable;
     w.device = device;

@@ -49,7 +49,7 @@ struct row {
 void usage() {
   std::fprintf(stderr,
                "usage: ks-suite-bench [--suite DIR]... [--one-ms TASK.toml] [--include DIR]\n"
-               "                      [--worker PATH] [--device N]\n"
+               "                      [--worker PATH] [--device N] [--sandbox]\n"
                "Verifies and times every task's reference in each suite and prints tables.\n");
 }
 
@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   std::vector<fs::path> suites;
   fs::path one_ms_task, include_dir, worker;
   int device = 0;
+  bool sandbox = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -78,6 +79,8 @@ int main(int argc, char** argv) {
       worker = next();
     else if (a == "--device")
       device = std::atoi(next().c_str());
+    else if (a == "--sandbox")
+      sandbox = true;  // the worker inside bubblewrap: its cost and its GPU access
     else {
       usage();
       return a == "--help" ? 0 : 1;
@@ -88,6 +91,11 @@ int main(int argc, char** argv) {
   gpu::worker_options wopt;
   wopt.executable = worker.empty() ? gpu::default_worker_executable() : worker;
   wopt.device = device;
+  wopt.boundary.sandbox = sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
+  wopt.boundary.requested_by = "--sandbox";
+  // The compile cache (below) lies in the temporary folder, which the sandbox hides; it is
+  // made afresh after the worker starts, so the whole folder is shown (read-only).
+  wopt.boundary.readable = {fs::temp_directory_path()};
   wopt.verify_timeout = std::chrono::milliseconds(300000);
   wopt.time_timeout = std::chrono::milliseconds(300000);
   std::vector<double> hello_ms, first_job_ms;

@@ -90,6 +90,10 @@ public:
     // The inputs first: a typo in a path should not cost a worker start or a compile.
     if (auto ok = read_inputs(); !ok)
       return ok;
+    // A sandbox that cannot be made is said before anything runs without it.
+    if (opt_.sandbox)
+      if (auto sandbox = gpu::probe_sandbox(worker_for(opt_).boundary); !sandbox)
+        return stop(stop_reason::environment, sandbox.error().message());
     // Without --arch, the device says which architecture to compile for.
     if (opt_.arch.empty())
       if (auto ok = open_device(); !ok)
@@ -125,6 +129,10 @@ private:
     gpu::worker_options w;
     w.executable = worker_or_default(opt.worker);
     w.device = opt.device;
+    // No config here: the environment is scrubbed all the same, the sandbox is a flag.
+    w.boundary.sandbox = opt.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
+    w.boundary.requested_by = "--sandbox";
+    w.boundary.readable = {fs::absolute(cache_dir_or_default(opt.cache_dir))};
     if (opt.job_timeout_s > 0) {
       auto limit = std::chrono::milliseconds(static_cast<int64_t>(opt.job_timeout_s * 1000));
       w.info_timeout = w.calibrate_timeout = w.verify_timeout = w.time_timeout = limit;
@@ -405,6 +413,11 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
                   "120 time)")
     ->check(CLI::PositiveNumber)
     ->type_name("SECONDS");
+  cmd->add_flag("--sandbox", opt.sandbox,
+                "Run the bench worker inside bubblewrap (bwrap): no network, a read-only file "
+                "system but for its own temporary folder (exit 3 if bwrap is missing or "
+                "cannot run here). Without it the worker still gets a scrubbed environment, "
+                "a private folder and resource limits");
   cmd->footer(exit_code_help());
   return cmd;
 }

@@ -25,6 +25,7 @@ struct eval_options {
   int32_t device = 0;
   std::filesystem::path worker;      ///< empty: gpu::default_worker_executable()
   double job_timeout_s = 0;          ///< the watchdog of every worker job; 0: the defaults
+  bool sandbox = false;              ///< runs the worker inside bubblewrap
 };
 
 /// Adds the `eval` subcommand to `app`, its options stored in `opt`; returns it.

@@ -217,6 +217,37 @@ private:
       kind.field(config) = std::move(values);
   }
 
+  void read(const option& o, const bool_option& kind, const toml::node& node,
+            campaign_config& config) {
+    if (std::optional<bool> value = node.value_exact<bool>())
+      kind.field(config) = *value;
+    else
+      bad_value(o, node);
+  }
+
+  void read(const option& o, const env_var_list_option& kind, const toml::node& node,
+            campaign_config& config) {
+    const toml::array* array = node.as_array();
+    if (array == nullptr)
+      return bad_value(o, node);
+    std::vector<std::string> values;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& item = (*array)[i];
+      std::optional<std::string> text = item.value_exact<std::string>();
+      if (text && is_env_var_name(*text))
+        values.push_back(std::move(*text));
+      else
+        report(item, "'" + label_of(o) + "[" + std::to_string(i) +
+                         "]' must be the name of an environment variable "
+                         "([A-Za-z_][A-Za-z0-9_]*), got " +
+                         (text ? std::string("a string that is not one (the value is not "
+                                             "shown: it may be the secret itself)")
+                               : describe(item)));
+    }
+    if (values.size() == array->size())
+      kind.field(config) = std::move(values);
+  }
+
   void read(const option& o, const gpus_option& kind, const toml::node& node,
             campaign_config& config) {
     if (std::optional<std::string> text = node.value_exact<std::string>()) {

@@ -11,7 +11,7 @@
 //   [search]    branches, depth, policy, exploration, stop_roofline_fraction, stop_patience,
 //               min_gain, finalists
 //   [bench]     trials, warmup_ms, min_timing_trials, max_timing_ms, atol, rtol, norm_rel,
-//               verify_timeout_s, time_timeout_s, compile_timeout_s
+//               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env
 //   [agents]    backend, endpoint, model, api_key_env, max_concurrency, request_timeout_s,
 //               repair_rounds
 //   [memory]    path
@@ -79,6 +79,8 @@ struct bench_section {
   double verify_timeout_s = 60;   ///< a verify job running longer fails as timed out
   double time_timeout_s = 120;    ///< a timing job running longer fails as timed out
   double compile_timeout_s = 120; ///< an nvcc run lasting longer fails as timed out
+  bool sandbox = false;           ///< runs each bench worker inside bubblewrap
+  std::vector<std::string> secret_env; ///< variables withheld from the worker, by name
 
   bool operator==(const bench_section&) const = default;
 };

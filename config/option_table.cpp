@@ -138,6 +138,20 @@ const option options[] = {
     {"bench", "compile_timeout_s",
      "An nvcc run lasting longer than this, in seconds, fails its candidate as timed out.",
      number_option{&field<bench, &bench_section::compile_timeout_s>, above(0)}},
+    {"bench", "sandbox",
+     "Runs each bench worker inside bubblewrap (bwrap): no network, the file system read-only "
+     "but for the worker's own temporary folder, the GPU device files. Needs bwrap installed "
+     "(Debian and Ubuntu package bubblewrap) and a host that lets it create namespaces; the "
+     "campaign stops at start when it cannot. Without it each worker still gets a scrubbed "
+     "environment, a private temporary folder and resource limits.",
+     bool_option{&field<bench, &bench_section::sandbox>}},
+    {"bench", "secret_env",
+     "Environment variables the bench worker never gets, besides agents.api_key_env and every "
+     "variable whose name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH. "
+     "(The worker gets only an allowlist anyway: PATH, LD_LIBRARY_PATH, HOME, LANG, LC_*, TZ, "
+     "CUDA_*, NVIDIA_*, __NV_*, __GL_* and KS_*; name here a secret that one of those would "
+     "pass.)",
+     env_var_list_option{&field<bench, &bench_section::secret_env>}},
 
     {"agents", "backend",
      "How the agents think: offline (rules and skill templates, no network), openai (any "
@@ -264,6 +278,10 @@ std::string accepted_values(const option& o) {
     }
     std::string operator()(const gpus_option&) const {
       return "\"all\" or a non-empty array of distinct device numbers (integers >= 0)";
+    }
+    std::string operator()(const bool_option&) const { return "true or false"; }
+    std::string operator()(const env_var_list_option&) const {
+      return "an array of environment variable names ([A-Za-z_][A-Za-z0-9_]*), possibly empty";
     }
   };
   return std::visit(visitor{}, o.kind);

@@ -78,6 +78,16 @@ struct text_list_option {
   field_ref<std::vector<std::string>> field;
 };
 
+/// true or false.
+struct bool_option {
+  field_ref<bool> field;
+};
+
+/// An array, empty or not, of environment variable names ([A-Za-z_][A-Za-z0-9_]*).
+struct env_var_list_option {
+  field_ref<std::vector<std::string>> field;
+};
+
 /// "all", or a non-empty array of distinct device numbers (integers >= 0 that fit int32).
 struct gpus_option {
   field_ref<gpus_section> field;
@@ -85,7 +95,8 @@ struct gpus_option {
 
 /// What an option accepts, and where it is stored.
 using option_kind = std::variant<integer_option, number_option, optional_number_option, text_option,
-                                 text_list_option, gpus_option>;
+                                 text_list_option, gpus_option, bool_option,
+                                 env_var_list_option>;
 
 /// One declared option.
 struct option {

@@ -18,6 +18,12 @@
 // exists its pid, and so its process group id, cannot be reused, so the kill(-pid) that
 // clears out leftovers (a background grandchild) can only reach processes of ours. Only then
 // do we reap it with waitpid.
+//
+// What a child inherits: the three pipes and nothing else (every other descriptor is closed
+// in the child before the exec, whether or not it was opened O_CLOEXEC: a library of the
+// engine that forgot the flag must not hand the store's files to the bench worker); the
+// environment it is given (the worker's is scrubbed, see worker_environment.hpp); and its
+// own folder, which is removed right after the reap.
 
 #include "gpu/child_process.hpp"
 
@@ -102,7 +108,8 @@ struct spawned {
 };
 
 engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
-                                      const std::filesystem::path& cwd = {}) {
+                                      const std::filesystem::path& cwd = {},
+                                      const std::vector<std::string>* env = nullptr) {
   if (argv.empty() || argv.front().empty())
     return engine::fail(engine::errc::invalid_input, "cannot start a child: empty command line");
   ignore_sigpipe();
@@ -132,6 +139,7 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, fds[3], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, fds[5], STDERR_FILENO);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!cwd.empty())
     posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
 
@@ -153,9 +161,18 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
   for (const auto& arg : argv)
     cargv.push_back(const_cast<char*>(arg.c_str()));
   cargv.push_back(nullptr);
+  std::vector<char*> cenv;
+  if (env != nullptr) {
+    cenv.reserve(env->size() + 1);
+    for (const auto& entry : *env)
+      cenv.push_back(const_cast<char*>(entry.c_str()));
+    cenv.push_back(nullptr);
+  }
 
   pid_t pid = -1;
-  int rc = ::posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  // posix_spawnp searches argv[0] in our PATH, not in the child's environment.
+  int rc = ::posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(),
+                          env != nullptr ? cenv.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
@@ -258,15 +275,25 @@ std::string exit_status::describe() const {
 engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input) {
-  return run_to_completion(argv, timeout, input, {});
+  return run_to_completion(argv, timeout, input, spawn_options{});
 }
 
 engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input,
                                                const std::filesystem::path& cwd) {
+  spawn_options options;
+  options.cwd = cwd;
+  return run_to_completion(argv, timeout, input, std::move(options));
+}
+
+engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& input, spawn_options options) {
   auto start = clock_type::now();
-  auto child = spawn_piped(argv, cwd);
+  // Dropped (and so removed) when this returns, after the child's group is dead.
+  private_folder folder = std::move(options.folder);
+  auto child = spawn_piped(argv, options.cwd, options.env ? &*options.env : nullptr);
   if (!child)
     return tl::unexpected(child.error());
   auto [pid, in, out, err] = *child;
@@ -347,7 +374,8 @@ child_process::child_process(child_process&& other) noexcept
     err_fd_(std::exchange(other.err_fd_, -1)),
     out_buf_(std::move(other.out_buf_)),
     err_(std::move(other.err_)),
-    last_(other.last_) {
+    last_(other.last_),
+    folder_(std::move(other.folder_)) {
 }
 
 child_process& child_process::operator=(child_process&& other) noexcept {
@@ -362,6 +390,7 @@ child_process& child_process::operator=(child_process&& other) noexcept {
     out_buf_ = std::move(other.out_buf_);
     err_ = std::move(other.err_);
     last_ = other.last_;
+    folder_ = std::move(other.folder_);
   }
   return *this;
 }
@@ -370,17 +399,24 @@ child_process::~child_process() {
   if (pid_ > 0)
     reap();
   close_fds();
+  folder_.remove();
 }
 
 engine::expected<child_process> child_process::spawn(const std::vector<std::string>& argv) {
-  auto child = spawn_piped(argv);
+  return spawn(argv, spawn_options{});
+}
+
+engine::expected<child_process> child_process::spawn(const std::vector<std::string>& argv,
+                                                     spawn_options options) {
+  auto child = spawn_piped(argv, options.cwd, options.env ? &*options.env : nullptr);
   if (!child)
-    return tl::unexpected(child.error());
+    return tl::unexpected(child.error());  // options.folder goes with options
   child_process result;
   result.pid_ = child->pid;
   result.in_ = child->in;
   result.out_ = child->out;
   result.err_fd_ = child->err;
+  result.folder_ = std::move(options.folder);
   return result;
 }
 
@@ -523,6 +559,7 @@ exit_status child_process::reap() {
   read_available(out_, out_buf_);
   drain_stderr();
   close_fds();
+  folder_.remove();
   last_ = status;
   return status;
 }

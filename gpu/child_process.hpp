@@ -4,6 +4,7 @@
 // that a kill reaches everything they started (nvcc's cicc and ptxas; a hung worker).
 
 #include "engine/error.hpp"
+#include "gpu/private_folder.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -36,6 +37,17 @@ struct run_result {
   double wall_ms = 0;
 };
 
+/// How to start a child, besides its command line.
+struct spawn_options {
+  /// The child's whole environment, "NAME=value" entries; nullopt: a copy of ours.
+  std::optional<std::vector<std::string>> env;
+  /// The child's working directory; empty: ours.
+  std::filesystem::path cwd;
+  /// A folder of the child's own (its cwd, say): removed once the child is reaped, or at
+  /// once when it cannot be started.
+  private_folder folder;
+};
+
 /// Runs `argv` (argv[0] is searched in PATH when it has no '/'), feeds it `input` on stdin,
 /// collects stdout and stderr, and kills its process group at `timeout`. Fails only when
 /// the process cannot be started at all.
@@ -50,6 +62,12 @@ engine::expected<run_result> run_to_completion(const std::vector<std::string>& a
                                                const std::string& input,
                                                const std::filesystem::path& cwd);
 
+/// Runs like the overloads above, started as `options` says; its folder is removed before
+/// this returns.
+engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+                                               std::chrono::milliseconds timeout,
+                                               const std::string& input, spawn_options options);
+
 /// A long-lived child spoken to in lines: the bench worker. Not thread-safe: one owner
 /// thread calls all members.
 class child_process {
@@ -60,11 +78,17 @@ public:
   child_process(child_process&& other) noexcept;
   child_process& operator=(child_process&& other) noexcept;
 
-  /// Kills the process group (SIGKILL) and reaps it, if still running.
+  /// Kills the process group (SIGKILL) and reaps it, if still running; removes the child's
+  /// folder.
   ~child_process();
 
   /// Starts `argv` with piped stdin/stdout/stderr in a new process group.
   static engine::expected<child_process> spawn(const std::vector<std::string>& argv);
+
+  /// Starts `argv` like the overload above, as `options` says; the child owns
+  /// `options.folder` from now on.
+  static engine::expected<child_process> spawn(const std::vector<std::string>& argv,
+                                               spawn_options options);
 
   /// Writes `line` plus '\n' to the child's stdin, waiting at most 30 s for room in the
   /// pipe. Fails (errc::subprocess) if the child closed its stdin.
@@ -85,11 +109,13 @@ public:
   /// Returns the last bytes (at most 64 KiB) the child wrote to stderr so far.
   const std::string& stderr_tail() const noexcept { return err_; }
 
-  /// Sends SIGKILL to the process group and reaps the child; returns how it ended (its own
-  /// exit status if it had already exited). Returns the first status again when called twice.
+  /// Sends SIGKILL to the process group, reaps the child and removes its folder; returns how
+  /// it ended (its own exit status if it had already exited). Returns the first status again
+  /// when called twice.
   exit_status kill();
 
-  /// Waits up to `timeout` for the child to exit by itself; kills it after that.
+  /// Waits up to `timeout` for the child to exit by itself; kills it after that. Either way
+  /// the child is reaped and its folder removed.
   exit_status wait(std::chrono::milliseconds timeout);
 
   /// Checks whether the child was started and has not been reaped.
@@ -97,6 +123,9 @@ public:
 
   /// Returns the child's pid, or -1.
   int pid() const noexcept { return pid_; }
+
+  /// Returns the child's own folder, or an empty path when it has none (any more).
+  const std::filesystem::path& folder() const noexcept { return folder_.path(); }
 
 private:
   void drain_stderr();
@@ -111,6 +140,7 @@ private:
   std::string out_buf_;
   std::string err_;
   exit_status last_;  // how the child ended, once reaped
+  private_folder folder_;  // removed right after the reap, when the process group is dead
 };
 
 } // namespace ks::gpu

@@ -465,6 +465,8 @@ engine::expected<compiler> compiler::create(compiler_options options) {
   options.include_dir = *include_dir;
   if (options.cache_dir.empty())
     options.cache_dir = default_cache_dir();
+  // Absolute: the bench worker that loads the shared objects runs in a folder of its own.
+  options.cache_dir = fs::absolute(options.cache_dir);
   if (options.jobs <= 0)
     options.jobs = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 

@@ -149,7 +149,11 @@ tl::expected<void, failure> worker_client::ensure_started() {
   std::vector<std::string> argv{exe.string(), "--device", std::to_string(options_.device)};
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   auto started = clock_type::now();
-  auto spawned = child_process::spawn(argv);
+  // A fresh private folder and scrubbed environment for every start (worker_sandbox.hpp).
+  auto launch = prepare_worker_launch(std::move(argv), options_.boundary);
+  if (!launch)
+    return tl::unexpected(make_failure(failure_kind::crash, cannot_start + launch.error().message()));
+  auto spawned = child_process::spawn(launch->argv, std::move(launch->spawn));
   if (!spawned)
     return tl::unexpected(make_failure(failure_kind::crash, cannot_start + spawned.error().message()));
   ++starts_;

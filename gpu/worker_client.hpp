@@ -8,6 +8,7 @@
 #include "engine/task.hpp"
 #include "gpu/child_process.hpp"
 #include "gpu/worker_protocol.hpp"
+#include "gpu/worker_sandbox.hpp"
 
 #include <tl/expected.hpp>
 
@@ -33,6 +34,9 @@ struct worker_options {
   std::chrono::milliseconds verify_timeout{60000};
   std::chrono::milliseconds time_timeout{120000};
   std::vector<std::string> extra_args;             ///< appended to the worker's command line
+  /// Its environment, private folder and sandbox (worker_sandbox.hpp); the environment is
+  /// scrubbed whatever this says.
+  worker_boundary boundary;
 };
 
 /// Returns the ks-bench-worker next to the running executable, or in PATH.
@@ -58,7 +62,7 @@ public:
   job_result<timing_result> time(const engine::task& t, const std::string& kernel,
                                  const std::string& reference, const timing_options& opt);
 
-  /// Asks the worker to exit and waits for it.
+  /// Asks the worker to exit and waits for it; its private folder is removed.
   void shutdown();
 
   /// Returns how many worker processes were started so far.
@@ -66,6 +70,15 @@ public:
 
   /// Returns how long the last start took, from spawn to hello, in ms.
   double last_start_ms() const noexcept { return last_start_ms_; }
+
+  /// Returns the running worker's pid (bwrap's, in a sandbox), or -1 when none runs.
+  int worker_pid() const noexcept { return process_ ? process_->pid() : -1; }
+
+  /// Returns the running worker's private folder (its working directory and TMPDIR), or an
+  /// empty path when none runs.
+  std::filesystem::path worker_folder() const {
+    return process_ ? process_->folder() : std::filesystem::path{};
+  }
 
 private:
   job_result<response> run(request req, std::chrono::milliseconds timeout);

@@ -10,6 +10,7 @@ packages=(
   liblmdb-dev libcurl4-openssl-dev
   libtomlplusplus-dev libcli11-dev catch2 libexpected-dev
   libxxhash-dev                    # content keys of the compile cache (header-only use)
+  bubblewrap                       # bench.sandbox = true: the bench worker inside bwrap
 )
 
 missing=()
@@ -29,5 +30,10 @@ if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
   echo "install-deps: the CUDA 13 toolkit is not at /usr/local/cuda (nvcc missing)." >&2
   echo "install-deps: install it from NVIDIA's packages; kernelskill needs nvcc, cudart, NVRTC and CUPTI." >&2
   exit 1
+fi
+# The sandbox tests skip (saying why) where bwrap cannot make namespaces: say it here too.
+if ! bwrap --ro-bind / / --unshare-net true 2>/dev/null; then
+  echo "install-deps: bwrap is installed but cannot make a sandbox on this host;" \
+       "bench.sandbox = true will not work here (the sandbox tests skip)" >&2
 fi
 echo "install-deps: all packages present"

@@ -6,8 +6,12 @@
 // before any candidate is loaded (a printf in a kernel's host code cannot break a reply);
 // a crash or hang is the engine's client's to detect (EOF, watchdog); and after a sticky
 // CUDA error the worker answers the job and exits, because nothing after it can be trusted.
+// Before its hello (and so before any candidate) it lowers its own resource limits: no core
+// dumps, no huge file, no fork bomb (gpu/worker_limits.hpp); the engine gave it a scrubbed
+// environment and a private folder, and maybe a sandbox around it (gpu/worker_sandbox.hpp).
 
 #include "gpu/worker/bench_session.hpp"
+#include "gpu/worker_limits.hpp"
 #include "gpu/worker_protocol.hpp"
 
 #include <cstdio>
@@ -57,6 +61,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+
+  // A limit that cannot be set is said on stderr, not fatal: lowering a limit never fails.
+  if (auto limited = ks::gpu::apply_worker_limits(); !limited)
+    std::fprintf(stderr, "ks-bench-worker: %s\n", limited.error().message().c_str());
 
   int protocol_fd = dup(STDOUT_FILENO);
   if (protocol_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {

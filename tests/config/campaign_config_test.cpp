@@ -88,6 +88,8 @@ norm_rel = 3e-6
 verify_timeout_s = 30
 time_timeout_s = 90
 compile_timeout_s = 240
+sandbox = true
+secret_env = ["KS_MODEL_BEARER", "HF_HUB"]
 
 [agents]
 backend = "openai"
@@ -207,6 +209,8 @@ TEST_CASE("a config that sets every option in every section loads them all", "[c
   CHECK(c.bench.verify_timeout_s == 30);
   CHECK(c.bench.time_timeout_s == 90);
   CHECK(c.bench.compile_timeout_s == 240);
+  CHECK(c.bench.sandbox);
+  CHECK(c.bench.secret_env == std::vector<std::string>{"KS_MODEL_BEARER", "HF_HUB"});
   CHECK(c.agents.backend == "openai");
   CHECK(c.agents.endpoint == "http://localhost:8000/v1");
   CHECK(c.agents.model == "qwen2.5-coder-32b");
@@ -254,7 +258,7 @@ TEST_CASE("an unknown key is reported at the key with a did-you-mean suggestion"
         at(2, 1,
            "unknown key 'warmup' in [bench] (valid keys: trials, warmup_ms, "
            "min_timing_trials, max_timing_ms, atol, rtol, norm_rel, verify_timeout_s, "
-           "time_timeout_s, compile_timeout_s)"));
+           "time_timeout_s, compile_timeout_s, sandbox, secret_env)"));
 }
 
 TEST_CASE("a key in the wrong section is reported with the section it belongs in", "[config]") {
@@ -309,6 +313,28 @@ TEST_CASE("a negative budget is reported", "[config]") {
         at(2, 23, "'campaign.candidates_per_task' must be an integer >= 1, got -3"));
   CHECK(error_of("[bench]\natol = -1e-5\n").message() ==
         at(2, 8, "'bench.atol' must be a number >= 0, got -1e-05"));
+}
+
+TEST_CASE("bench.sandbox takes a boolean and bench.secret_env variable names", "[config]") {
+  CHECK_FALSE(config_of("").bench.sandbox);
+  CHECK(config_of("").bench.secret_env.empty());
+  CHECK(config_of("[bench]\nsecret_env = []\n").bench.secret_env.empty());
+  CHECK(error_of("[bench]\nsandbox = \"yes\"\n").message() ==
+        at(2, 11, "'bench.sandbox' must be true or false, got \"yes\""));
+  CHECK(error_of("[bench]\nsecret_env = \"KS_TOKEN\"\n").message() ==
+        at(2, 14,
+           "'bench.secret_env' must be an array of environment variable names "
+           "([A-Za-z_][A-Za-z0-9_]*), possibly empty, got \"KS_TOKEN\""));
+  // The value is not echoed: it may be the secret itself.
+  CHECK(error_of("[bench]\nsecret_env = [\"OK_NAME\", \"sk-abc123\", 7]\n").message() ==
+        at(2, 26,
+           "'bench.secret_env[1]' must be the name of an environment variable "
+           "([A-Za-z_][A-Za-z0-9_]*), got a string that is not one (the value is not shown: it "
+           "may be the secret itself)") +
+          "\n" +
+          at(2, 39,
+             "'bench.secret_env[2]' must be the name of an environment variable "
+             "([A-Za-z_][A-Za-z0-9_]*), got 7"));
 }
 
 TEST_CASE("an unknown policy or backend is reported with the valid names", "[config]") {
