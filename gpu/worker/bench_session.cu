@@ -360,7 +360,6 @@ struct bench_session::impl {
     ref_cache_bytes = 0;
     for (auto& set : timing_ref)
       set.clear();
-    check_inputs.clear();
     timing_ref_key.clear();
     signature.clear();
     for (const auto& s : t.inputs) {
@@ -579,7 +578,7 @@ struct bench_session::impl {
   // Reference outputs of each timing set, valid for timing_ref_key (reference and seed).
   std::vector<device_buffer> timing_ref[timing_sets];
   std::string timing_ref_key;
-  // Statistics of the checked calls of one batch, then counters of changed input elements.
+  // Statistics of the checked calls of one batch, or counts of changed input elements.
   device_buffer check_scratch;
   static constexpr int32_t checks_per_batch = 2;
 
@@ -597,18 +596,22 @@ struct bench_session::impl {
   uint64_t timing_job_seed = 0;
 
   // A compute-bound task (more than fresh_intensity flops per byte) is timed on fresh inputs
-  // instead: every call's set is redrawn whole, so nothing a candidate remembers or learns
-  // (sampled or full-content memos, incremental updates from a saved copy, telling checked
-  // calls from others) predicts its inputs; checking a sparse redraw would not do, because
-  // reading every input to find what changed is cheap next to the work. A checked call's
-  // inputs are copied aside before it, and the reference runs on the copy right after it,
-  // so no answer exists while the candidate runs; each check then costs one reference call,
-  // so checks after the first are made only while they stay within check_budget of the
-  // timed GPU time. Redrawing a set writes its bytes once, little next to the work here.
+  // instead: every call's set is redrawn whole, so nothing a candidate remembers predicts
+  // its inputs. Sparse redraws would not do there: reading every input to find what changed
+  // (and updating the last result, or telling the pristine calls from the others) is cheap
+  // next to the work. Redrawing writes a set's bytes once, little next to the work here.
+  //
+  // Two kinds of check. A pristine check gives the call its set as drawn and compares with
+  // the reference's cached outputs: cheap, so the last call of every batch gets one (sparse
+  // mode only). A blind check is made on an ordinary call, redrawn like the others, so no
+  // candidate can tell it from an unchecked one (a candidate that hashes its inputs would
+  // otherwise learn that pristine states recur, and work only on those): the reference runs
+  // on the same buffers right after it (an answer of inputs that never recur is left behind,
+  // for nothing). A blind check costs a reference call, so the first batch always gets one,
+  // and later batches one each while they stay within check_budget of the timed GPU time.
   static constexpr double fresh_intensity = 8;
   static constexpr double check_budget = 0.1;
   bool fresh_inputs = false;
-  std::vector<device_buffer> check_inputs;
   ks_forward_fn timing_reference = nullptr;
   cudaEvent_t check_events[2 * 2] = {};
   double check_ms = 0;        // reference calls of this job's checks, in all
@@ -624,10 +627,6 @@ struct bench_session::impl {
                           timing_distribution(spec.init), input_seed(seed, i), spec.low,
                           spec.high, stream),
               "drawing timing input '" + spec.name + "'");
-        if (pristine)
-          check(cudaMemcpyAsync(check_inputs[i].ptr, ins[i].ptr, ins[i].bytes,
-                                cudaMemcpyDeviceToDevice, stream),
-                "copying a checked call's inputs aside");
       }
       return;
     }
@@ -659,15 +658,11 @@ struct bench_session::impl {
     fresh_inputs = t.cost.bytes > 0 && t.cost.flops > fresh_intensity * t.cost.bytes;
     check_ms = 0;
     check_call_ms = -1;
-    if (fresh_inputs) {
-      if (check_inputs.empty())
-        for (const auto& spec : t.inputs)
-          check_inputs.push_back(allocate(spec.bytes(), "a checked call's input '" + spec.name + "'"));
-      for (auto& e : check_events)
-        if (e == nullptr)
-          check(cudaEventCreate(&e), "creating events");
+    for (auto& e : check_events)
+      if (e == nullptr)
+        check(cudaEventCreate(&e), "creating events");
+    if (fresh_inputs)
       return;
-    }
     for (int set = 0; set < timing_sets; ++set) {
       perturbed[set].clear();
       auto& ins = timing_inputs(set);
@@ -742,50 +737,27 @@ struct bench_session::impl {
     return undone;
   }
 
-  // Enqueues a comparison of the outputs with the reference's for `set` into `slot`.
-  void enqueue_check(const engine::task& t, int set, int32_t slot) {
+  // Enqueues a check of the call just made on `set` into `slot`: blind (the reference runs
+  // on the same inputs now) or pristine (its cached outputs for the set as drawn).
+  void enqueue_check(const engine::task& t, int set, int32_t slot, bool blind) {
     auto* stats = static_cast<compare_stats*>(check_scratch.ptr) + slot * t.outputs.size();
-    if (fresh_inputs) {
+    if (blind) {
       check(cudaEventRecord(check_events[2 * slot], stream), "recording an event");
-      if (int rc = call(timing_reference, t, check_inputs, ref_outputs, "reference"); rc != 0)
+      if (int rc = call(timing_reference, t, timing_inputs(set), ref_outputs, "reference");
+          rc != 0)
         fail_with(failure_kind::launch_error,
                   "the reference's ks_forward returned " + std::to_string(rc) +
                     " while checking a timed call");
       check(cudaEventRecord(check_events[2 * slot + 1], stream), "recording an event");
-      auto* changed = input_counters(t, slot);
-      for (size_t o = 0; o < t.outputs.size(); ++o) {
-        const auto& spec = t.outputs[o];
-        check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
-        check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
-              "resetting statistics");
-        for (auto [first, count] : windows(spec.numel(), engine::size_of(spec.type)))
-          check(compare_range(outputs[o].ptr, ref_outputs[o].ptr, 0,
-                              static_cast<int32_t>(spec.type), first, count, t.tol.atol,
-                              t.tol.rtol, stats + o, stream),
-                "checking a timed call");
-      }
-      auto& ins = timing_inputs(set);
-      for (size_t i = 0; i < t.inputs.size(); ++i) {
-        check(cudaMemsetAsync(changed + 2 * i, 0, sizeof(unsigned long long), stream),
-              "resetting counters");
-        check(cudaMemsetAsync(changed + 2 * i + 1, 0xFF, sizeof(unsigned long long), stream),
-              "resetting counters");
-        check(compare_bytes(ins[i].ptr, check_inputs[i].ptr, ins[i].bytes, changed + 2 * i,
-                            changed + 2 * i + 1, stream),
-              "checking the inputs");
-      }
-      // The answer must not stay behind for the next call to find.
-      for (auto& b : ref_outputs)
-        check(poison(b.ptr, b.bytes, stream), "clearing the reference's outputs");
-      return;
     }
     for (size_t o = 0; o < t.outputs.size(); ++o) {
       const auto& spec = t.outputs[o];
       check(cudaMemsetAsync(stats + o, 0, sizeof(compare_stats), stream), "resetting statistics");
       check(cudaMemsetAsync(&stats[o].first_bad, 0xFF, sizeof(unsigned long long), stream),
             "resetting statistics");
+      const void* expected = blind ? ref_outputs[o].ptr : timing_ref[set][o].ptr;
       for (auto [first, count] : windows(spec.numel(), engine::size_of(spec.type)))
-        check(compare_range(outputs[o].ptr, timing_ref[set][o].ptr, answer_key,
+        check(compare_range(outputs[o].ptr, expected, blind ? 0 : answer_key,
                             static_cast<int32_t>(spec.type), first, count, t.tol.atol,
                             t.tol.rtol, stats + o, stream),
               "checking a timed call");
@@ -796,6 +768,7 @@ struct bench_session::impl {
     int64_t call = 0;  // the call's number in the job, warm-up included
     int set = 0;
     std::string what;  // "timed call 37", "the last call of the back-to-back batch"
+    bool blind = false;
   };
 
   // Reads the statistics of `checks` (enqueued into slots 0, 1, ...) after the stream is
@@ -819,8 +792,8 @@ struct bench_session::impl {
         std::ostringstream msg;
         msg << "wrong result found during timing: output '" << spec.name << "' of "
             << checks[c].what << " (input set " << checks[c].set
-            << (fresh_inputs ? ", drawn afresh for the call" : "") << ")";
-        if (st.bad_count > 0 && fresh_inputs) {
+            << (checks[c].blind ? ", as redrawn for that call" : ", as drawn") << ")";
+        if (st.bad_count > 0 && checks[c].blind) {
           msg << " is wrong in " << st.bad_count << " of " << spec.numel() << " elements";
           if (st.nan_count > 0)
             msg << " (" << st.nan_count << " NaN)";
@@ -844,40 +817,22 @@ struct bench_session::impl {
       }
   }
 
-  unsigned long long* input_counters(const engine::task& t, int32_t slot) {
-    auto* base = reinterpret_cast<unsigned long long*>(
-      static_cast<compare_stats*>(check_scratch.ptr) + checks_per_batch * t.outputs.size());
-    return base + 2 * slot * t.inputs.size();
-  }
-
-  // Fresh mode: the inputs of each checked call against their copy, and what its reference
-  // call cost.
-  void evaluate_fresh_checks(const engine::task& t, const std::vector<timed_check>& checks) {
-    if (!fresh_inputs || checks.empty())
-      return;
-    std::vector<unsigned long long> host(2 * checks.size() * t.inputs.size());
-    check(cudaMemcpyAsync(host.data(), input_counters(t, 0), sizeof(unsigned long long) * host.size(),
-                          cudaMemcpyDeviceToHost, stream),
-          "reading the checks");
+  // Adds what the reference calls of blind checks cost to the budget's account.
+  void account_blind_checks(const std::vector<timed_check>& checks) {
     check(cudaStreamSynchronize(stream), "reading the checks");
     for (size_t c = 0; c < checks.size(); ++c) {
       float ms = 0;
-      if (cudaEventElapsedTime(&ms, check_events[2 * c], check_events[2 * c + 1]) == cudaSuccess) {
+      if (checks[c].blind &&
+          cudaEventElapsedTime(&ms, check_events[2 * c], check_events[2 * c + 1]) == cudaSuccess) {
         check_ms += ms;
         check_call_ms = ms;
       }
-      for (size_t i = 0; i < t.inputs.size(); ++i)
-        if (host[2 * (c * t.inputs.size() + i)] > 0)
-          fail_with(failure_kind::wrong_result,
-                    "the candidate changed input '" + t.inputs[i].name + "' during timing (" +
-                      checks[c].what + "); inputs are read-only");
     }
   }
 
-  // Checks whether one more check fits the budget (fresh mode; sparse checks are cheap).
+  // Checks whether one more blind check fits the budget.
   bool check_affordable(double timed_ms) const {
-    return !fresh_inputs || check_call_ms < 0 ||
-           check_ms + check_call_ms <= check_budget * timed_ms;
+    return check_call_ms < 0 || check_ms + check_call_ms <= check_budget * timed_ms;
   }
 
   // Sparse mode, after the last call: both sets, their redrawn elements restored, must
@@ -1016,25 +971,19 @@ struct bench_session::impl {
           check(cudaEventCreate(&e), "creating events");
           events.push_back(e);
         }
-        // The last call of every batch is checked (so the last timed call is), and one
-        // other chosen at random among the calls of the other input set, so that no call
-        // count can be known to go unchecked and both sets are checked. On fresh inputs a
-        // check costs a reference call: one random call of the first batch, then one per
-        // batch while the budget allows.
-        int32_t random_check = -1, last_check = batch - 1;
-        if (fresh_inputs) {
-          last_check = -1;
-          if (times.empty() || check_affordable(timed_ms))
-            random_check = std::uniform_int_distribution<int32_t>(0, batch - 1)(rng);
-        } else if (batch > 1) {
-          random_check = batch - 2 - 2 * std::uniform_int_distribution<int32_t>(
-                                           0, (batch - 2) / 2)(rng);
-        }
+        // Sparse mode: a pristine check of the last call of every batch (so the last timed
+        // call is checked). Both modes: a blind check of a random call (any other than the
+        // last in sparse mode) in the first batch, and in later ones within the budget.
+        int32_t pristine_check = fresh_inputs ? -1 : batch - 1;
+        int32_t blind_check = -1;
+        int32_t blind_span = fresh_inputs ? batch : batch - 1;
+        if (blind_span > 0 && (times.empty() || check_affordable(timed_ms)))
+          blind_check = std::uniform_int_distribution<int32_t>(0, blind_span - 1)(rng);
         checks.clear();
         for (int32_t i = 0; i < batch; ++i) {
-          bool checked = i == random_check || i == last_check;
+          bool pristine = i == pristine_check;
           int set = static_cast<int>(call_index % timing_sets);
-          prepare_call_inputs(t, set, checked);
+          prepare_call_inputs(t, set, pristine);
           flush();
           check(cudaEventRecord(events[2 * i], stream), "recording an event");
           ++call_index;
@@ -1043,10 +992,10 @@ struct bench_session::impl {
           check(cudaEventRecord(events[2 * i + 1], stream), "recording an event");
           if (undo_l2_persistence())
             ++r.l2_resets;
-          if (checked) {
-            enqueue_check(t, set, static_cast<int32_t>(checks.size()));
+          if (pristine || i == blind_check) {
+            enqueue_check(t, set, static_cast<int32_t>(checks.size()), !pristine);
             checks.push_back({call_index - 1, set,
-                              "timed call " + std::to_string(times.size() + i + 1)});
+                              "timed call " + std::to_string(times.size() + i + 1), !pristine});
           }
         }
         check(cudaStreamSynchronize(stream), "timing");
@@ -1073,8 +1022,8 @@ struct bench_session::impl {
           fail_with(failure_kind::escaped_stream, msg.str());
         }
         r.checked_calls += static_cast<int32_t>(checks.size());
+        account_blind_checks(checks);
         evaluate_checks(t, checks);
-        evaluate_fresh_checks(t, checks);
         double median = median_of(times);
         auto n = static_cast<int32_t>(times.size());
         bool stable = previous_median > 0 &&
@@ -1125,11 +1074,10 @@ struct bench_session::impl {
   static int64_t scratch_bytes_for(const engine::task& t) {
     int64_t stats = int64_t{checks_per_batch} * static_cast<int64_t>(t.outputs.size()) *
                     static_cast<int64_t>(sizeof(compare_stats));
-    int64_t counters = int64_t{2} * checks_per_batch * static_cast<int64_t>(t.inputs.size()) *
-                       static_cast<int64_t>(sizeof(unsigned long long));
-    int64_t sums = static_cast<int64_t>(timing_sets * t.inputs.size() * sizeof(unsigned long long));
-    return std::max<int64_t>({stats + counters, sums, 256});
+    int64_t counts = static_cast<int64_t>(timing_sets * t.inputs.size() * sizeof(unsigned long long));
+    return std::max<int64_t>({stats, counts, 256});
   }
+
 
   // The host-clock check, audited: back-to-back calls with no flush and no events, enough
   // of them to hold about 5 ms of work (so that a short kernel escaping to another stream
@@ -1139,7 +1087,8 @@ struct bench_session::impl {
   template <class CallNext>
   void audit_back_to_back(const engine::task& t, const timing_options& opt, timing_result& r,
                           CallNext&& call_next, double timed_ms) {
-    bool check_last = check_affordable(timed_ms) || r.checked_calls == 0;
+    // Its last call: pristine in sparse mode; blind on fresh inputs, within the budget.
+    bool check_last = !fresh_inputs || check_affordable(timed_ms);
     int32_t most = std::max(opt.host_check_batch, 1) * 100;
     r.batch = static_cast<int32_t>(
       std::clamp(std::ceil(5.0 / std::max(r.median_ms, 1e-3)), 1.0, static_cast<double>(most)));
@@ -1160,7 +1109,7 @@ struct bench_session::impl {
     auto t0 = clock_type::now();
     try {
       for (int32_t i = 0; i < r.batch; ++i)
-        last_set = call_next(check_last && i == r.batch - 1);
+        last_set = call_next(!fresh_inputs && i == r.batch - 1);
       check(cudaStreamSynchronize(stream), "host-clock check");
     } catch (...) {
       if (audited)
@@ -1204,11 +1153,12 @@ struct bench_session::impl {
 
     if (!check_last)
       return;
-    enqueue_check(t, last_set, 0);
+    enqueue_check(t, last_set, 0, fresh_inputs);
     r.checked_calls += 1;
-    std::vector<timed_check> last{{0, last_set, "the last call of the back-to-back batch"}};
+    std::vector<timed_check> last{
+      {0, last_set, "the last call of the back-to-back batch", fresh_inputs}};
+    account_blind_checks(last);
     evaluate_checks(t, last);
-    evaluate_fresh_checks(t, last);
   }
 };
 
