@@ -27,10 +27,16 @@ bool is_executable_file(const fs::path& path) {
   return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
 }
 
-// Returns `name` as found in our PATH (or as given when it holds a '/'), or nullopt.
+// Returns `name` as given when it holds a '/', else found beside the running executable (so
+// that a bwrap carried in an installed bin/ is used on a host that lacks the package), else in
+// our PATH; nullopt when it is nowhere.
 std::optional<fs::path> find_program(const std::string& name) {
   if (name.find('/') != std::string::npos)
     return is_executable_file(name) ? std::optional<fs::path>(fs::absolute(name)) : std::nullopt;
+  std::error_code ec;
+  if (fs::path self = fs::read_symlink("/proc/self/exe", ec);
+      !ec && is_executable_file(self.parent_path() / name))
+    return self.parent_path() / name;
   const char* path = std::getenv("PATH");
   std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
   while (!dirs.empty()) {
@@ -120,8 +126,9 @@ void sweep_once(const fs::path& root) {
     sweep_private_folders(root, worker_folder_prefix);
 }
 
-// Runs `bwrap` with the arguments of `support` around `true`; returns bwrap's complaint, or
-// "" when the sandbox works.
+// Runs `bwrap` with the arguments of `support` around a shell doing nothing (by absolute
+// path: the environment's PATH may name nothing); returns bwrap's complaint, or "" when the
+// sandbox works.
 std::string try_sandbox(const sandbox_support& support, const worker_boundary& boundary) {
   auto folder = private_folder::create(temp_root_of(boundary), worker_folder_prefix);
   if (!folder)
@@ -131,7 +138,7 @@ std::string try_sandbox(const sandbox_support& support, const worker_boundary& b
   std::vector<std::string> argv{support.bwrap.string()};
   for (std::string& arg : sandbox_arguments(support, boundary, folder->path(), *options.env))
     argv.push_back(std::move(arg));
-  argv.emplace_back("true");
+  argv.insert(argv.end(), {"/bin/sh", "-c", ":"});
   options.folder = std::move(*folder);
   auto ran = run_to_completion(argv, probe_timeout, {}, std::move(options));
   if (!ran)
@@ -145,8 +152,9 @@ engine::expected<sandbox_support> probe_uncached(const worker_boundary& boundary
   auto bwrap = find_program(boundary.bwrap);
   if (!bwrap)
     return engine::fail(engine::errc::not_found,
-                        boundary.requested_by + " but bubblewrap is not installed ('"
-                          + boundary.bwrap + "' is not in PATH): apt-get install bubblewrap, or "
+                        boundary.requested_by + " but bubblewrap is not installed (no '"
+                          + boundary.bwrap
+                          + "' beside this program or in PATH): apt-get install bubblewrap, or "
                           + turn_off(boundary));
   // The fullest sandbox first; each fallback gives up a namespace this host may not allow.
   const std::array<sandbox_support, 3> variants = {

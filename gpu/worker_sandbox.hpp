@@ -54,7 +54,8 @@ struct worker_boundary {
   /// would hide them; made when missing, since the bind is made when the worker starts.
   std::vector<std::filesystem::path> readable;
   std::filesystem::path temp_root;  ///< where private folders are made; empty: $TMPDIR or /tmp
-  std::string bwrap = "bwrap";      ///< bubblewrap: a path, or a name searched in PATH
+  /// bubblewrap: a path, or a name looked for beside the running program, then in PATH
+  std::string bwrap = "bwrap";
   /// The setting that asked for the sandbox, as the user wrote it: errors start with it and
   /// say how to turn it off ("bench.sandbox = true", or a flag such as "--sandbox").
   std::string requested_by = "bench.sandbox = true";
