@@ -204,6 +204,12 @@ job_result<response> worker_client::run(request req, std::chrono::milliseconds t
   // A worker that died between jobs cannot take the request: report its death, not EPIPE.
   auto died = [&](const std::string& when) {
     exit_status status = process_->wait(exit_grace);
+    // bubblewrap exits 128 + N when its child is killed by signal N: say which signal.
+    if (options_.boundary.sandbox == sandbox_mode::bubblewrap && status.signal == 0 &&
+        status.code > 128 && status.code < 128 + 65) {
+      status.signal = status.code - 128;
+      status.code = -1;
+    }
     std::string words = last_lines(process_->stderr_tail());
     process_.reset();
     std::string text = who + " died " + when + " (" + status.describe() + ")";
