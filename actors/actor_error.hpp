@@ -19,6 +19,8 @@ enum class actor_errc : uint8_t {
   tree = 4,     ///< the search tree refused a mutation (a broken invariant of ours)
   bench = 5,    ///< no bench actor can run the job
   internal = 6, ///< anything else of ours
+  transient = 7, ///< an agent backend cannot answer now (rate limited, unavailable): ask later
+  interrupted = 8, ///< the campaign was interrupted before the job started: redo it on resume
 };
 
 /// Returns a caf::error of `code` whose context holds `e`'s message, prefixed by its engine
@@ -30,6 +32,10 @@ caf::error make_actor_error(actor_errc code, std::string message);
 
 /// Returns a one-line description of `e` for people: the message it carries, or its code.
 std::string describe(const caf::error& e);
+
+/// Checks whether `e` is actor_errc::interrupted: a job dropped because the campaign stopped,
+/// not a failure of anything.
+bool is_interrupted(const caf::error& e);
 
 } // namespace ks::actors
 

@@ -3,6 +3,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
 #include "engine/analyst.hpp"
+#include "engine/diagnosis.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -27,7 +28,7 @@ struct analyst_state {
                                          engine::device_peaks{m.peak_gbps, m.peak_gflops}, usage);
     if (!b)
       return analysis{};
-    return analysis{engine::to_string(b->bound), b->fraction_of_roofline, std::move(b->text)};
+    return analysis{engine::make_diagnosis(*b, usage)};
   }
 };
 

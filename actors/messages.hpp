@@ -17,7 +17,11 @@
 
 #include "actors/fwd.hpp"
 #include "actors/step_timer.hpp"
+#include "engine/agent_backend.hpp"
+#include "engine/diagnosis.hpp"
 #include "engine/judge.hpp"
+#include "engine/retrieval.hpp"
+#include "engine/skill_stats.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
 #include "gpu/worker_protocol.hpp"
@@ -37,7 +41,39 @@ namespace ks::engine {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan& x) {
-  return f(caf::meta::type_name("plan"), x.skill, x.description, x.params);
+  return f(caf::meta::type_name("plan"), x.skill, x.description, x.params, x.skill_version,
+           x.template_name);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, metric_evidence& x) {
+  return f(caf::meta::type_name("metric_evidence"), x.metric, x.value, x.relation, x.threshold);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, diagnosis& x) {
+  return f(caf::meta::type_name("diagnosis"), x.diagnosed, x.bound, x.fraction_of_roofline,
+           x.achieved_gbps,
+           x.achieved_gflops, x.registers, x.spill_bytes, x.evidence, x.text);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, skill_stats& x) {
+  return f(caf::meta::type_name("skill_stats"), x.tries, x.compile_failures, x.wrong_results,
+           x.other_failures, x.acceptances, x.rejections, x.log_speedup_sum, x.best_speedup,
+           x.best_template, x.best_params, x.best_task, x.last_used);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, skill_try& x) {
+  return f(caf::meta::type_name("skill_try"), x.skill, x.skill_version, x.template_name, x.params,
+           x.family, x.arch, x.task, x.node, x.parent, x.outcome, x.failure_kind, x.gain,
+           x.reference_speedup, x.at);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retrieved_skill& x) {
+  return f(caf::meta::type_name("retrieved_skill"), x.id, x.stats, x.score, x.demoted, x.why);
 }
 
 template <class Inspector>
@@ -56,6 +92,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_outcome& x) {
   return f(caf::meta::type_name("plan_outcome"), x.plan, x.child, x.outcome, x.failure_kind,
            x.gain);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ancestor_memory& x) {
+  return f(caf::meta::type_name("ancestor_memory"), x.node, x.tried);
 }
 
 template <class Inspector>
@@ -346,18 +387,57 @@ typename Inspector::result_type inspect(Inspector& f, put_calibration& x) {
   return f(caf::meta::type_name("put_calibration"), x.uuid, x.json);
 }
 
-/// Adds one try of a skill to its statistics (store::add_skill_result).
+/// Adds one try of a skill to its statistics: the campaign's (store::add_skill_result) and,
+/// when the store actor holds the long-term skill memory, that memory's (once per node:
+/// memory::skill_store::record_try, keyed by `attempt`'s task and node).
 struct put_skill_result {
   std::string skill;
   std::string family;
   std::string gpu;
   bool success = false;
   double gain = 0;
+  engine::skill_try attempt; ///< the try's genotype and outcome, for long-term memory
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_skill_result& x) {
-  return f(caf::meta::type_name("put_skill_result"), x.skill, x.family, x.gpu, x.success, x.gain);
+  return f(caf::meta::type_name("put_skill_result"), x.skill, x.family, x.gpu, x.success, x.gain,
+           x.attempt);
+}
+
+/// Asks the store for long-term memory's statistics of every skill on an op family and GPU
+/// architecture; answered by skill_stats_reply (empty without a skill memory).
+struct get_skill_stats {
+  std::string family;
+  std::string arch;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_skill_stats& x) {
+  return f(caf::meta::type_name("get_skill_stats"), x.family, x.arch);
+}
+
+/// Asks the store to offer long-term memory every settled try of the campaign's store (a
+/// resume's first step): a try a kill lost between the two commits is counted now, and the
+/// ledger keeps every other from counting twice. Answered by ack.
+struct reconcile_tries {
+  std::map<std::string, std::string> families; ///< task name -> its op family
+  std::string arch;                            ///< the campaign's GPU architecture
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reconcile_tries& x) {
+  return f(caf::meta::type_name("reconcile_tries"), x.families, x.arch);
+}
+
+/// Answers get_skill_stats: statistics by skill id.
+struct skill_stats_reply {
+  std::map<std::string, engine::skill_stats> stats;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, skill_stats_reply& x) {
+  return f(caf::meta::type_name("skill_stats_reply"), x.stats);
 }
 
 /// Writes several records in one transaction (one fsync), all or nothing: sources, then
@@ -460,14 +540,20 @@ typename Inspector::result_type inspect(Inspector& f, write_outputs& x) {
 
 // -- roles: planner, coder, repairer, analyst, judge -------------------------------------------
 
-/// Asks the planner for up to `count` plans for `parent` (engine::planning_request).
+/// Asks the planner for up to `count` plans for `parent` (engine::planning_request): the
+/// parent's typed diagnosis, the skills retrieved for it with their statistics, and the
+/// short-term memory of the parent and of its branch.
 struct plan_request {
   std::string task;
   engine::node_id parent = engine::no_node;
   std::vector<engine::plan> parent_lineage;
   std::string parent_source;
+  std::string reference_source;
   std::vector<engine::plan_outcome> tried;
-  std::string diagnosis;
+  std::vector<engine::ancestor_memory> branch;
+  engine::diagnosis diagnosis;
+  std::vector<engine::retrieved_skill> skills; ///< empty: the planner retrieves them
+  std::map<std::string, engine::skill_stats> stats; ///< long-term memory's, by skill id
   double parent_fraction_of_roofline = 0;
   int64_t count = 1;
 };
@@ -475,7 +561,8 @@ struct plan_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_request& x) {
   return f(caf::meta::type_name("plan_request"), x.task, x.parent, x.parent_lineage,
-           x.parent_source, x.tried, x.diagnosis, x.parent_fraction_of_roofline, x.count);
+           x.parent_source, x.reference_source, x.tried, x.branch, x.diagnosis, x.skills, x.stats,
+           x.parent_fraction_of_roofline, x.count);
 }
 
 /// Answers plan_request: distinct plans, none tried; empty when the planner has no idea left.
@@ -557,16 +644,14 @@ typename Inspector::result_type inspect(Inspector& f, analyze_request& x) {
            x.peak_gflops);
 }
 
-/// Answers analyze_request; an empty diagnosis when the peaks are unknown.
+/// Answers analyze_request; a diagnosis without a bound when the peaks are unknown.
 struct analysis {
-  std::string bound; ///< engine::bound_kind's name, or empty
-  double fraction_of_roofline = 0;
-  std::string diagnosis; ///< one or two sentences for the planner
+  engine::diagnosis diagnosis; ///< typed; its text is for people and prompts
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, analysis& x) {
-  return f(caf::meta::type_name("analysis"), x.bound, x.fraction_of_roofline, x.diagnosis);
+  return f(caf::meta::type_name("analysis"), x.diagnosis);
 }
 
 /// Asks the judge whether `child` beats `parent` beyond the noise (engine::accept).
@@ -663,13 +748,14 @@ struct task_report {
   int64_t timed = 0;                      ///< candidates timed in this run
   std::vector<std::string> dry_run_lines; ///< dry run: what would be measured
   perf_tree perf;                         ///< where the supervisor's time went, by step
+  std::vector<int64_t> by_status;         ///< candidates per node_status, as task_progress
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_report& x) {
   return f(caf::meta::type_name("task_report"), x.name, x.phase, x.stop_reason, x.stop_text,
            x.nodes, x.winner, x.reference_ms, x.best_ms, x.speedup, x.fraction_of_roofline,
-           x.verified, x.timed, x.dry_run_lines, x.perf);
+           x.verified, x.timed, x.dry_run_lines, x.perf, x.by_status);
 }
 
 /// Asks a supervisor where its task stands (for the reporter).
@@ -688,12 +774,23 @@ struct task_progress {
   int64_t in_flight = 0;
   double best_speedup = 0;
   double best_fraction = 0;
+  std::vector<int64_t> by_status; ///< candidates (the reference left out) per node_status
+  int64_t budget = 0;             ///< candidates the task may plan in all; 0 = unknown
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
   return f(caf::meta::type_name("task_progress"), x.name, x.phase, x.nodes, x.in_flight,
-           x.best_speedup, x.best_fraction);
+           x.best_speedup, x.best_fraction, x.by_status, x.budget);
+}
+
+/// Tells a supervisor to ask its planner again: a plan request failed for now (rate limited,
+/// unavailable) and was put off.
+struct retry_plan {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retry_plan&) {
+  return f(caf::meta::type_name("retry_plan"));
 }
 
 /// Asks the campaign to run every task; answered by campaign_report once all have ended.
@@ -780,6 +877,10 @@ CAF_ADD_TYPE_ID(kernelskill, (ks::actors::task_progress))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::run_all))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::campaign_report))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::report_now))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::get_skill_stats))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::skill_stats_reply))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::retry_plan))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::reconcile_tries))
 
 /// Wakes an actor that works on a period (the reporter, the campaign's budget check).
 CAF_ADD_ATOM(kernelskill, ks::actors, tick_atom, "ks_tick")

@@ -3,6 +3,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
 #include "actors/report_writer.hpp"
+#include "memory/skill_store.hpp"
 #include "memory/store.hpp"
 #include "memory/write_batch.hpp"
 
@@ -16,6 +17,69 @@ namespace {
 
 struct store_state {
   std::shared_ptr<memory::store> db;
+  std::shared_ptr<memory::skill_store> skills;
+  std::string run;
+
+  // Counts the tries of `results` in long-term memory, after the campaign's store committed
+  // them: the ledger makes a repeat (a resumed campaign re-offering a try) count nothing, and a
+  // try lost by a kill between the two commits is counted at the next start (reconcile).
+  engine::expected<void> remember(const std::vector<put_skill_result>& results) {
+    if (!skills)
+      return {};
+    for (const put_skill_result& r : results) {
+      if (r.attempt.skill.empty() || r.attempt.outcome == engine::outcome_kind::pending)
+        continue;
+      if (auto counted = skills->record_try(run, r.attempt); !counted)
+        return tl::unexpected(counted.error());
+    }
+    return {};
+  }
+
+  // Offers long-term memory every settled try the campaign's store holds: the outcomes of its
+  // short-term memory, with the genotype of the node each made.
+  engine::expected<void> reconcile(const reconcile_tries& m) {
+    if (!skills)
+      return {};
+    auto states = db->tasks();
+    if (!states)
+      return tl::unexpected(states.error());
+    for (const memory::task_state& state : *states) {
+      auto family = m.families.find(state.name);
+      if (family == m.families.end())
+        continue; // a task this run does not have: its family is unknown here
+      auto nodes = db->nodes(state.name);
+      if (!nodes)
+        return tl::unexpected(nodes.error());
+      auto memory = db->short_term(state.name);
+      if (!memory)
+        return tl::unexpected(memory.error());
+      for (const auto& [parent, outcomes] : memory->outcomes())
+        for (const engine::plan_outcome& o : outcomes) {
+          if (o.outcome == engine::outcome_kind::pending || o.child < 0 ||
+              o.child >= static_cast<engine::node_id>(nodes->size()) || o.plan.skill.empty())
+            continue;
+          const engine::node_record& n = (*nodes)[static_cast<size_t>(o.child)];
+          engine::skill_try t;
+          t.skill = n.plan.skill;
+          t.skill_version = n.plan.skill_version;
+          t.template_name = n.plan.template_name;
+          t.params = n.plan.params;
+          t.family = family->second;
+          t.arch = m.arch.empty() ? "unknown" : m.arch;
+          t.task = state.name;
+          t.node = n.id;
+          t.parent = parent;
+          t.outcome = o.outcome;
+          t.failure_kind = o.failure_kind;
+          t.gain = o.gain;
+          if (n.time.measured() && (*nodes)[0].time.measured())
+            t.reference_speedup = (*nodes)[0].time.median_ms / n.time.median_ms;
+          if (auto counted = skills->record_try(run, t); !counted)
+            return tl::unexpected(counted.error());
+        }
+    }
+    return {};
+  }
 
   static caf::result<ack> done(const engine::expected<void>& r) {
     if (!r)
@@ -64,8 +128,11 @@ struct store_state {
 };
 
 store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> self,
-                                    std::shared_ptr<memory::store> db) {
+                                    std::shared_ptr<memory::store> db,
+                                    std::shared_ptr<memory::skill_store> skills, std::string run) {
   self->state.db = std::move(db);
+  self->state.skills = std::move(skills);
+  self->state.run = std::move(run);
   auto& db_ = self->state.db;
   return {
       [&db_](const put_node& m) {
@@ -83,11 +150,23 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
       [&db_](const put_calibration& m) {
         return store_state::done(db_->put_calibration(m.uuid, m.json));
       },
-      [&db_](const put_skill_result& m) {
-        return store_state::done(
-            db_->add_skill_result(m.skill, m.family, m.gpu, m.success, m.gain));
+      [self](const put_skill_result& m) {
+        auto& st = self->state;
+        auto ok = st.db->add_skill_result(m.skill, m.family, m.gpu, m.success, m.gain);
+        if (ok)
+          ok = st.remember({m});
+        return store_state::done(ok);
       },
-      [&db_](const put_batch& m) {
+      [self](const reconcile_tries& m) { return store_state::done(self->state.reconcile(m)); },
+      [self](const get_skill_stats& m) -> caf::result<skill_stats_reply> {
+        if (!self->state.skills)
+          return skill_stats_reply{};
+        auto stats = self->state.skills->stats(m.family, m.arch);
+        if (!stats)
+          return to_caf_error(actor_errc::store, stats.error());
+        return skill_stats_reply{std::move(*stats)};
+      },
+      [self, &db_](const put_batch& m) {
         memory::write_batch batch;
         for (const put_source& w : m.sources)
           batch.put_source(w.hash, w.text);
@@ -101,7 +180,10 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
           batch.put_task(w.state);
         for (const put_skill_result& w : m.skills)
           batch.add_skill_result(w.skill, w.family, w.gpu, w.success, w.gain);
-        return store_state::done(db_->write(batch));
+        auto ok = db_->write(batch);
+        if (ok)
+          ok = self->state.remember(m.skills);
+        return store_state::done(ok);
       },
       [self](const get_task& m) { return self->state.snapshot(m.task); },
       [&db_](const get_campaign&) -> caf::result<campaign_reply> {
@@ -129,10 +211,11 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
 } // namespace
 
 store_actor spawn_store(caf::actor_system& sys, std::shared_ptr<memory::store> store,
-                        spawn_mode mode) {
+                        spawn_mode mode, std::shared_ptr<memory::skill_store> skills,
+                        std::string run) {
   if (mode == spawn_mode::detached)
-    return sys.spawn<caf::detached>(store_fn, std::move(store));
-  return sys.spawn(store_fn, std::move(store));
+    return sys.spawn<caf::detached>(store_fn, std::move(store), std::move(skills), std::move(run));
+  return sys.spawn(store_fn, std::move(store), std::move(skills), std::move(run));
 }
 
 } // namespace ks::actors

@@ -1,17 +1,22 @@
 #pragma once
 
 // How a role thinks: the agent backend interface. The planner, coder and repairer actors
-// hold a backend and call it; the backend knows nothing of actors. `offline` (rules and
+// hold a backend and call it; the backend knows nothing of actors. `offline` (rules and skill
 // templates, no network) is the default; an LLM backend (openai, anthropic) implements the
-// same interface with prompts built from the same requests.
+// same interface with prompts built from the same requests. Backends are made by name in the
+// registry of agents/ (agents/backend_registry.hpp), outside engine/, so that a backend that
+// speaks HTTP never makes engine/ link an HTTP library.
 
+#include "engine/diagnosis.hpp"
 #include "engine/error.hpp"
 #include "engine/plan.hpp"
+#include "engine/retrieval.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
+#include "engine/skill.hpp"
 #include "engine/task.hpp"
 
-#include <map>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,14 +24,25 @@
 
 namespace ks::engine {
 
+/// What was tried on one ancestor of the parent, for the short-term memory of a branch.
+struct ancestor_memory {
+  node_id node = no_node;
+  std::vector<plan_outcome> tried;
+
+  friend bool operator==(const ancestor_memory&, const ancestor_memory&) = default;
+};
+
 /// What the planner knows when it proposes plans for one parent.
 struct planning_request {
   const task* subject = nullptr;
   node_id parent = no_node;
-  std::vector<plan> parent_lineage;        ///< root .. parent
+  std::vector<plan> parent_lineage;        ///< root .. parent: the parent's genotype is last
   std::string parent_source;
+  std::string reference_source;            ///< the task's reference (tunables' defaults)
   std::vector<plan_outcome> tried;         ///< short-term memory: plans tried on this parent
-  std::string diagnosis;                   ///< the analyst's bottleneck diagnosis, may be empty
+  std::vector<ancestor_memory> branch;     ///< ... and on each ancestor, root first
+  engine::diagnosis diagnosis;             ///< the parent's, typed; default: not diagnosed
+  std::vector<retrieved_skill> skills;     ///< retrieved for the parent, best first
   double parent_fraction_of_roofline = 0;
   int64_t count = 1;                       ///< how many distinct plans are wanted (K)
 };
@@ -59,10 +75,25 @@ struct repair_reply {
 };
 
 /// Settings of a backend, from the config's [agents] section.
-using backend_settings = std::map<std::string, std::string>;
+struct backend_settings {
+  std::string endpoint;           ///< base URL; empty: the backend's public one
+  std::string model;              ///< model name (LLM backends)
+  std::string api_key_env;        ///< the environment variable holding the key; empty: none
+  int64_t max_concurrency = 4;    ///< requests in flight at once, at most
+  double request_timeout_s = 120; ///< one request, at most
+
+  friend bool operator==(const backend_settings&, const backend_settings&) = default;
+};
+
+/// What every backend may use beyond its settings: the campaign's skill library.
+struct backend_context {
+  skill_library_ptr skills; ///< null: an empty library
+};
 
 /// The interface every backend implements. Calls may block (an LLM backend waits on HTTP);
-/// the role actors run them off the scheduler's threads.
+/// the role actors run them off the scheduler's threads. A backend that cannot answer for now
+/// (rate limited, unavailable, timed out) fails with errc::transient: the supervisor then
+/// asks again later instead of giving up on the parent.
 class agent_backend {
 public:
   virtual ~agent_backend() = default;
@@ -80,12 +111,5 @@ public:
   /// Returns a fix for a failed source, or gave_up.
   virtual expected<repair_reply> repair(const repair_request& request) = 0;
 };
-
-/// Creates the backend named `name` ("offline"); lists the valid names otherwise.
-expected<std::unique_ptr<agent_backend>> make_backend(std::string_view name,
-                                                      const backend_settings& settings);
-
-/// Returns the names make_backend accepts, in registration order ("offline").
-std::vector<std::string_view> backend_names();
 
 } // namespace ks::engine

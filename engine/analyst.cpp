@@ -71,8 +71,23 @@ const char* to_string(bound_kind k) noexcept {
     return "compute";
   case bound_kind::latency:
     return "latency";
+  case bound_kind::cache:
+    return "cache";
+  case bound_kind::occupancy:
+    return "occupancy";
+  case bound_kind::launch:
+    return "launch";
+  case bound_kind::at_roofline:
+    return "at_roofline";
   }
   return "unknown";
+}
+
+std::optional<bound_kind> parse_bound_kind(std::string_view name) noexcept {
+  for (bound_kind k : all_bound_kinds)
+    if (name == to_string(k))
+      return k;
+  return std::nullopt;
 }
 
 expected<bottleneck> diagnose_bottleneck(const task_cost& cost, double median_ms,

@@ -9,18 +9,34 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ks::engine {
 
-/// Names what limits a kernel. The numbers are stable ("storage order").
+/// Names what limits a kernel: its bottleneck class. The numbers are stable ("storage
+/// order"). The timing-only analyst here gives memory, compute or latency; the others are for
+/// a diagnosis from hardware counters (cache hit rates, occupancy, kernel counts), which skill
+/// files may already name.
 enum class bound_kind : int32_t {
-  memory = 0,  ///< moving bytes through device memory: the bandwidth term dominates
-  compute = 1, ///< floating-point work: the compute term dominates
-  latency = 2, ///< neither: a short kernel far from both peaks (launch, too little work)
+  memory = 0,      ///< moving bytes through device memory: the bandwidth term dominates
+  compute = 1,     ///< floating-point work: the compute term dominates
+  latency = 2,     ///< neither: a short kernel far from both peaks (launch, too little work)
+  cache = 3,       ///< L1/L2 traffic, not DRAM, is what saturates
+  occupancy = 4,   ///< too few warps resident to hide latency (registers, shared memory)
+  launch = 5,      ///< many small kernels: launch overhead dominates
+  at_roofline = 6, ///< already at the limit: nothing left to gain in this kernel
 };
 
-/// Returns the stable name of `k` ("memory", "compute", "latency").
+/// Lists every bottleneck class, in the order of their numbers.
+inline constexpr bound_kind all_bound_kinds[] = {
+    bound_kind::memory,    bound_kind::compute, bound_kind::latency,    bound_kind::cache,
+    bound_kind::occupancy, bound_kind::launch,  bound_kind::at_roofline};
+
+/// Returns the stable name of `k` ("memory", "compute", "latency", ...).
 const char* to_string(bound_kind k) noexcept;
+
+/// Parses a stable name back; nullopt if unknown.
+std::optional<bound_kind> parse_bound_kind(std::string_view name) noexcept;
 
 /// Holds a device's measured peaks; a value <= 0 is unknown.
 struct device_peaks {

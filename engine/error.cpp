@@ -11,6 +11,7 @@ const char* to_string(errc code) noexcept {
     case errc::timeout: return "timeout";
     case errc::protocol: return "protocol";
     case errc::internal: return "internal";
+    case errc::transient: return "transient";
   }
   return "unknown";
 }

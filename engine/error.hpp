@@ -18,6 +18,8 @@ enum class errc : int32_t {
   timeout = 5,         ///< an operation ran past its deadline
   protocol = 6,        ///< a peer sent something the protocol does not allow
   internal = 7,        ///< a broken invariant of ours
+  transient = 8,       ///< a service cannot answer now (rate limited, unavailable, timed out):
+                       ///< the same request may succeed later
 };
 
 /// Returns the short, stable name of `code` ("invalid_input", ...).

@@ -1,24 +1,25 @@
 // The offline backend: a planner, coder and repairer that need no network, so a campaign runs
-// out of the box and in the tests. Until the skill library lands it knows one skill,
-// launch_params, over the launch parameters a task's manifest lists as `tunables`: macros
-// that the reference defines with an overridable default (`#ifndef NAME` / `#define NAME
-// VALUE`).
+// out of the box and in the tests. It knows no optimization itself: every idea is a skill of
+// the library, and every kernel it writes is a skill's template rendered for the task.
 //
-// A configuration assigns every tunable a value; a plan carries its whole configuration as
-// params, so plan_key makes two plans equal exactly when their configurations are, and
-// short-term memory's "never the same plan twice on one parent" means "never the same
-// configuration twice". The configuration of a node is that of the last launch_params plan of
-// its lineage, merged over the defaults (the reference's, read from the parent's source or
-// else the reference file). The planner walks the space one step at a time: each neighbour
-// moves one parameter to the value beside it in its list (in the manifest's order), nearest
-// first by relative change; ties go to larger values when the diagnosis says memory- or
-// latency-bound (more work in flight) and to smaller ones when it says compute-bound. It skips
-// configurations tried on this parent and those of the lineage, so the search never steps
-// back to where it came from; when no neighbour is left it proposes nothing. The coder
-// prepends `#define`s to the reference, deterministically, so equal plans hit the same
-// compile-cache entry. The repairer cannot edit code: it gives up with a diagnosis naming
-// the parameter set, and the failed plan, recorded in short-term memory, is never proposed
-// again ("repair by trying the next parameter set" happens at the next expansion).
+// A node's genotype is its plan: skill, template and parameter values. The planner walks each
+// template's parameter space one step at a time. For the skill and template that made the
+// parent, the ideas are the parent's neighbours: one parameter moved to the value beside it in
+// its list, nearest first by relative change; ties go to larger values when the diagnosis says
+// memory- or latency-bound (more work in flight) and to smaller ones when it says
+// compute-bound. For any other skill, the first idea is a jump: the instantiation that won
+// most on this family and GPU in earlier campaigns (long-term memory's best_params), else
+// the template's defaults, else the first instantiation its constraints admit; when that one
+// is already taken (the launch-parameter skill's defaults are the reference itself), its
+// neighbours. Retrieved skills take turns, best ranked first (one plan each per round), so K
+// branches explore K skills before any skill gets a second branch; demoted skills are used
+// only when no other skill has a plan left. Plans tried on this parent and plans of the
+// lineage are never proposed: the search never repeats itself nor steps back.
+//
+// The coder renders the template (skill_template.hpp): equal plans give equal text, so they
+// hit the same compile-cache entry. The repairer cannot edit code: it gives up with a
+// diagnosis naming the plan, and the failed plan, recorded in short-term memory, is never
+// proposed again ("repair by trying the next parameter set" happens at the next expansion).
 
 #include "engine/offline_backend.hpp"
 
@@ -53,17 +54,6 @@ std::string lowercase(std::string_view text) {
   return result;
 }
 
-bool is_identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
-
-bool is_macro_name(std::string_view text) {
-  auto upper = [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; };
-  return !text.empty() && upper(text[0]) && std::all_of(text.begin(), text.end(), [&](char c) {
-    return upper(c) || (c >= '0' && c <= '9');
-  });
-}
-
 /// Reads a whole integer (an optional sign, then digits; an integral number such as "16.0"
 /// too, as plan_key would canonicalise it); nullopt for anything else.
 std::optional<int64_t> parse_integer(std::string_view text) {
@@ -82,76 +72,11 @@ std::optional<int64_t> parse_integer(std::string_view text) {
   return static_cast<int64_t>(real);
 }
 
-/// A preprocessor line split into its directive ("define"), its first word and the rest.
-struct directive {
-  std::string_view name;
-  std::string_view word;
-  std::string_view rest;
-};
-
-std::optional<directive> parse_directive(std::string_view line) {
-  line = trim(line);
-  if (line.empty() || line.front() != '#')
-    return std::nullopt;
-  line = trim(line.substr(1));
-  auto split_word = [](std::string_view& text) {
-    size_t length = 0;
-    while (length < text.size() && is_identifier_char(text[length]))
-      ++length;
-    std::string_view word = text.substr(0, length);
-    text = trim(text.substr(length));
-    return word;
-  };
-  directive result;
-  result.name = split_word(line);
-  result.word = split_word(line);
-  result.rest = line;
-  return result;
-}
-
-/// Returns `line`'s text before a trailing // or /* comment.
-std::string_view strip_comment(std::string_view line) {
-  size_t at = std::min(line.find("//"), line.find("/*"));
-  return trim(line.substr(0, at));
-}
-
 expected<std::string> read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return fail(errc::io, path.string() + ": cannot read the reference kernel");
   return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// Returns the defaults of every tunable of `subject`, from `source` first and from the
-/// reference file for those `source` lacks.
-expected<launch_config> defaults_of(const task& subject, std::string_view source) {
-  launch_config defaults;
-  std::optional<std::string> reference;
-  for (const auto& [name, values] : subject.tunables) {
-    std::optional<int64_t> value = macro_default(source, name);
-    if (!value) {
-      if (!reference) {
-        expected<std::string> text = read_text(subject.reference_path);
-        reference = text ? std::move(*text) : std::string{};
-      }
-      value = macro_default(*reference, name);
-    }
-    if (!value)
-      return fail(errc::invalid_input,
-                  "task '" + subject.name + "': the reference " + subject.reference_path.string() +
-                      " has no overridable default for tunable " + name + " (#ifndef " + name +
-                      " / #define " + name + " VALUE / #endif)");
-    defaults.emplace(name, *value);
-  }
-  return defaults;
-}
-
-/// Returns `defaults` with the values of `plan_config` for the task's tunables.
-launch_config merged(launch_config defaults, const launch_config& plan_config) {
-  for (auto& [name, value] : defaults)
-    if (auto it = plan_config.find(name); it != plan_config.end())
-      value = it->second;
-  return defaults;
 }
 
 /// Returns the values beside `current` in `values`: its neighbours in the list, or, when it
@@ -190,19 +115,17 @@ double relative_change(int64_t from, int64_t to) {
 /// Says which way the planner tries first when two steps change as much.
 enum class preferred_direction { larger, smaller };
 
-// The first verdict the diagnosis names decides: more work in flight hides memory latency
-// and fills a device that a short kernel leaves idle; a compute-bound kernel gains from
-// finer-grained blocks (fewer idle threads in the tail). No verdict: larger first.
-preferred_direction direction_for(std::string_view diagnosis) {
-  std::string text = lowercase(diagnosis);
-  size_t memory = std::min(text.find("memory-bound"), text.find("latency-bound"));
-  size_t compute = text.find("compute-bound");
-  return compute < memory ? preferred_direction::smaller : preferred_direction::larger;
+// More work in flight hides memory latency and fills a device that a short kernel leaves
+// idle; a compute-bound kernel gains from finer-grained blocks (fewer idle threads in the
+// tail). Undiagnosed: larger first.
+preferred_direction direction_for(const diagnosis& d) {
+  return d.diagnosed && d.bound == bound_kind::compute ? preferred_direction::smaller
+                                        : preferred_direction::larger;
 }
 
-std::string assignment_text(const launch_config& config) {
+std::string assignment_text(const param_values& values) {
   std::string text;
-  for (const auto& [name, value] : config)
+  for (const auto& [name, value] : values)
     text.append(text.empty() ? "" : " ").append(name + "=" + std::to_string(value));
   return text;
 }
@@ -235,48 +158,117 @@ std::string first_error_line(std::string_view text) {
   return line;
 }
 
+/// The ideas of one retrieved skill for one parent, in the order they are offered.
+struct skill_ideas {
+  std::vector<plan> plans;
+  size_t next = 0;
+  bool demoted = false;
+};
+
+/// Plans the ideas of skill `s` for the request (see the top of the file).
+skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_request& request,
+                      const std::string& reference, const plan& parent_plan,
+                      preferred_direction preferred) {
+  skill_ideas ideas;
+  ideas.demoted = r.demoted;
+  const task& subject = *request.subject;
+  for (const skill_template& t : s.templates) {
+    auto space = space_of(t, subject, reference);
+    if (!space || (t.params_from_tunables && space->empty()))
+      continue;
+    auto valid = [&](const param_values& v) {
+      auto ok = check_params(t, *space, v, subject);
+      return ok && !*ok;
+    };
+    // One parameter moved one step from `from`, nearest first.
+    auto steps_from = [&](const param_values& from, const std::string& why) {
+      struct step {
+        double change;
+        int32_t direction_rank;
+        std::string name;
+        int64_t to;
+        int64_t from;
+      };
+      std::vector<step> steps;
+      for (const param_space& p : *space) {
+        int64_t current = from.at(p.name);
+        for (int64_t to : neighbours(p.values, current)) {
+          bool first = (to > current) == (preferred == preferred_direction::larger);
+          steps.push_back({relative_change(current, to), first ? 0 : 1, p.name, to, current});
+        }
+      }
+      std::sort(steps.begin(), steps.end(), [](const step& a, const step& b) {
+        return std::tie(a.change, a.direction_rank, a.name, a.to) <
+               std::tie(b.change, b.direction_rank, b.name, b.to);
+      });
+      for (const step& st : steps) {
+        param_values next = from;
+        next[st.name] = st.to;
+        if (valid(next))
+          ideas.plans.push_back(instantiation(
+              s, t, next,
+              s.id + "/" + t.name + ": " + st.name + " " + std::to_string(st.from) + " -> " +
+                  std::to_string(st.to) + why));
+      }
+    };
+    bool parent_made_here = lowercase(trim(parent_plan.skill)) == s.id &&
+                            (parent_plan.template_name.empty()
+                                 ? &t == &s.templates.front()
+                                 : parent_plan.template_name == t.name);
+    if (parent_made_here) {
+      std::optional<param_values> current = params_of(parent_plan);
+      // A parent made by an older version of the template may lack a parameter: defaults.
+      param_values from = defaults_of(*space);
+      if (current)
+        for (auto& [name, value] : from)
+          if (auto it = current->find(name); it != current->end())
+            value = it->second;
+      steps_from(from, "");
+      continue;
+    }
+    std::vector<std::pair<param_values, std::string>> starts;
+    if (r.stats.best_template == t.name && !r.stats.best_params.empty()) {
+      plan remembered{s.id, "", r.stats.best_params, s.version, t.name};
+      if (auto best = params_of(remembered); best && valid(*best))
+        starts.emplace_back(*best, " (the best of earlier campaigns on this family and GPU)");
+    }
+    if (auto first = first_valid(t, *space, subject); first && *first)
+      starts.emplace_back(**first, "");
+    for (const auto& [start, why] : starts) {
+      ideas.plans.push_back(
+          instantiation(s, t, start, s.title + " (" + t.name + ": " + assignment_text(start) + ")" + why));
+      steps_from(start, why.empty() ? "" : " (near the best of earlier campaigns)");
+    }
+  }
+  return ideas;
+}
+
 } // namespace
 
-std::optional<int64_t> macro_default(std::string_view source, std::string_view name) {
-  bool guarded = false;
-  size_t start = 0;
-  while (start < source.size()) {
-    size_t end = source.find('\n', start);
-    std::string_view line =
-        source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    start = end == std::string_view::npos ? source.size() : end + 1;
-    if (trim(line).empty())
-      continue;
-    std::optional<directive> d = parse_directive(line);
-    if (guarded && d && d->name == "define" && d->word == name)
-      if (std::optional<int64_t> value = parse_integer(strip_comment(d->rest)))
-        return value;
-    guarded = d && d->name == "ifndef" && d->word == name;
-  }
-  return std::nullopt;
-}
-
-plan launch_plan(const launch_config& config, std::string description) {
-  plan result;
-  result.skill = std::string(launch_params_skill);
-  result.description = std::move(description);
-  for (const auto& [name, value] : config)
-    result.params.emplace(name, std::to_string(value));
-  return result;
-}
-
-std::optional<launch_config> launch_config_of(const plan& p) {
-  if (lowercase(trim(p.skill)) != launch_params_skill)
-    return std::nullopt;
-  launch_config config;
+std::optional<param_values> params_of(const plan& p) {
+  param_values values;
   for (const auto& [name, text] : p.params) {
     std::optional<int64_t> value = parse_integer(text);
     if (!value)
       return std::nullopt;
-    config[std::string(trim(name))] = *value;
+    values[std::string(trim(name))] = *value;
   }
-  return config;
+  return values;
 }
+
+plan instantiation(const skill& s, const skill_template& t, const param_values& values,
+                   std::string description) {
+  plan result;
+  result.skill = s.id;
+  result.description = std::move(description);
+  result.skill_version = s.version;
+  result.template_name = t.name;
+  for (const auto& [name, value] : values)
+    result.params.emplace(name, std::to_string(value));
+  return result;
+}
+
+offline_backend::offline_backend(skill_library_ptr skills) : skills_(std::move(skills)) {}
 
 std::string_view offline_backend::name() const noexcept {
   return "offline";
@@ -285,58 +277,61 @@ std::string_view offline_backend::name() const noexcept {
 expected<std::vector<plan>> offline_backend::propose(const planning_request& request) {
   if (request.subject == nullptr)
     return fail(errc::invalid_input, "the offline planner needs the task it plans for");
-  const task& subject = *request.subject;
   std::vector<plan> plans;
-  if (subject.tunables.empty() || request.count <= 0)
+  if (request.count <= 0 || !skills_)
     return plans;
-  expected<launch_config> defaults = defaults_of(subject, request.parent_source);
-  if (!defaults)
-    return tl::unexpected(defaults.error());
-
-  // The parent's configuration, and every configuration on the way to it: stepping back to
-  // one of those would redo a node the search already has.
-  launch_config current = *defaults;
-  std::set<std::string> excluded{plan_key(launch_plan(current, ""))};
-  for (const plan& step : request.parent_lineage) {
-    if (std::optional<launch_config> config = launch_config_of(step))
-      current = merged(*defaults, *config);
-    else if (lowercase(trim(step.skill)) == "reference")
-      current = *defaults;
-    excluded.insert(plan_key(launch_plan(current, "")));
+  std::string reference = request.reference_source;
+  if (reference.empty()) {
+    expected<std::string> text = read_text(request.subject->reference_path);
+    if (!text)
+      return tl::unexpected(text.error());
+    reference = std::move(*text);
   }
+  plan parent_plan =
+      request.parent_lineage.empty() ? reference_plan() : request.parent_lineage.back();
+
+  // Never a plan of the lineage (stepping back) nor one tried on this parent. A template
+  // whose space is the tunables renders the reference itself at the reference's defaults: that
+  // instantiation is the root, which every lineage holds.
+  std::set<std::string> excluded;
+  for (const plan& step : request.parent_lineage)
+    excluded.insert(plan_key(step));
   for (const plan_outcome& outcome : request.tried)
     excluded.insert(plan_key(outcome.plan));
+  for (const skill& s : skills_->skills)
+    for (const skill_template& t : s.templates)
+      if (t.params_from_tunables)
+        if (auto space = space_of(t, *request.subject, reference); space && !space->empty())
+          excluded.insert(plan_key(instantiation(s, t, defaults_of(*space), "")));
 
-  struct step {
-    double change;
-    int32_t direction_rank;
-    std::string name;
-    int64_t from;
-    int64_t to;
-  };
   preferred_direction preferred = direction_for(request.diagnosis);
-  std::vector<step> steps;
-  for (const auto& [name, values] : subject.tunables) {
-    int64_t from = current.at(name);
-    for (int64_t to : neighbours(values, from)) {
-      bool larger = to > from;
-      bool first = larger == (preferred == preferred_direction::larger);
-      steps.push_back({relative_change(from, to), first ? 0 : 1, name, from, to});
-    }
+  std::vector<skill_ideas> ideas;
+  for (const retrieved_skill& r : request.skills) {
+    const skill* s = skills_->find(r.id);
+    if (s == nullptr || s->templates.empty())
+      continue; // guidance-only skills are for language models
+    ideas.push_back(ideas_for(*s, r, request, reference, parent_plan, preferred));
   }
-  std::sort(steps.begin(), steps.end(), [](const step& a, const step& b) {
-    return std::tie(a.change, a.direction_rank, a.name, a.to) <
-           std::tie(b.change, b.direction_rank, b.name, b.to);
-  });
-  for (const step& s : steps) {
-    if (static_cast<int64_t>(plans.size()) >= request.count)
-      break;
-    launch_config next = current;
-    next[s.name] = s.to;
-    plan candidate =
-        launch_plan(next, s.name + " " + std::to_string(s.from) + " -> " + std::to_string(s.to));
-    if (excluded.insert(plan_key(candidate)).second)
-      plans.push_back(std::move(candidate));
+  // Round robin over the skills, best ranked first; demoted skills only after the others.
+  for (bool demoted_pass : {false, true}) {
+    bool progress = true;
+    while (progress && static_cast<int64_t>(plans.size()) < request.count) {
+      progress = false;
+      for (skill_ideas& i : ideas) {
+        if (i.demoted != demoted_pass)
+          continue;
+        while (i.next < i.plans.size()) {
+          plan& candidate = i.plans[i.next++];
+          if (excluded.insert(plan_key(candidate)).second) {
+            plans.push_back(std::move(candidate));
+            progress = true;
+            break;
+          }
+        }
+        if (static_cast<int64_t>(plans.size()) >= request.count)
+          break;
+      }
+    }
   }
   return plans;
 }
@@ -351,36 +346,33 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
   }
   if (reference.empty())
     return fail(errc::invalid_input, "the offline coder needs the reference source");
-  std::string skill = lowercase(trim(request.plan.skill));
-  if (skill == "reference")
+  std::string id = lowercase(trim(request.plan.skill));
+  if (id == "reference")
     return reference;
-  if (skill != launch_params_skill)
-    return fail(errc::invalid_input, "the offline coder writes only launch_params plans, not '" +
-                                         request.plan.skill + "' (" + plan_key(request.plan) + ")");
-  std::optional<launch_config> config = launch_config_of(request.plan);
-  if (!config)
+  if (request.subject == nullptr)
+    return fail(errc::invalid_input, "the offline coder needs the task it codes for");
+  const skill* s = skills_ ? skills_->find(id) : nullptr;
+  if (s == nullptr)
+    return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": the skill library has no skill '" +
+                                         request.plan.skill + "'");
+  const skill_template* t = s->find_template(trim(request.plan.template_name));
+  if (t == nullptr)
     return fail(errc::invalid_input,
-                "plan " + plan_key(request.plan) + ": every launch parameter must be an integer");
-  std::string defines;
-  for (const auto& [name, value] : *config) {
-    if (!is_macro_name(name))
-      return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": '" + name +
-                                           "' is not a macro name ([A-Z_][A-Z0-9_]*)");
-    if (request.subject != nullptr && !request.subject->tunables.contains(name))
-      return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": " + name +
-                                           " is not a tunable of task '" + request.subject->name +
-                                           "'");
-    // Without the guard, the #define would be redefined (an error) or ignored.
-    if (!macro_default(reference, name))
-      return fail(errc::invalid_input, "plan " + plan_key(request.plan) +
-                                           ": the reference has no overridable default for " +
-                                           name + " (#ifndef " + name + " / #define " + name +
-                                           " VALUE / #endif)");
-    defines += "#define " + name + " " + std::to_string(value) + "\n";
-  }
-  // plan_key, not the description: equal plans must give equal text (one compile-cache entry).
-  return "// kernelskill offline coder: plan " + plan_key(request.plan) + "\n" + defines +
-         reference;
+                "plan " + plan_key(request.plan) + ": skill " + s->id + " has no template '" +
+                    request.plan.template_name + "'");
+  std::optional<param_values> values = params_of(request.plan);
+  if (!values)
+    return fail(errc::invalid_input,
+                "plan " + plan_key(request.plan) + ": every parameter must be an integer");
+  auto space = space_of(*t, *request.subject, reference);
+  if (!space)
+    return tl::unexpected(space.error());
+  auto invalid = check_params(*t, *space, *values, *request.subject);
+  if (!invalid)
+    return tl::unexpected(invalid.error());
+  if (*invalid)
+    return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": " + **invalid);
+  return render(*s, *t, *request.subject, *values, reference);
 }
 
 expected<repair_reply> offline_backend::repair(const repair_request& request) {
@@ -388,13 +380,9 @@ expected<repair_reply> offline_backend::repair(const repair_request& request) {
   reply.gave_up = true;
   std::string kind = request.failure_kind.empty() ? "failure" : request.failure_kind;
   std::string what = first_error_line(request.error_text);
-  if (std::optional<launch_config> config = launch_config_of(request.plan))
-    reply.diagnosis =
-        "launch parameters " + assignment_text(*config) + " failed (" + kind + "): " + what;
-  else
-    reply.diagnosis = "plan " + plan_key(request.plan) + " failed (" + kind + "): " + what;
+  reply.diagnosis = "plan " + plan_key(request.plan) + " failed (" + kind + "): " + what;
   reply.fix_summary = "none: the offline repairer cannot edit code; the planner tries another "
-                      "parameter set";
+                      "parameter set or skill";
   return reply;
 }
 

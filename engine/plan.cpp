@@ -40,13 +40,15 @@ std::string canonical_value(std::string_view text) {
 } // namespace
 
 plan reference_plan() {
-  return plan{"reference", "the task's reference kernel", {}};
+  return plan{"reference", "the task's reference kernel", {}, 0, {}};
 }
 
 std::string plan_key(const plan& p) {
   std::string key{trim(p.skill)};
   std::transform(key.begin(), key.end(), key.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (std::string_view name = trim(p.template_name); !name.empty())
+    key.append("/").append(name);
   // Trimming can make two keys equal; the map keeps the last, as a later assignment would.
   std::map<std::string, std::string> canonical;
   for (const auto& [name, value] : p.params)

@@ -148,7 +148,14 @@ json::object plan_json(const engine::plan& p) {
   json::object params;
   for (const auto& [k, v] : p.params)
     params[k] = v;
-  return json::object{{"skill", p.skill}, {"description", p.description}, {"params", params}};
+  json::object o{{"skill", p.skill}, {"description", p.description}, {"params", params}};
+  // The genotype's other half, written only when known: a plan of a store written before
+  // skills had versions and templates reads back the same.
+  if (p.skill_version != 0)
+    o["skill_version"] = p.skill_version;
+  if (!p.template_name.empty())
+    o["template"] = p.template_name;
+  return o;
 }
 
 engine::plan read_plan(const json::object& o) {
@@ -160,6 +167,10 @@ engine::plan read_plan(const json::object& o) {
       throw corrupt_value("plan parameter '" + std::string(k) + "' must be a string");
     p.params[std::string(k)] = std::string(v.get_string());
   }
+  if (o.contains("skill_version"))
+    p.skill_version = integer(o, "skill_version");
+  if (o.contains("template"))
+    p.template_name = str(o, "template");
   return p;
 }
 

@@ -48,7 +48,12 @@
 //                                     "fix_summary": str
 //   calibration  = tag "calibration": "json": str  (the calibration's JSON text, verbatim)
 //   skill_stat   = tag "skill_stat":  "tries": int, "successes": int, "total_gain": real
-//   plan         = { "skill": str, "description": str, "params": { str: str, ... } }
+//   plan         = { "skill": str, "description": str, "params": { str: str, ... },
+//                    "skill_version": int (optional: 0 when absent),
+//                    "template": str (optional: "" when absent) }
+//                  (with the node's parent, a plan is the node's genotype: the skill, its
+//                  version, the template and the parameter values; stores written before
+//                  genotypes lack the two optional fields and read back as skill and params)
 //   timing       = { "median_ms": real, "p10_ms": real, "p90_ms": real, "trials": int,
 //                    "samples_ms": [ real, ... ] }
 //   real         = number (the shortest text that reads back exactly) | null (NaN)

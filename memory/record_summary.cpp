@@ -64,6 +64,9 @@ std::string summarize(std::string_view value) {
     auto r = decode_node(value);
     return r ? "node id=" + std::to_string(r->id) + " parent=" + std::to_string(r->parent) +
                    " depth=" + std::to_string(r->depth) + " plan=" + engine::plan_key(r->plan) +
+                   (r->plan.skill_version != 0
+                        ? " skill_version=" + std::to_string(r->plan.skill_version)
+                        : "") +
                    " status=" + engine::to_string(r->status) +
                    " disposition=" + engine::to_string(r->disposition) +
                    " median_ms=" + number(r->time.median_ms) +

@@ -10,6 +10,7 @@ packages=(
   liblmdb-dev libcurl4-openssl-dev
   libtomlplusplus-dev libcli11-dev catch2 libexpected-dev
   libxxhash-dev                    # content keys of the compile cache (header-only use)
+  libkainjow-mustache-dev          # Mustache for skill templates (header-only)
   bubblewrap                       # bench.sandbox = true: the bench worker inside bwrap
 )
 

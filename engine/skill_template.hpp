@@ -1,0 +1,88 @@
+#pragma once
+
+// Applying a skill's template to a task: the facts a template and its constraints see, the
+// parameter space for the task, the checks that an instantiation is valid, and the rendering
+// itself (Mustache, through kainjow's header-only library; see skill_template.cpp).
+
+#include "engine/diagnosis.hpp"
+#include "engine/error.hpp"
+#include "engine/skill.hpp"
+#include "engine/task.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ks::engine {
+
+/// Maps each parameter of a template to its value: one instantiation.
+using param_values = std::map<std::string, int64_t>;
+
+/// Returns the facts of `subject` that templates, constraints and preconditions see:
+/// "task.name", "task.family", "task.<param>" for each manifest param (a boolean as 0 or 1),
+/// "task.inputs" and "task.outputs" (counts), "task.numel_in" and "task.numel_out" (elements
+/// of the first input and output), "task.rank_in" (rank of the first input).
+fact_map task_facts(const task& subject);
+
+/// Returns VALUE of the first `#define NAME VALUE` that directly follows `#ifndef NAME` in
+/// `source` (an overridable default); nullopt when there is none or VALUE is not a decimal
+/// integer.
+std::optional<int64_t> macro_default(std::string_view source, std::string_view name);
+
+/// Returns the parameter space of `t` for `subject`: the template's own, or, for a template
+/// whose space is the task's tunables, one parameter per tunable with the manifest's values
+/// and the reference's overridable default (read from `reference_source`). Fails with
+/// invalid_input when the reference lacks the default of a tunable.
+expected<std::vector<param_space>> space_of(const skill_template& t, const task& subject,
+                                            std::string_view reference_source);
+
+/// Returns the default instantiation of `space`.
+param_values defaults_of(const std::vector<param_space>& space);
+
+/// Says whether a skill applies and, when not, why.
+struct applicability {
+  bool applies = false;
+  std::string why_not; ///< empty when it applies
+};
+
+/// Checks a skill's preconditions for `subject` and its parent's `diagnosis` (null: none yet):
+/// its families, the bottleneck classes it addresses (an undiagnosed parent passes), every
+/// `requires` expression (a fact not known passes), its text tables (the task's key must have
+/// an entry) and that a template with a valid instantiation exists.
+applicability check_applies(const skill& s, const task& subject, const diagnosis* diagnosis,
+                            std::string_view reference_source);
+
+/// Checks `values` against `space` (every parameter given, each one of its values) and the
+/// template's constraints for `subject`. Returns nullopt when valid, else why not; errc::
+/// invalid_input when a constraint cannot be evaluated (a type error, a name nothing defines).
+expected<std::optional<std::string>> check_params(const skill_template& t,
+                                                  const std::vector<param_space>& space,
+                                                  const param_values& values,
+                                                  const task& subject);
+
+/// Returns the first valid instantiation of `t` for `subject`: its defaults when valid, else the
+/// first valid one in the order of the values (the last parameter varying fastest); nullopt
+/// when none is valid.
+expected<std::optional<param_values>> first_valid(const skill_template& t,
+                                                  const std::vector<param_space>& space,
+                                                  const task& subject);
+
+/// Renders template `t` of skill `s` for `subject` with `values`. The template sees each
+/// parameter by name, `task.*` (task_facts), `text.NAME` (the skill's tables), `reference`
+/// (the reference's source, verbatim), `defines` (a list of {name, value}: the parameters, for
+/// templates that prepend #defines), `flag.NAME` (parameter NAME as a boolean, for sections),
+/// `skill.id`, `skill.version`, `skill.template` and
+/// `plan` (a one-line description). Nothing is HTML-escaped. Fails with invalid_input when
+/// the template names something none of these provides, or on a Mustache error.
+expected<std::string> render(const skill& s, const skill_template& t, const task& subject,
+                             const param_values& values, std::string_view reference_source);
+
+/// Checks the Mustache syntax of `text`: nullopt when it parses, else the byte offset of the
+/// problem and what is wrong.
+std::optional<std::pair<size_t, std::string>> template_syntax_error(const std::string& text);
+
+} // namespace ks::engine

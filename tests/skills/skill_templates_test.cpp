@@ -1,0 +1,136 @@
+// The built-in skills against the shipped task suites: every instantiation of every template
+// renders for every task of its family in both suites, and the instantiation the planner offers
+// first (and each parameter's extreme values) compiles with nvcc for sm_90a without a warning.
+// No GPU: nvcc runs on the CPU.
+
+#include "engine/skill_library.hpp"
+#include "engine/skill_template.hpp"
+#include "engine/task_manifest.hpp"
+#include "gpu/compiler.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/test_context.hpp"
+
+using namespace ks;
+using engine::param_values;
+
+namespace {
+
+/// Every instantiation of `space` (the odometer, last parameter fastest).
+std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
+  std::vector<param_values> out{param_values{}};
+  for (const engine::param_space& p : space) {
+    std::vector<param_values> next;
+    for (const param_values& partial : out)
+      for (int64_t v : p.values) {
+        param_values one = partial;
+        one[p.name] = v;
+        next.push_back(std::move(one));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+struct case_t {
+  std::string label;
+  std::string source;
+};
+
+} // namespace
+
+TEST_CASE("every template of every skill renders for every task of its family in both suites, "
+          "and compiles for sm_90a without warnings",
+          "[skills][nvcc]") {
+  auto library = engine::load_skill_library(test::source_dir() / "skills");
+  INFO((library ? "" : library.error().message()));
+  REQUIRE(library.has_value());
+  std::vector<case_t> to_compile;
+  std::set<std::string> covered_families;
+  int64_t rendered = 0;
+  for (const char* suite : {"quickstart", "kernelbench-l1"}) {
+    auto tasks = engine::load_task_suite(test::source_dir() / "tasks" / suite);
+    REQUIRE(tasks.has_value());
+    for (const engine::task& t : *tasks) {
+      std::string reference = test::read_file(t.reference_path);
+      bool own_skill = false;
+      for (const engine::skill& s : library->skills) {
+        if (!s.applies_to(t.family))
+          continue;
+        INFO(suite << "/" << t.name << " with skill " << s.id);
+        engine::applicability a = engine::check_applies(s, t, nullptr, reference);
+        // Every skill written for a family must apply to every task of it in the suites.
+        CHECK(a.why_not == "");
+        if (!a.applies)
+          continue;
+        own_skill = own_skill || s.families != std::vector<std::string>{"*"};
+        for (const engine::skill_template& tp : s.templates) {
+          auto space = engine::space_of(tp, t, reference);
+          REQUIRE(space.has_value());
+          std::vector<param_values> valid;
+          for (const param_values& v : all_instantiations(*space)) {
+            auto why = engine::check_params(tp, *space, v, t);
+            REQUIRE(why.has_value());
+            if (*why)
+              continue;
+            auto text = engine::render(s, tp, t, v, reference);
+            INFO((text ? "" : text.error().message()));
+            REQUIRE(text.has_value());
+            ++rendered;
+            valid.push_back(v);
+          }
+          REQUIRE_FALSE(valid.empty());
+          // Compile the first instantiation the planner would offer and the first and last valid
+          // ones (smallest and largest values): the corners of the space.
+          auto first = engine::first_valid(tp, *space, t);
+          REQUIRE(first.has_value());
+          REQUIRE(first->has_value());
+          std::vector<param_values> chosen{**first, valid.front(), valid.back()};
+          std::sort(chosen.begin(), chosen.end());
+          chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+          for (const param_values& v : chosen) {
+            std::string label = std::string(suite) + "/" + t.name + " " + s.id + "/" + tp.name;
+            for (const auto& [name, value] : v)
+              label += " " + name + "=" + std::to_string(value);
+            to_compile.push_back({label, *engine::render(s, tp, t, v, reference)});
+          }
+        }
+      }
+      CHECK(own_skill); // each family of the suites has a skill beyond launch parameters
+      covered_families.insert(t.family);
+    }
+  }
+  CHECK(rendered > 100);
+  CHECK(covered_families.size() == 8);
+
+  gpu::compiler_options options;
+  options.arch = "sm_90a";
+  options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
+  options.include_dir = test::source_dir() / "gpu" / "include";
+  auto compiler = gpu::compiler::create(options);
+  if (!compiler) {
+    WARN("skipped the nvcc half: " << compiler.error().message());
+    return;
+  }
+  std::vector<gpu::compile_request> requests;
+  for (const case_t& c : to_compile)
+    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}});
+  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  REQUIRE(results.size() == to_compile.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(to_compile[i].label << "\n" << results[i].diagnostics);
+    CHECK(results[i].ok);
+    // ptxas -v reports resources as "info" lines; a warning of nvcc, the host compiler or
+    // ptxas (spills included) fails the template.
+    std::string lower = results[i].diagnostics;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    CHECK(lower.find("warning") == std::string::npos);
+  }
+}
