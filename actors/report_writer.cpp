@@ -205,9 +205,24 @@ json::object to_json(const engine::plan& p) {
   for (const auto& [key, value] : p.params)
     params[key] = value;
   return {{"skill", p.skill},
+          {"skill_version", p.skill_version},
+          {"template", p.template_name},
           {"description", p.description},
           {"params", std::move(params)},
           {"key", engine::plan_key(p)}};
+}
+
+// A node's genotype: what long-term memory credits or blames for it (the skill, its version,
+// the template and the values of its parameters) and the node it was derived from.
+json::object genotype_json(const engine::node_record& n) {
+  json::object params;
+  for (const auto& [key, value] : n.plan.params)
+    params[key] = value;
+  return {{"skill", n.plan.skill},
+          {"skill_version", n.plan.skill_version},
+          {"template", n.plan.template_name},
+          {"params", std::move(params)},
+          {"parent", n.parent == engine::no_node ? json::value(nullptr) : json::value(n.parent)}};
 }
 
 json::value to_json(const engine::timing& t) {
@@ -224,6 +239,7 @@ json::object to_json(const engine::node_record& n, const std::optional<memory::n
       {"depth", n.depth},
       {"expansion", n.expansion},
       {"plan", to_json(n.plan)},
+      {"genotype", genotype_json(n)},
       {"source_hash", n.source_hash},
       {"status", engine::to_string(n.status)},
       {"disposition", engine::to_string(n.disposition)},

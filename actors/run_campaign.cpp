@@ -30,10 +30,13 @@
 #include "actors/campaign_tasks.hpp"
 #include "actors/messages.hpp"
 #include "actors/records_json.hpp"
+#include "agents/backend_registry.hpp"
 #include "engine/agent_backend.hpp"
 #include "engine/judge.hpp"
+#include "engine/skill_library.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_sandbox.hpp"
+#include "memory/skill_store.hpp"
 #include "memory/store.hpp"
 
 #include <caf/actor_system.hpp>
@@ -280,11 +283,52 @@ void print_perf(const perf_tree& perf) {
 }
 
 engine::backend_settings backend_settings_for(const config::agents_section& a) {
-  return {{"endpoint", a.endpoint},
-          {"model", a.model},
-          {"api_key_env", a.api_key_env},
-          {"max_concurrency", std::to_string(a.max_concurrency)},
-          {"request_timeout_s", std::to_string(a.request_timeout_s)}};
+  engine::backend_settings s;
+  s.endpoint = a.endpoint;
+  s.model = a.model;
+  s.api_key_env = a.api_key_env;
+  s.max_concurrency = a.max_concurrency;
+  s.request_timeout_s = a.request_timeout_s;
+  return s;
+}
+
+engine::retrieval_rules retrieval_rules_for(const config::memory_section& m) {
+  return {m.exploration, m.demote_min_tries, m.demote_failure_rate, m.demote_min_acceptance};
+}
+
+/// The long-term skill memory of a campaign and the library loaded from it.
+struct skill_memory {
+  std::shared_ptr<memory::skill_store> store; ///< null in a dry run: nothing is written
+  engine::skill_library_ptr library;
+};
+
+// Opens the skill memory ([memory] path) and seeds it from the built-in skills, so that a
+// skill edited in skills/ is refreshed and one a user imported stays; the campaign uses the
+// memory's skills. A dry run writes nothing: it reads the built-in folder alone.
+engine::expected<skill_memory> open_skill_memory(const config::campaign_config& config, bool dry) {
+  fs::path builtin = config.skills_dir().empty() ? engine::default_skills_dir() : config.skills_dir();
+  auto folders = engine::read_skill_folders(builtin);
+  if (!folders)
+    return tl::unexpected(folders.error());
+  skill_memory out;
+  if (dry) {
+    auto library = engine::load_skill_library(builtin);
+    if (!library)
+      return tl::unexpected(library.error());
+    out.library = std::make_shared<const engine::skill_library>(std::move(*library));
+    return out;
+  }
+  auto opened = memory::skill_store::open(config.memory_dir());
+  if (!opened)
+    return tl::unexpected(opened.error());
+  out.store = std::make_shared<memory::skill_store>(std::move(*opened));
+  if (auto seeded = out.store->seed(*folders, now_iso8601()); !seeded)
+    return tl::unexpected(seeded.error());
+  auto library = out.store->library();
+  if (!library)
+    return tl::unexpected(library.error());
+  out.library = std::make_shared<const engine::skill_library>(std::move(*library));
+  return out;
 }
 
 } // namespace
@@ -321,18 +365,29 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     return fail(errc::io,
                 "cannot create the output folder " + output.string() + ": " + ec.message());
   std::shared_ptr<memory::store> db;
+  // The campaign's name in long-term memory's ledger of tries: its folder and start time.
+  std::string started_at = now_iso8601();
   if (!dry) {
     auto opened = memory::store::open(output / "state");
     if (!opened)
       return tl::unexpected(opened.error());
     db = std::make_shared<memory::store>(std::move(*opened));
+    if (auto earlier = db->campaign(); earlier && *earlier)
+      started_at = (*earlier)->started_at;
   }
+  // 2b. Long-term memory: the skills, seeded from the built-in folder, and their statistics.
+  auto skills = open_skill_memory(config, dry);
+  if (!skills)
+    return tl::unexpected(skills.error());
 
   caf::actor_system_config cfg;
   caf::actor_system sys(cfg);
   caf::scoped_actor self(sys);
   exit_guard guard(self);
-  store_actor store = dry ? store_actor{} : guard.keep(spawn_store(sys, db));
+  store_actor store =
+      dry ? store_actor{}
+          : guard.keep(spawn_store(sys, db, spawn_mode::detached, skills->store,
+                                   output.string() + "@" + started_at));
   campaign_reply prior;
   if (!dry) {
     auto r = ask<campaign_reply>(self, store, get_campaign{}, errc::io);
@@ -379,15 +434,18 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   members.compiler = guard.keep(spawn_compile_pool(sys, compiler, cores));
   int64_t agents = std::max<int64_t>(1, config.agents.max_concurrency);
   engine::backend_settings settings = backend_settings_for(config.agents);
+  engine::backend_context context{skills->library};
   for (int64_t i = 0; i < agents; ++i) {
     std::shared_ptr<engine::agent_backend> backends[3];
     for (auto& b : backends) {
-      auto made_backend = engine::make_backend(config.agents.backend, settings);
+      auto made_backend = agents::make_backend(config.agents.backend, settings, context);
       if (!made_backend)
         return tl::unexpected(made_backend.error());
       b = std::move(*made_backend);
     }
-    members.planners.push_back(guard.keep(spawn_planner(sys, backends[0], table)));
+    members.planners.push_back(guard.keep(spawn_planner(sys, backends[0], table,
+                                                        spawn_mode::detached, skills->library,
+                                                        retrieval_rules_for(config.memory))));
     members.coders.push_back(guard.keep(spawn_coder(sys, backends[1], table)));
     members.repairers.push_back(guard.keep(spawn_repairer(sys, backends[2], table)));
   }
@@ -410,13 +468,24 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   if (!dry) {
     memory::campaign_record record = prior.found ? prior.record : memory::campaign_record{};
     if (!prior.found) {
-      record.started_at = now_iso8601();
+      record.started_at = started_at;
       record.config_text =
           config.source.empty() ? config::config_text(config) : read_text(config.source);
     }
     record.runs += 1;
     record.environment = environment_json(described, co.arch, compiler->nvcc_version(), dry);
     if (auto r = ask<ack>(self, store, put_campaign{record}, errc::io); !r)
+      return tl::unexpected(r.error());
+  }
+
+  // Long-term memory counts every settled try of this campaign's store once, the tries a kill
+  // lost between the two stores' commits included, before any new try settles.
+  if (!dry) {
+    reconcile_tries m;
+    m.arch = co.arch;
+    for (const auto& [name, t] : *table)
+      m.families.emplace(name, t.family);
+    if (auto r = ask<ack>(self, store, std::move(m), errc::io); !r)
       return tl::unexpected(r.error());
   }
 
@@ -443,6 +512,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     s.repair_rounds = config.agents.repair_rounds;
     s.finalists = config.search.finalists;
     s.kind = dry ? run_kind::dry_run : run_kind::search;
+    s.arch = co.arch;
     s.tasks = table;
     s.team = members;
     setup.tasks.push_back(std::move(s));

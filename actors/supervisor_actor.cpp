@@ -379,13 +379,37 @@ void supervisor_state::plan(engine::node_id parent, int64_t count) {
     analyze_then(parent, [this, parent, count] { plan(parent, count); });
     return;
   }
+  // Long-term memory's statistics on this family and GPU rank the skills the planner sees.
+  if (setup.team.store == nullptr) {
+    ask_planner(parent, count, {});
+    return;
+  }
+  self->request(setup.team.store, caf::infinite, get_skill_stats{subject->family, setup.arch})
+      .then([this, parent, count](skill_stats_reply& r) { ask_planner(parent, count, std::move(r)); },
+            [this, parent, count](caf::error& e) {
+              warn("cannot read the skill statistics (" + describe(e) + "); planning without");
+              ask_planner(parent, count, {});
+            });
+}
+
+void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_stats_reply stats) {
+  if (finished)
+    return;
+  const engine::node_record& p = tree.node(parent);
   plan_request request;
   request.task = setup.task;
   request.parent = parent;
   request.parent_lineage = tree.lineage(parent).value();
   request.parent_source = source_of(p.source_hash);
+  request.reference_source = source_of(reference_hash);
   request.tried = memory.tried_plans(parent);
+  // The branch's short-term memory: what was tried on each ancestor, root first.
+  std::vector<engine::node_id> ancestors = tree.lineage_ids(parent).value();
+  for (engine::node_id ancestor : ancestors)
+    if (ancestor != parent)
+      request.branch.push_back({ancestor, memory.tried_plans(ancestor)});
   request.diagnosis = diagnoses[parent];
+  request.stats = std::move(stats.stats);
   request.parent_fraction_of_roofline = p.fraction_of_roofline;
   request.count = count;
   step_timer step("expansion/plan");
@@ -394,6 +418,7 @@ void supervisor_state::plan(engine::node_id parent, int64_t count) {
           [this, parent, count, step](plan_reply& r) {
             step.done(perf);
             planning = false;
+            plan_failures = 0;
             if (finished)
               return;
             if (interrupted) {
@@ -404,11 +429,42 @@ void supervisor_state::plan(engine::node_id parent, int64_t count) {
               r.plans.resize(static_cast<size_t>(count));
             expand(parent, std::move(r.plans));
           },
-          [this, parent](caf::error& e) {
+          [this, parent, count](caf::error& e) {
+            if (finished) {
+              planning = false;
+              return;
+            }
+            // A backend that cannot answer for now (rate limited, unavailable) is asked again
+            // later; the parent is given up only when that keeps happening.
+            bool transient = e.category() == caf::atom("kernelskl") &&
+                             e.code() == static_cast<uint8_t>(actor_errc::transient);
+            if (transient && plan_failures < setup.plan_retries && !interrupted) {
+              double delay = setup.plan_retry_s * static_cast<double>(int64_t{1} << plan_failures);
+              ++plan_failures;
+              warn("the planner cannot answer now (" + describe(e) + "); asking again in " +
+                   std::to_string(static_cast<int64_t>(delay)) + " s");
+              plan_later = std::make_pair(parent, count);
+              self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(1000 * delay)),
+                                 retry_plan{});
+              return;
+            }
             planning = false;
-            if (!finished)
-              exhaust(parent, "the planner failed: " + describe(e));
+            plan_failures = 0;
+            exhaust(parent, "the planner failed: " + describe(e));
           });
+}
+
+void supervisor_state::retry_planning() {
+  if (finished || !plan_later)
+    return;
+  auto [parent, count] = *plan_later;
+  plan_later.reset();
+  if (interrupted || budget_stop) {
+    planning = false;
+    next_step();
+    return;
+  }
+  plan(parent, count);
 }
 
 void supervisor_state::expand(engine::node_id parent, std::vector<engine::plan> plans) {
@@ -639,6 +695,7 @@ supervisor_actor::behavior_type supervisor(supervisor_state::pointer self, super
       [self](const run_task&) { return self->state.start(); },
       [self](const stop_msg& m) { self->state.stop(m); },
       [self](const progress_request&) { return self->state.progress(); },
+      [self](const retry_plan&) { self->state.retry_planning(); },
   };
 }
 

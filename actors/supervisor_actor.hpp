@@ -20,7 +20,8 @@ namespace ks::actors {
 /// interrupt, once its work in flight has been recorded.
 using supervisor_actor =
     caf::typed_actor<caf::replies_to<run_task>::with<task_report>, caf::reacts_to<stop_msg>,
-                     caf::replies_to<progress_request>::with<task_progress>>;
+                     caf::replies_to<progress_request>::with<task_progress>,
+                     caf::reacts_to<retry_plan>>;
 
 /// Says whether a supervisor searches or only shows what it would measure.
 enum class run_kind { search, dry_run };
@@ -54,6 +55,13 @@ struct supervisor_setup {
   /// verification); faster tasks keep their children on their parents' cards or re-time on
   /// demand.
   double spread_min_median_ms = 20;
+  /// The GPU architecture its kernels are compiled for ("sm_90a"): long-term memory keeps a
+  /// skill's statistics per (skill, op family, architecture).
+  std::string arch;
+  /// A plan request the backend could not answer for now (errc::transient) is asked again
+  /// after this many seconds, doubling each time, at most plan_retries times in a row.
+  double plan_retry_s = 2;
+  int64_t plan_retries = 6;
   run_kind kind = run_kind::search;
   task_table_ptr tasks;
   actors::team team;

@@ -19,10 +19,18 @@
 #include "gpu/failure.hpp"
 
 #include <algorithm>
+#include <ctime>
 
 namespace ks::actors {
 
 namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buffer;
+}
 
 // Failures that tell about the machine or the worker, not about the candidate: a repair of
 // the source cannot help.
@@ -483,8 +491,25 @@ void supervisor_state::settle(engine::node_id id, engine::outcome_kind outcome, 
   put_batch batch;
   batch.nodes.push_back(node_write(id));
   batch.outcomes.push_back(put_outcome{setup.task, n.parent, std::move(o)});
+  // The try as long-term memory counts it: its genotype and what came of it.
+  engine::skill_try attempt;
+  attempt.skill = n.plan.skill;
+  attempt.skill_version = n.plan.skill_version;
+  attempt.template_name = n.plan.template_name;
+  attempt.params = n.plan.params;
+  attempt.family = subject->family;
+  attempt.arch = setup.arch.empty() ? "unknown" : setup.arch;
+  attempt.task = setup.task;
+  attempt.node = id;
+  attempt.parent = n.parent;
+  attempt.outcome = outcome;
+  attempt.failure_kind = n.failure_kind;
+  attempt.gain = gain;
+  attempt.reference_speedup = tree.speedup(id);
+  attempt.at = utc_now();
   batch.skills.push_back(put_skill_result{n.plan.skill, subject->family, setup.gpu_name,
-                                          outcome == engine::outcome_kind::accepted, gain});
+                                          outcome == engine::outcome_kind::accepted, gain,
+                                          std::move(attempt)});
   store_then(std::move(batch), [this, id] { end_branch(id); });
 }
 

@@ -8,6 +8,7 @@
 #include "actors/messages.hpp"
 #include "actors/step_timer.hpp"
 #include "actors/supervisor_actor.hpp"
+#include "engine/diagnosis.hpp"
 #include "engine/judge.hpp"
 #include "engine/search_policy.hpp"
 #include "engine/search_tree.hpp"
@@ -92,7 +93,7 @@ struct supervisor_state {
   std::map<engine::node_id, branch_state> branches;       ///< in flight, the root included
   std::map<engine::node_id, memory::node_detail> details; ///< what put_node writes beside
                                                           ///< each record
-  std::map<engine::node_id, std::string> diagnoses;
+  std::map<engine::node_id, engine::diagnosis> diagnoses;
   std::map<engine::node_id, kernel_usage> usages;
   std::map<engine::node_id, std::string> shared_objects; ///< compiled this run, by node
   /// Times of nodes on GPUs other than the one of their record, measured this run: a parent is
@@ -104,6 +105,8 @@ struct supervisor_state {
   /// outputs for the task's seeds, which another card would compute again.
   std::vector<int32_t> verified_cards;
   bool planning = false;
+  int64_t plan_failures = 0; ///< transient planner failures in a row
+  std::optional<std::pair<engine::node_id, int64_t>> plan_later; ///< (parent, count) put off
 
   // -- the end ---------------------------------------------------------------------------------
 
@@ -125,6 +128,8 @@ struct supervisor_state {
   void compile_reference();
   void next_step();
   void plan(engine::node_id parent, int64_t count);
+  void ask_planner(engine::node_id parent, int64_t count, skill_stats_reply stats);
+  void retry_planning();
   void expand(engine::node_id parent, std::vector<engine::plan> plans);
   void exhaust(engine::node_id parent, const std::string& why);
   void finals(const engine::stop_decision& decision);

@@ -11,6 +11,7 @@
 #include "cli/devices_command.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/skills_command.hpp"
 #include "cli/status_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
   CLI::App* devices_cmd = add_devices_command(app, devices);
   eval_options eval;
   CLI::App* eval_cmd = add_eval_command(app, eval);
+  skills_options skills;
+  CLI::App* skills_cmd = add_skills_command(app, skills);
 
   try {
     app.parse(argc, argv);
@@ -98,6 +101,8 @@ int main(int argc, char** argv) {
       result = run_devices(devices);
     } else if (eval_cmd->parsed()) {
       result = run_eval(eval);
+    } else if (skills_cmd->parsed()) {
+      result = run_skills(skills);
     }
     if (!result) {
       if (!result.error().message.empty())

@@ -14,7 +14,8 @@
 //               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env
 //   [agents]    backend, endpoint, model, api_key_env, max_concurrency, request_timeout_s,
 //               repair_rounds
-//   [memory]    path
+//   [memory]    path, skills, exploration, demote_min_tries, demote_failure_rate,
+//               demote_min_acceptance
 //
 // Loading reports every problem it finds, one line each, `FILE:LINE:COL: message`, in source
 // order: unknown keys (with a suggestion) at the key, wrong types and out-of-range values at
@@ -98,9 +99,15 @@ struct agents_section {
   bool operator==(const agents_section&) const = default;
 };
 
-/// Where long-term memory lives.
+/// Where long-term memory lives, and the rule that ranks and demotes its skills.
 struct memory_section {
   std::string path = "kernelskill-memory"; ///< the LMDB environment's folder, as written
+  std::string skills;                       ///< built-in skill folder, as written; "": the
+                                            ///< installed one (engine::default_skills_dir)
+  double exploration = 1.0;                 ///< weight of the UCB bonus in skill ranking
+  int64_t demote_min_tries = 8;             ///< tries before a skill can be demoted
+  double demote_failure_rate = 0.5;         ///< demoted at this share of failed tries ...
+  double demote_min_acceptance = 0.05;      ///< ... or below this share of accepted ones
 
   bool operator==(const memory_section&) const = default;
 };
@@ -129,6 +136,11 @@ struct campaign_config {
 
   /// Returns memory.path resolved.
   std::filesystem::path memory_dir() const { return resolve(memory.path); }
+
+  /// Returns memory.skills resolved; empty when it is "" (the installed skills).
+  std::filesystem::path skills_dir() const {
+    return memory.skills.empty() ? std::filesystem::path{} : resolve(memory.skills);
+  }
 
   bool operator==(const campaign_config&) const = default;
 };

@@ -181,6 +181,28 @@ const option options[] = {
      "Folder of the LMDB environment, relative to this file's folder. Campaigns that share it "
      "learn from each other.",
      text_option{&field<memory, &memory_section::path>, text_rule::non_empty, {}}},
+    {"memory", "skills",
+     "Folder of the built-in skills seeded into memory (one subfolder per skill), relative to "
+     "this file's folder; empty: the skills installed with kernelskill. A skill a user "
+     "imported is never overwritten by a built-in one.",
+     text_option{&field<memory, &memory_section::skills>, text_rule::any, {}}},
+    {"memory", "exploration",
+     "Weight of the exploration bonus when skills are ranked (an upper confidence bound over "
+     "their acceptance rate on the task's op family and GPU); 0 ranks by the rate alone.",
+     number_option{&field<memory, &memory_section::exploration>, at_least(0)}},
+    {"memory", "demote_min_tries",
+     "Tries on an op family and GPU before a skill can be demoted (tried only when nothing "
+     "else is left).",
+     integer_option{&field<memory, &memory_section::demote_min_tries>, 1, unbounded}},
+    {"memory", "demote_failure_rate",
+     "Demotes a skill once at least this share of its tries failed (did not compile, were "
+     "wrong, crashed).",
+     number_option{&field<memory, &memory_section::demote_failure_rate>,
+                   {0, bound_kind::exclusive, 1, bound_kind::inclusive}}},
+    {"memory", "demote_min_acceptance",
+     "Demotes a skill whose share of accepted tries is below this; 0 never demotes for it.",
+     number_option{&field<memory, &memory_section::demote_min_acceptance>,
+                   {0, bound_kind::inclusive, 1, bound_kind::inclusive}}},
 };
 
 /// Returns `value` the shortest way that reads back exactly, without forcing a decimal point.

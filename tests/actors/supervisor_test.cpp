@@ -663,6 +663,8 @@ actors::store_actor::behavior_type null_store() {
       [](const actors::get_campaign&) { return actors::campaign_reply{}; },
       [](const actors::get_calibration&) { return actors::calibration_reply{}; },
       [](const actors::write_outputs&) { return actors::ack{}; },
+      [](const actors::get_skill_stats&) { return actors::skill_stats_reply{}; },
+      [](const actors::reconcile_tries&) { return actors::ack{}; },
   };
 }
 

@@ -1,0 +1,406 @@
+// `kernelskill skills`: the long-term skill memory from the command line. Every action but
+// `check` opens the memory a campaign would ([memory] path of --config, or --memory, or
+// ./kernelskill-memory) and seeds it from the built-in skills first, as `run` does, so that what
+// it shows is what the next campaign sees. `check` reads a folder someone wrote and reports
+// every problem as FILE:LINE:COL; with --tasks it also renders every template for every task
+// of its family, which is how a template error that only a real shape shows is found before a
+// campaign does.
+
+#include "cli/skills_command.hpp"
+
+#include "config/campaign_config.hpp"
+#include "engine/retrieval.hpp"
+#include "engine/skill_library.hpp"
+#include "engine/skill_template.hpp"
+#include "engine/task_manifest.hpp"
+#include "memory/skill_store.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace ks::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buffer;
+}
+
+/// Where the memory and the built-in skills are, and the ranking rule, from the options.
+struct places {
+  fs::path memory;
+  fs::path builtin;
+  engine::retrieval_rules rules;
+};
+
+tl::expected<places, command_error> places_of(const skills_options& opt) {
+  places p;
+  p.memory = "kernelskill-memory";
+  p.builtin = engine::default_skills_dir();
+  if (!opt.config.empty()) {
+    auto loaded = config::load_campaign_config(opt.config);
+    if (!loaded)
+      return stop(loaded.error().code() == config::errc::invalid_input ? stop_reason::task
+                                                                        : stop_reason::usage,
+                  loaded.error().message());
+    p.memory = loaded->memory_dir();
+    if (!loaded->skills_dir().empty())
+      p.builtin = loaded->skills_dir();
+    p.rules = {loaded->memory.exploration, loaded->memory.demote_min_tries,
+               loaded->memory.demote_failure_rate, loaded->memory.demote_min_acceptance};
+  }
+  if (!opt.memory.empty())
+    p.memory = opt.memory;
+  if (!opt.builtin.empty())
+    p.builtin = opt.builtin;
+  return p;
+}
+
+/// Opens the memory and seeds it with the built-in skills, as a campaign does.
+tl::expected<memory::skill_store, command_error> open_seeded(const places& p) {
+  auto folders = engine::read_skill_folders(p.builtin);
+  if (!folders)
+    return stop(stop_reason::environment, "the built-in skills: " + folders.error().message());
+  auto store = memory::skill_store::open(p.memory);
+  if (!store)
+    return stop(stop_reason::environment, store.error().message());
+  if (auto seeded = store->seed(*folders, now_iso8601()); !seeded)
+    return stop(stop_reason::task, "a built-in skill does not load:\n" + seeded.error().message());
+  return std::move(*store);
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words)
+    out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+std::string number(double v, const char* format = "%.3g") {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, v);
+  return buffer;
+}
+
+command_result list(const places& p, const std::string& family) {
+  auto store = open_seeded(p);
+  if (!store)
+    return tl::unexpected(store.error());
+  auto library = store->library();
+  if (!library)
+    return stop(stop_reason::task, library.error().message());
+  auto rows = store->all_stats();
+  if (!rows)
+    return stop(stop_reason::environment, rows.error().message());
+  std::printf("%-28s %-4s %-8s %-26s %6s %s\n", "skill", "ver", "origin", "families", "tries",
+              "title");
+  int64_t shown = 0;
+  for (const engine::skill& s : library->skills) {
+    if (!family.empty() && !s.applies_to(family))
+      continue;
+    int64_t tries = 0;
+    for (const memory::stat_row& r : *rows)
+      if (r.skill == s.id && (family.empty() || r.family == family))
+        tries += r.stats.tries;
+    std::printf("%-28s %-4lld %-8s %-26s %6lld %s\n", s.id.c_str(),
+                static_cast<long long>(s.version), engine::to_string(s.origin),
+                joined(s.families).c_str(), static_cast<long long>(tries), s.title.c_str());
+    ++shown;
+  }
+  std::printf("%lld skill(s) in %s\n", static_cast<long long>(shown), p.memory.string().c_str());
+  return {};
+}
+
+void print_stats_header() {
+  std::printf("%-28s %-12s %-8s %6s %6s %6s %6s %6s %8s %8s %-8s %s\n", "skill", "family", "gpu",
+              "tries", "accept", "reject", "nocomp", "wrong", "geomean", "best", "state",
+              "last used");
+}
+
+void print_stats_row(const memory::stat_row& r, const engine::retrieval_rules& rules) {
+  const engine::skill_stats& s = r.stats;
+  std::printf("%-28s %-12s %-8s %6lld %6lld %6lld %6lld %6lld %8s %8s %-8s %s\n", r.skill.c_str(),
+              r.family.c_str(), r.arch.c_str(), static_cast<long long>(s.tries),
+              static_cast<long long>(s.acceptances), static_cast<long long>(s.rejections),
+              static_cast<long long>(s.compile_failures), static_cast<long long>(s.wrong_results),
+              s.acceptances > 0 ? (number(s.geomean_speedup()) + "x").c_str() : "-",
+              s.best_speedup > 0 ? (number(s.best_speedup) + "x").c_str() : "-",
+              engine::is_demoted(s, rules) ? "demoted" : "active", s.last_used.c_str());
+}
+
+command_result show(const places& p, const std::string& id) {
+  auto store = open_seeded(p);
+  if (!store)
+    return tl::unexpected(store.error());
+  auto stored = store->skill(id);
+  if (!stored)
+    return stop(stop_reason::environment, stored.error().message());
+  if (!*stored)
+    return stop(stop_reason::usage, "no skill '" + id + "' in " + p.memory.string() +
+                                        " (kernelskill skills list shows them)");
+  auto loaded = engine::load_skill(engine::skill_files{"<" + id + ">", (*stored)->files},
+                                   (*stored)->origin);
+  if (!loaded)
+    return stop(stop_reason::task, loaded.error().message());
+  const engine::skill& s = *loaded;
+  std::cout << s.id << " v" << s.version << ": " << s.title << "\n"
+            << "origin: " << engine::to_string(s.origin) << " (" << (*stored)->provenance
+            << "), hash " << s.content_hash << "\n"
+            << "families: " << joined(s.families) << "\n";
+  std::vector<std::string> classes;
+  for (engine::bound_kind k : s.addresses)
+    classes.emplace_back(engine::to_string(k));
+  std::cout << "addresses: " << (classes.empty() ? "any bottleneck" : joined(classes)) << "\n";
+  for (const engine::expression& e : s.preconditions)
+    std::cout << "requires: " << e.text() << "\n";
+  std::cout << "\nguidance:\n" << s.guidance << "\n";
+  if (!s.anti_patterns.empty()) {
+    std::cout << "anti-patterns:\n";
+    for (const std::string& a : s.anti_patterns)
+      std::cout << "  - " << a << "\n";
+  }
+  if (!s.effect.empty())
+    std::cout << "expected effect: " << s.effect << "\n";
+  for (const engine::skill_template& t : s.templates) {
+    std::cout << "\ntemplate " << t.name << " (" << t.file << ")\n";
+    if (t.params_from_tunables)
+      std::cout << "  parameters: the task's tunables\n";
+    for (const engine::param_space& ps : t.params) {
+      std::cout << "  " << ps.name << ":";
+      for (int64_t v : ps.values)
+        std::cout << " " << v << (v == ps.default_value ? "*" : "");
+      std::cout << "\n";
+    }
+    for (const engine::expression& c : t.constraints)
+      std::cout << "  constraint: " << c.text() << "\n";
+    std::cout << "----\n" << t.text << (t.text.ends_with('\n') ? "" : "\n") << "----\n";
+  }
+  auto rows = store->all_stats();
+  if (!rows)
+    return stop(stop_reason::environment, rows.error().message());
+  std::cout << "\nstatistics:\n";
+  bool any = false;
+  for (const memory::stat_row& r : *rows)
+    if (r.skill == s.id) {
+      if (!any)
+        print_stats_header();
+      print_stats_row(r, p.rules);
+      if (!r.stats.best_params.empty()) {
+        std::string params;
+        for (const auto& [k, v] : r.stats.best_params)
+          params += " " + k + "=" + v;
+        std::cout << "    best on " << r.family << "/" << r.arch << ": " << r.stats.best_template
+                  << params << " (task " << r.stats.best_task << ")\n";
+      }
+      any = true;
+    }
+  if (!any)
+    std::cout << "  never tried\n";
+  return {};
+}
+
+command_result stats(const places& p, const std::string& gpu) {
+  auto store = open_seeded(p);
+  if (!store)
+    return tl::unexpected(store.error());
+  auto rows = store->all_stats();
+  if (!rows)
+    return stop(stop_reason::environment, rows.error().message());
+  print_stats_header();
+  int64_t shown = 0;
+  for (const memory::stat_row& r : *rows) {
+    if (!gpu.empty() && r.arch != gpu)
+      continue;
+    print_stats_row(r, p.rules);
+    ++shown;
+  }
+  std::printf("%lld statistic(s) in %s\n", static_cast<long long>(shown), p.memory.string().c_str());
+  return {};
+}
+
+command_result export_to(const places& p, const fs::path& file) {
+  auto store = open_seeded(p);
+  if (!store)
+    return tl::unexpected(store.error());
+  auto all = store->skills();
+  if (!all)
+    return stop(stop_reason::environment, all.error().message());
+  fs::path temp = file;
+  temp += ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << memory::export_skills(*all);
+    if (!out)
+      return stop(stop_reason::usage, "cannot write " + file.string());
+  }
+  std::error_code ec;
+  fs::rename(temp, file, ec);
+  if (ec)
+    return stop(stop_reason::usage, "cannot write " + file.string() + ": " + ec.message());
+  std::cout << "exported " << all->size() << " skill(s) to " << file.string() << "\n";
+  return {};
+}
+
+command_result import_from(const places& p, const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return stop(stop_reason::usage, "cannot read " + file.string());
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto parsed = memory::parse_skill_export(text);
+  if (!parsed)
+    return stop(stop_reason::task, file.string() + ": " + parsed.error().message());
+  auto store = open_seeded(p);
+  if (!store)
+    return tl::unexpected(store.error());
+  for (memory::stored_skill& s : *parsed)
+    s.provenance = "imported from " + file.string();
+  if (auto ok = store->import_skills(*parsed, now_iso8601()); !ok)
+    return stop(stop_reason::task, file.string() + ": " + ok.error().message());
+  std::cout << "imported " << parsed->size() << " skill(s) into " << p.memory.string() << "\n";
+  return {};
+}
+
+command_result check(const fs::path& dir, const fs::path& tasks_path) {
+  auto folders = engine::read_skill_folders(dir);
+  if (!folders)
+    return stop(stop_reason::usage, folders.error().message());
+  std::vector<engine::skill> skills;
+  std::string problems;
+  for (const engine::skill_files& f : *folders) {
+    auto s = engine::load_skill(f);
+    if (!s)
+      problems += s.error().message() + "\n";
+    else
+      skills.push_back(std::move(*s));
+  }
+  int64_t renders = 0;
+  if (problems.empty() && !tasks_path.empty()) {
+    auto tasks = engine::load_task_suite(tasks_path);
+    if (!tasks)
+      return stop(stop_reason::task, tasks.error().message());
+    for (const engine::task& t : *tasks) {
+      std::ifstream in(t.reference_path, std::ios::binary);
+      std::string reference{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      for (const engine::skill& s : skills) {
+        if (!s.applies_to(t.family))
+          continue;
+        engine::applicability a = engine::check_applies(s, t, nullptr, reference);
+        if (!a.applies) {
+          std::cout << s.id << ": does not apply to task " << t.name << ": " << a.why_not << "\n";
+          continue;
+        }
+        for (const engine::skill_template& tp : s.templates) {
+          auto space = engine::space_of(tp, t, reference);
+          if (!space) {
+            problems += s.id + "/" + tp.file + ": task " + t.name + ": " + space.error().message() + "\n";
+            continue;
+          }
+          auto first = engine::first_valid(tp, *space, t);
+          if (!first) {
+            problems += s.id + "/" + tp.file + ": task " + t.name + ": " + first.error().message() + "\n";
+            continue;
+          }
+          if (!*first)
+            continue;
+          auto text = engine::render(s, tp, t, **first, reference);
+          if (!text)
+            problems += text.error().message() + "\n";
+          else
+            ++renders;
+        }
+      }
+    }
+  }
+  if (!problems.empty()) {
+    std::cout << problems << std::flush;
+    return stop(stop_reason::task, dir.string() + ": invalid skill(s)");
+  }
+  std::cout << "ok: " << skills.size() << " skill(s)";
+  if (!tasks_path.empty())
+    std::cout << ", " << renders << " template(s) rendered for the tasks of their families";
+  std::cout << "\n";
+  return {};
+}
+
+} // namespace
+
+CLI::App* add_skills_command(CLI::App& app, skills_options& opt) {
+  CLI::App* cmd = app.add_subcommand(
+      "skills",
+      "Shows and edits the long-term skill memory: the skills a campaign chooses from and how "
+      "each fared per op family and GPU. Every action but check opens the memory of --config "
+      "([memory] path) or --memory (default ./kernelskill-memory) and seeds it from the "
+      "built-in skills first, as `run` does.");
+  cmd->require_subcommand(1);
+  auto common = [&](CLI::App* sub) {
+    sub->add_option("--config", opt.config, "A campaign config: its [memory] path and skills")
+        ->type_name("FILE");
+    sub->add_option("--memory", opt.memory, "The memory folder (overrides --config's)")
+        ->type_name("DIR");
+    sub->add_option("--skills", opt.builtin, "The built-in skill folder to seed from")
+        ->type_name("DIR");
+    sub->footer("Exit codes: 0 success; 1 bad command line or unreadable file; 2 an invalid "
+                "skill, import file or config; 3 the memory cannot be opened.");
+    sub->callback([&opt, sub] { opt.action = sub->get_name(); });
+  };
+  CLI::App* list_cmd = cmd->add_subcommand("list", "Lists the skills: id, version, origin, families, tries");
+  list_cmd->add_option("--family", opt.family, "Only skills for this op family")->type_name("F");
+  common(list_cmd);
+  CLI::App* show_cmd = cmd->add_subcommand("show", "Shows a skill: its text, templates and statistics per GPU");
+  show_cmd->add_option("id", opt.id, "The skill's id")->required();
+  common(show_cmd);
+  CLI::App* stats_cmd = cmd->add_subcommand("stats", "Shows the statistics per skill, op family and GPU architecture");
+  stats_cmd->add_option("--gpu", opt.gpu, "Only this GPU architecture (sm_90a)")->type_name("ARCH");
+  common(stats_cmd);
+  CLI::App* export_cmd = cmd->add_subcommand("export", "Writes every skill of the memory to FILE (JSON)");
+  export_cmd->add_option("file", opt.file, "The file to write")->required();
+  common(export_cmd);
+  CLI::App* import_cmd = cmd->add_subcommand(
+      "import", "Imports the skills of FILE as the user's: all validated first, none written if "
+                "one is invalid; a built-in skill never overwrites them");
+  import_cmd->add_option("file", opt.file, "An export file")->required()->check(CLI::ExistingFile);
+  common(import_cmd);
+  CLI::App* check_cmd = cmd->add_subcommand(
+      "check", "Checks the skill folder DIR (one skill, or a folder of skills): every problem as "
+               "FILE:LINE:COL; with --tasks, renders each template for each task of its family");
+  check_cmd->add_option("dir", opt.dir, "The skill folder")->required();
+  check_cmd->add_option("--tasks", opt.tasks, "A task manifest or a folder of them")
+      ->type_name("PATH");
+  check_cmd->footer("Exit codes: 0 every skill is valid; 1 bad command line or no such "
+                    "folder; 2 a skill is invalid (each problem printed as FILE:LINE:COL).");
+  check_cmd->callback([&opt] { opt.action = "check"; });
+  return cmd;
+}
+
+command_result run_skills(const skills_options& opt) {
+  if (opt.action == "check")
+    return check(opt.dir, opt.tasks);
+  auto p = places_of(opt);
+  if (!p)
+    return tl::unexpected(p.error());
+  if (opt.action == "list")
+    return list(*p, opt.family);
+  if (opt.action == "show")
+    return show(*p, opt.id);
+  if (opt.action == "stats")
+    return stats(*p, opt.gpu);
+  if (opt.action == "export")
+    return export_to(*p, opt.file);
+  if (opt.action == "import")
+    return import_from(*p, opt.file);
+  return stop(stop_reason::usage, "skills: give an action: list, show, stats, export, import, check");
+}
+
+} // namespace ks::cli
