@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `kernelskill skills`: list seeds a fresh memory with the built-in skills; a user's import
+# survives a later seeding; export and import round-trip; check reports a broken skill as
+# FILE:LINE:COL lines and exits 2, a good one prints "ok", and --tasks renders its templates.
+# Usage: skills.sh KERNELSKILL SOURCE_DIR
+set -uo pipefail
+ks=${1:?usage: skills.sh KERNELSKILL SOURCE_DIR}
+src=${2:?usage: skills.sh KERNELSKILL SOURCE_DIR}
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+export KS_SKILLS_DIR=$src/skills
+
+"$ks" skills list --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills list: exit $rc: $(cat err)"
+grep -q '^launch_params .*builtin' out || fail "skills list: no built-in launch_params: $(cat out)"
+grep -q '^softmax_online_rows ' out || fail "skills list: no softmax skill: $(cat out)"
+"$ks" skills list --memory mem --family softmax >out 2>err
+grep -q 'elementwise_vectorized' out && fail "skills list --family softmax lists an elementwise skill"
+grep -q 'softmax_online_rows' out || fail "skills list --family softmax misses its skill"
+
+"$ks" skills show softmax_online_rows --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills show: exit $rc: $(cat err)"
+for word in guidance anti-patterns 'template block_row' 'never tried'; do
+  grep -q "$word" out || fail "skills show does not show '$word'"
+done
+"$ks" skills show no_such_skill --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 1 ] || fail "skills show of an unknown id: exit $rc, wanted 1"
+
+"$ks" skills stats --memory mem --gpu sm_90a >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills stats: exit $rc: $(cat err)"
+grep -q '0 statistic' out || fail "skills stats on a fresh memory: $(cat out)"
+
+# The user's own launch_params, imported, stays theirs when the built-ins are seeded again.
+"$ks" skills export all.json --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills export: exit $rc: $(cat err)"
+python3 - all.json <<'PY' || fail "could not edit the export"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["skills"] = [s for s in doc["skills"] if s["id"] == "launch_params"]
+s = doc["skills"][0]
+s["files"]["skill.toml"] = s["files"]["skill.toml"].replace('title = "Launch parameters of the reference"', 'title = "My launch parameters"')
+json.dump(doc, open("mine.json", "w"))
+PY
+"$ks" skills import mine.json --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills import: exit $rc: $(cat err)"
+"$ks" skills list --memory mem >out 2>err
+grep -q '^launch_params .*user .*My launch parameters' out || fail "the user's skill was overwritten: $(cat out)"
+
+# A broken import changes nothing.
+sed 's/guidance = /guidence = /' mine.json >broken.json
+"$ks" skills import broken.json --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "skills import of a broken skill: exit $rc, wanted 2"
+grep -q 'nothing was imported' err || fail "skills import: does not say nothing was imported: $(cat err)"
+
+mkdir -p bad/one
+cp "$src"/skills/softmax_online_rows/* bad/one/
+sed -i 's/^version = 1/version = 0/; s/vec == 1 || task.cols % 4 == 0/vec == 1 || task.cols % % 4/' bad/one/skill.toml
+"$ks" skills check bad >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "skills check of a broken skill: exit $rc, wanted 2"
+grep -qE '^bad/one/skill.toml:[0-9]+:11: .version. must be an integer >= 1' out \
+  || fail "skills check: no FILE:LINE:COL line for the version: $(cat out)"
+grep -qE "^bad/one/skill.toml:[0-9]+:[0-9]+: templates\[0\].constraints\[0\]: unexpected '%'" out \
+  || fail "skills check: no FILE:LINE:COL line for the expression: $(cat out)"
+
+"$ks" skills check "$src/skills" --tasks "$src/tasks/quickstart" >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills check of the built-in skills: exit $rc: $(cat out err)"
+grep -q '^ok: .* template(s) rendered' out || fail "skills check --tasks: $(cat out)"
+
+if [ "$failures" -ne 0 ]; then
+  echo "skills.sh: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "skills.sh: all checks passed"
