@@ -13,6 +13,11 @@ caf::error make_actor_error(actor_errc code, std::string message) {
   return caf::error(code, std::move(message));
 }
 
+bool is_interrupted(const caf::error& e) {
+  return e.category() == caf::atom("kernelskl") &&
+         e.code() == static_cast<uint8_t>(actor_errc::interrupted);
+}
+
 std::string describe(const caf::error& e) {
   if (!e)
     return "no error";

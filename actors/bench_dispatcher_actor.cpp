@@ -34,6 +34,7 @@ struct dispatcher_state {
   std::vector<bool> busy;
   std::vector<bool> dead;
   std::deque<pending_job> queue;
+  bool interrupted = false; ///< a stop_msg interrupt came: no job starts any more
   std::vector<std::optional<caf::typed_response_promise<bench_result>>> running;
   std::vector<int64_t> serial;     // of the job each GPU runs: a late answer to an older one is
                                    // ignored
@@ -274,12 +275,29 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
           return make_actor_error(actor_errc::bench, "no GPU index " + std::to_string(job.gpu) +
                                                          " (the campaign has " +
                                                          std::to_string(st.size()) + ")");
+        if (st.interrupted)
+          return make_actor_error(actor_errc::interrupted,
+                                  "not started: the campaign was interrupted");
         auto promise = self->make_response_promise<bench_result>();
         st.queue.push_back(pending_job{std::move(job), promise, clock_type::now()});
         dispatch(self);
         return promise;
       },
       [self](const bench_stats_request&) { return self->state.stats; },
+      [self](const stop_msg& m) {
+        // A budget that ran out still lets the queued jobs run (the finals need them); an
+        // interrupt must not wait for jobs nobody will use before the resume.
+        auto& st = self->state;
+        if (m.kind != stop_kind::interrupt)
+          return;
+        st.interrupted = true;
+        while (!st.queue.empty()) {
+          st.queue.front().promise.deliver(make_actor_error(
+              actor_errc::interrupted, "not started: the campaign was interrupted"));
+          st.queue.pop_front();
+        }
+        st.stats.queued = 0;
+      },
       [self](const assign_home& a) -> caf::result<int32_t> {
         auto& st = self->state;
         if (st.size() == 0)

@@ -21,9 +21,11 @@ namespace ks::actors {
 /// GPU, and when none is left every queued job fails.
 /// It also picks each task's home GPU (assign_home): the one with the least load assigned so
 /// far, so that a task 30x heavier than the others does not share its card with half of them.
+/// An interrupt (stop_msg of kind interrupt) drops every queued job and every job that comes
+/// later with actor_errc::interrupted, so that Ctrl-C waits only for the jobs running.
 using bench_dispatcher_actor =
     bench_actor::extend<caf::replies_to<bench_stats_request>::with<bench_stats>,
-                        caf::replies_to<assign_home>::with<int32_t>>;
+                        caf::replies_to<assign_home>::with<int32_t>, caf::reacts_to<stop_msg>>;
 
 /// The dispatcher as supervisors see it when they choose their home GPU.
 using home_actor = caf::typed_actor<caf::replies_to<assign_home>::with<int32_t>>;

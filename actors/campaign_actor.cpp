@@ -111,6 +111,7 @@ caf::result<campaign_report> run(campaign_pointer self) {
   rs.output_dir = st.setup.output_dir;
   rs.interval_s = st.setup.progress_interval_s;
   rs.write_interval_s = st.setup.write_interval_s;
+  rs.wall_time_s = st.setup.wall_time_s;
   st.reporter = spawn_reporter(self->system(), std::move(rs));
   st.reports.resize(st.supervisors.size());
   st.left = st.supervisors.size();

@@ -439,6 +439,35 @@ engine::expected<void> write_atomically(const fs::path& path, const std::string&
 
 } // namespace
 
+namespace {
+
+// Returns the text of results.json: the campaign, then every task with its nodes.
+engine::expected<std::string> results_text(const memory::store& store,
+                                           const std::optional<memory::campaign_record>& campaign,
+                                           const std::vector<task_view>& tasks) {
+  json::array tasks_json;
+  for (const task_view& t : tasks) {
+    auto tj = task_json(store, t);
+    if (!tj)
+      return tl::unexpected(tj.error());
+    tasks_json.push_back(std::move(*tj));
+  }
+  json::object doc{{"format", "kernelskill-results"}, {"version", 1}};
+  if (campaign)
+    doc["campaign"] = json::object{{"started_at", campaign->started_at},
+                                   {"runs", campaign->runs},
+                                   {"environment", json_or_text(campaign->environment)}};
+  else
+    doc["campaign"] = nullptr;
+  doc["tasks"] = std::move(tasks_json);
+  std::ostringstream results;
+  pretty(results, doc);
+  results << "\n";
+  return results.str();
+}
+
+} // namespace
+
 engine::expected<void> write_campaign_outputs(const memory::store& store,
                                               const fs::path& output_dir) {
   auto campaign = store.campaign();
@@ -454,13 +483,7 @@ engine::expected<void> write_campaign_outputs(const memory::store& store,
     return engine::fail(engine::errc::io,
                         "cannot create " + (output_dir / "best").string() + ": " + ec.message());
 
-  json::array tasks_json;
   for (const task_view& t : *tasks) {
-    auto tj = task_json(store, t);
-    if (!tj)
-      return tl::unexpected(tj.error());
-    tasks_json.push_back(std::move(*tj));
-
     const engine::node_record* best = node_at(t, t.best);
     if (best == nullptr || best->source_hash.empty())
       continue;
@@ -475,20 +498,22 @@ engine::expected<void> write_campaign_outputs(const memory::store& store,
       return written;
   }
 
-  json::object doc{{"format", "kernelskill-results"}, {"version", 1}};
-  if (*campaign)
-    doc["campaign"] = json::object{{"started_at", (*campaign)->started_at},
-                                   {"runs", (*campaign)->runs},
-                                   {"environment", json_or_text((*campaign)->environment)}};
-  else
-    doc["campaign"] = nullptr;
-  doc["tasks"] = std::move(tasks_json);
-  std::ostringstream results;
-  pretty(results, doc);
-  results << "\n";
-  if (auto written = write_atomically(output_dir / "results.json", results.str()); !written)
+  auto results = results_text(store, *campaign, *tasks);
+  if (!results)
+    return tl::unexpected(results.error());
+  if (auto written = write_atomically(output_dir / "results.json", *results); !written)
     return written;
   return write_atomically(output_dir / "report.md", report_text(*campaign, *tasks));
+}
+
+engine::expected<std::string> campaign_results_json(const memory::store& store) {
+  auto campaign = store.campaign();
+  if (!campaign)
+    return tl::unexpected(campaign.error());
+  auto tasks = read_tasks(store);
+  if (!tasks)
+    return tl::unexpected(tasks.error());
+  return results_text(store, *campaign, *tasks);
 }
 
 engine::expected<std::string> describe_campaign(const memory::store& store) {

@@ -18,6 +18,10 @@ namespace ks::actors {
 engine::expected<void> write_campaign_outputs(const memory::store& store,
                                               const std::filesystem::path& output_dir);
 
+/// Returns the text of results.json as `store` stands now (what `kernelskill status --json`
+/// prints): the campaign record (null when none was written) and every task with its nodes.
+engine::expected<std::string> campaign_results_json(const memory::store& store);
+
 /// Returns a short human-readable status of the campaign in `store` (for `kernelskill status`).
 engine::expected<std::string> describe_campaign(const memory::store& store);
 

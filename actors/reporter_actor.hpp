@@ -15,12 +15,14 @@
 
 namespace ks::actors {
 
-/// Shows a campaign's progress and keeps its outputs fresh. Every interval it asks each
-/// supervisor where its task stands and the dispatcher how busy each GPU was, and prints one
-/// line per task (nodes, best speedup, fraction of the roofline) and per GPU (busy share) to
-/// stderr; every `write_interval_s` it has the store write results.json, best/ and report.md.
+/// Shows a campaign's progress and keeps its outputs fresh. It asks each supervisor where its
+/// task stands and the dispatcher how busy each GPU is, then, on a terminal, redraws a block at
+/// the bottom of stderr every second (a headline with the tasks done, the candidates planned,
+/// compiled, verified and timed, the bench jobs queued and an ETA from the budget; a line per
+/// task; a line per GPU); off a terminal it writes one such headline every `interval_s` when
+/// it changed. A task_report (sent by the campaign when a task ends) prints that task's result
+/// at once. Every `write_interval_s` it has the store write results.json, best/ and report.md.
 /// report_now prints and writes at once (the campaign's last report) and answers once written.
-/// A task_report (sent by the campaign when a task ends) gives that task's last line.
 using reporter_actor = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<task_report>,
                                         caf::replies_to<report_now>::with<ack>>;
 
@@ -32,8 +34,10 @@ struct reporter_setup {
   std::vector<std::string> gpu_names; ///< by GPU index
   store_actor store;                  ///< null in a dry run: nothing is written
   std::string output_dir;
-  double interval_s = 5;        ///< progress lines; 0 = none
+  double interval_s = 5;        ///< progress lines off a terminal (on one: every second); 0 = none
   double write_interval_s = 30; ///< outputs; 0 = only at the end
+  double wall_time_s = 0;       ///< the campaign's wall-time budget, for the ETA; 0 = none
+  bool dry_run = false;         ///< the tasks are dry runs: they print their own results
 };
 
 /// Spawns a reporter; its first tick comes after one interval.

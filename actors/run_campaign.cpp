@@ -13,14 +13,18 @@
 //   6. the campaign record (runs + 1, the environment as read);
 //   7. the campaign actor, which spawns a supervisor per task and the reporter, and answers
 //      once every task has ended. Meanwhile run_options.stop_requested is polled every 100
-//      ms; once set, the campaign is told to stop (see supervisor_actor.cpp: each job in
-//      flight finishes and is written, nothing new starts, unfinished nodes wait for a resume);
+//      ms (and between the steps above); once set, the user is told what is kept and the
+//      campaign is told to stop (see supervisor_actor.cpp: each job in flight finishes and
+//      is written, nothing new starts, unfinished nodes wait for a resume);
 //   8. shutdown: every actor is sent an exit message (a detached actor still receiving would
 //      keep the actor system alive), and the system waits for them.
 //
-// A dry run skips 2's store, 3 and 6: no GPU, no worker, nothing written but the compile
-// cache. Each supervisor compiles its reference, asks the planner for one round of K plans,
-// codes and compiles them, and says what would be measured; the lines are printed to stdout.
+// A dry run skips 2's store, 3 and 6: no GPU, no worker, no state. In 7 it runs a dry-run
+// actor per task instead (dry_run_actor.hpp: compile the reference, plan one round, code and
+// compile it), which prints its lines as they come and writes its candidates to
+// <output>/dry-run/<task>/; <output>/dry-run/summary.txt keeps every line. An interrupted
+// dry run stops at once: it keeps nothing worth finishing, so the nvcc processes still
+// running are killed rather than waited for.
 
 #include "actors/run_campaign.hpp"
 
@@ -28,8 +32,11 @@
 #include "actors/bench_dispatcher_actor.hpp"
 #include "actors/campaign_actor.hpp"
 #include "actors/campaign_tasks.hpp"
+#include "actors/console.hpp"
+#include "actors/dry_run_actor.hpp"
 #include "actors/messages.hpp"
 #include "actors/records_json.hpp"
+#include "actors/reporter_actor.hpp"
 #include "agents/backend_registry.hpp"
 #include "engine/agent_backend.hpp"
 #include "engine/judge.hpp"
@@ -50,8 +57,11 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
+
+#include <signal.h>
 
 namespace ks::actors {
 
@@ -243,9 +253,10 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
     gpu_description& d = gpus[uncalibrated[k]].description;
     const auto& r = calibrations[k];
     if (!r || !r->ok) {
-      std::cerr << "kernelskill: cannot calibrate device " << d.device << " ("
-                << (r ? r->message : r.error().message())
-                << "); its roofline fractions stay unknown\n";
+      console::line(console::stream::err,
+                    "kernelskill: cannot calibrate device " + std::to_string(d.device) + " (" +
+                        (r ? r->message : r.error().message()) +
+                        "); its roofline fractions stay unknown");
       continue;
     }
     d.calibration = r->calibration;
@@ -279,7 +290,8 @@ void print_perf(const perf_tree& perf) {
         s.count > 0 ? s.total_ms / static_cast<double>(s.count) : 0.0, s.max_ms, s.total_ms / 1000);
     out << line;
   }
-  std::cerr << out.str() << std::flush;
+  std::string text = out.str();
+  console::line(console::stream::err, text.substr(0, text.size() - 1)); // without its last '\n'
 }
 
 engine::backend_settings backend_settings_for(const config::agents_section& a) {
@@ -329,6 +341,136 @@ engine::expected<skill_memory> open_skill_memory(const config::campaign_config& 
     return tl::unexpected(library.error());
   out.library = std::make_shared<const engine::skill_library>(std::move(*library));
   return out;
+}
+
+bool stop_seen(const run_options& options) {
+  return options.stop_requested != nullptr && options.stop_requested->load();
+}
+
+// Tells the user, once, what a stop keeps: the first Ctrl-C's answer.
+void say_stopping(bool dry) {
+  console::line(console::stream::err,
+                dry ? "kernelskill: stopping the dry run now; it keeps nothing but the compile "
+                      "cache and the candidates written so far (Ctrl-C again to quit at once)"
+                    : "kernelskill: stopping at the next step: the jobs in flight finish and are "
+                      "saved, nothing new starts; the same command resumes (Ctrl-C again to "
+                      "quit at once)");
+}
+
+// Kills the compilers this process started: every child whose command line names `nvcc` (the
+// compile service's, or a script standing in for it). Each leads a process group of its own,
+// so the group takes cicc, ptxas and the host compiler with it. Only for a dry run that was
+// interrupted: its compiles feed nothing that is kept, and waiting for them would hold the
+// exit for seconds. The compile pool's workers then see an nvcc killed by a signal, which is
+// never cached. Returns how many were killed.
+int64_t kill_compilers(const fs::path& nvcc) {
+  int64_t killed = 0;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream children(task.path() / "children");
+    pid_t pid = 0;
+    while (children >> pid) {
+      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+      std::string argument;
+      bool is_compiler = false;
+      while (!is_compiler && std::getline(cmdline, argument, '\0'))
+        is_compiler = argument == nvcc.string();
+      if (is_compiler && ::kill(-pid, SIGKILL) == 0)
+        ++killed;
+    }
+  }
+  return killed;
+}
+
+// Writes what a dry run printed into <dry-run folder>/summary.txt, for `kernelskill status`
+// and for whoever reads the output folder later.
+void write_dry_run_summary(const fs::path& folder, const std::string& arch,
+                           const std::vector<task_report>& reports, bool interrupted) {
+  std::ofstream out(folder / "summary.txt", std::ios::binary | std::ios::trunc);
+  out << "dry run of " << reports.size() << (reports.size() == 1 ? " task" : " tasks")
+      << " for " << arch << ", " << now_iso8601()
+      << (interrupted ? ", interrupted" : "")
+      << ": planned, coded and compiled one round; nothing was measured or saved\n";
+  for (const task_report& r : reports)
+    for (const std::string& line : r.dry_run_lines)
+      out << line << "\n";
+}
+
+/// Runs the dry run of every task (step 7 of a dry run): a dry-run actor per task and the
+/// reporter; returns their reports in task order once every one has answered, or as soon as
+/// a stop was seen.
+std::vector<task_report> run_dry_round(caf::actor_system& sys, caf::scoped_actor& self,
+                                       exit_guard& guard, const std::vector<std::string>& order,
+                                       const task_table_ptr& table, const team& members,
+                                       const config::campaign_config& config,
+                                       const run_options& options, const std::string& arch,
+                                       const fs::path& folder, const fs::path& nvcc,
+                                       bool& interrupted) {
+  std::vector<supervisor_actor> runs;
+  for (const std::string& name : order) {
+    dry_run_setup d;
+    d.task = name;
+    d.tasks = table;
+    d.team = members;
+    d.count = std::min(config.search.branches, config.campaign.candidates_per_task);
+    d.arch = arch;
+    d.folder = folder / name;
+    runs.push_back(guard.keep(spawn_dry_run(sys, std::move(d))));
+  }
+  reporter_setup rs;
+  rs.supervisors = runs;
+  rs.tasks = order;
+  rs.interval_s = options.progress_interval_s;
+  rs.write_interval_s = 0;
+  rs.dry_run = true;
+  reporter_actor reporter = guard.keep(spawn_reporter(sys, std::move(rs)));
+
+  // Requests are answered as ordinary messages here (sent, not requested): the wait below
+  // takes them in any order and still polls the stop flag.
+  std::map<std::string, task_report> reports;
+  for (const supervisor_actor& r : runs)
+    self->send(r, run_task{});
+  bool stop_sent = false;
+  while (reports.size() < runs.size()) {
+    self->receive(
+        [&](task_report& r) {
+          self->send(reporter, r);
+          reports[r.name] = std::move(r);
+        },
+        [&](caf::error& e) {
+          // Never expected (a dry run answers with a report); keep the wait from hanging.
+          task_report r;
+          r.name = "?" + std::to_string(reports.size());
+          r.phase = "failed";
+          r.stop_text = describe(e);
+          reports[r.name] = std::move(r);
+        },
+        caf::after(std::chrono::milliseconds(100)) >>
+            [&] {
+              if (!stop_sent && stop_seen(options)) {
+                stop_sent = true;
+                interrupted = true;
+                say_stopping(true);
+                for (const supervisor_actor& r : runs)
+                  self->send(r, stop_msg{stop_kind::interrupt, "interrupted"});
+              }
+            });
+  }
+  if (interrupted) {
+    // The pool first, so that it starts no queued compile in place of a killed one; then
+    // the nvcc processes in flight, until none is left (a second or so at most).
+    self->send_exit(members.compiler, caf::exit_reason::user_shutdown);
+    for (int32_t round = 0; round < 40 && kill_compilers(nvcc) > 0; ++round)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ask<ack>(self, reporter, report_now{true}, errc::internal);
+  std::vector<task_report> ordered;
+  for (const std::string& name : order) {
+    auto it = reports.find(name);
+    if (it != reports.end())
+      ordered.push_back(std::move(it->second));
+  }
+  return ordered;
 }
 
 } // namespace
@@ -404,6 +546,14 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
       return tl::unexpected(opened.error());
     gpus = std::move(*opened);
   }
+  // Starting the workers can take seconds: a stop meanwhile ends the campaign before it starts.
+  if (stop_seen(options)) {
+    say_stopping(dry);
+    campaign_summary stopped;
+    stopped.interrupted = true;
+    stopped.resumed = prior.found;
+    return stopped;
+  }
 
   // 4. The compile pool, for the first GPU's architecture.
   gpu::compiler_options co;
@@ -478,6 +628,33 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
       return tl::unexpected(r.error());
   }
 
+  // 7. A dry run: one round per task, printed as it comes; nothing is kept but the compile
+  // cache and the candidates' sources.
+  if (dry) {
+    const fs::path folder = output / "dry-run";
+    fs::remove_all(folder, ec); // the candidates of an earlier dry run would mislead
+    fs::create_directories(folder, ec);
+    if (ec) {
+      campaign_error e{engine::error{errc::io, "cannot create " + folder.string() + ": " +
+                                                   ec.message()}};
+      e.environment = true;
+      return tl::unexpected(std::move(e));
+    }
+    auto start = std::chrono::steady_clock::now();
+    campaign_summary summary;
+    std::vector<task_report> reports = run_dry_round(sys, self, guard, order, table, members,
+                                                     config, options, co.arch, folder,
+                                                     compiler->options().nvcc, summary.interrupted);
+    summary.wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.dry_run_dir = folder;
+    for (const task_report& t : reports)
+      summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
+                                           t.phase == "failed", t.stop_text});
+    write_dry_run_summary(folder, co.arch, reports, summary.interrupted);
+    return summary;
+  }
+
   // Long-term memory counts every settled try of this campaign's store once, the tries a kill
   // lost between the two stores' commits included, before any new try settles.
   if (!dry) {
@@ -511,7 +688,6 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     s.policy_options = policy_options_for(config);
     s.repair_rounds = config.agents.repair_rounds;
     s.finalists = config.search.finalists;
-    s.kind = dry ? run_kind::dry_run : run_kind::search;
     s.arch = co.arch;
     s.tasks = table;
     s.team = members;
@@ -521,7 +697,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   for (const gpu_description& d : described)
     setup.gpu_names.push_back(d.info.name);
   setup.store = store;
-  setup.output_dir = dry ? std::string() : output.string();
+  setup.output_dir = output.string();
   setup.wall_time_s = config.campaign.wall_time_s;
   setup.gpu_seconds = config.campaign.gpu_seconds;
   setup.progress_interval_s = options.progress_interval_s;
@@ -538,10 +714,13 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
                   [&](caf::error& e) { failure = describe(e); },
                   caf::after(std::chrono::milliseconds(100)) >>
                       [&] {
-                        if (!stop_sent && options.stop_requested != nullptr &&
-                            options.stop_requested->load()) {
+                        if (!stop_sent && stop_seen(options)) {
                           stop_sent = true;
+                          say_stopping(false);
                           self->send(campaign, stop_msg{stop_kind::interrupt, "interrupted"});
+                          // Queued bench jobs are dropped (the nodes wait for the resume):
+                          // only the jobs running are waited for.
+                          self->send(dispatcher, stop_msg{stop_kind::interrupt, "interrupted"});
                         }
                       });
   }
@@ -559,12 +738,9 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
                                          t.stop_text});
     summary.candidates_verified += t.verified;
     summary.candidates_timed += t.timed;
-    for (const std::string& line : t.dry_run_lines)
-      std::cout << line << '\n';
   }
   for (double busy_ms : report->bench.busy_ms)
     summary.gpu_busy_share.push_back(report->wall_s > 0 ? busy_ms / (1000 * report->wall_s) : 0);
-  std::cout << std::flush;
   if (options.progress_interval_s > 0)
     print_perf(report->perf);
   return summary;

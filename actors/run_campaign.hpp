@@ -21,7 +21,8 @@ namespace ks::actors {
 
 /// Options that are not part of the campaign config (they come from the command line).
 struct run_options {
-  bool dry_run = false;                        ///< plan, code, compile one round; no GPU
+  bool dry_run = false;                        ///< plan, code, compile one round; no GPU;
+                                               ///< writes <output>/dry-run/, no state
   std::string arch;                            ///< nvcc arch when there is no GPU to ask ("sm_90a")
   std::filesystem::path worker_executable;     ///< empty: gpu::default_worker_executable()
   std::filesystem::path nvcc;                  ///< empty: the compiler's own lookup
@@ -31,7 +32,7 @@ struct run_options {
   std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
 };
 
-/// One task's outcome.
+/// One task's outcome (a dry run: whether it would run).
 struct task_summary {
   std::string name;
   std::string stop_reason;
@@ -40,7 +41,9 @@ struct task_summary {
   double best_ms = 0;
   double speedup = 0;
   double fraction_of_roofline = 0;
-  bool failed = false;   ///< ended with no result: its reference failed, or its supervisor did
+  bool failed = false;   ///< ended with no result: its reference failed, or its supervisor
+                         ///< did; a dry run: it could not run (the reference does not compile,
+                         ///< the planner or the coder failed)
   std::string stop_text; ///< why it stopped, for people
 };
 
@@ -53,9 +56,9 @@ struct campaign_summary {
   std::vector<double> gpu_busy_share; ///< per bench actor: busy time / wall time
   bool interrupted = false;           ///< stopped by stop_requested
   bool resumed = false;               ///< the output folder held an earlier run
+  std::filesystem::path dry_run_dir;  ///< a dry run: where its candidates and summary.txt are
 };
 
-/// Runs (or resumes) the campaign `config` describes.
 /// Says why a campaign could not run: the error, and what kind of failure it was, so that the
 /// command line maps it to an exit code without reading the message.
 struct campaign_error {
@@ -69,6 +72,8 @@ struct campaign_error {
   const std::string& message() const noexcept { return error.message(); }
 };
 
+/// Runs (or resumes) the campaign `config` describes; with options.dry_run, one round of
+/// planning, coding and compiling per task instead.
 tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
                                                             const run_options& options);
 

@@ -24,6 +24,7 @@
 // them again.
 
 #include "actors/actor_error.hpp"
+#include "actors/console.hpp"
 #include "actors/supervisor_state.hpp"
 #include "gpu/content_hash.hpp"
 
@@ -140,7 +141,7 @@ std::string supervisor_state::label(engine::node_id id) const {
 }
 
 void supervisor_state::warn(const std::string& what) const {
-  std::cerr << "kernelskill: " + setup.task + ": " + what + "\n";
+  console::line(console::stream::err, "kernelskill: " + setup.task + ": " + what);
 }
 
 bool supervisor_state::update(const engine::node_record& record) {
@@ -187,10 +188,6 @@ caf::result<task_report> supervisor_state::start() {
   if (setup.gpu_name.empty())
     setup.gpu_name = "unknown GPU";
   promise = self->make_response_promise<task_report>();
-  if (setup.kind == run_kind::dry_run) {
-    dry_run();
-    return promise;
-  }
   step_timer step("load");
   self->request(setup.team.store, caf::infinite, get_task{setup.task})
       .then(
@@ -518,101 +515,6 @@ void supervisor_state::exhaust(engine::node_id parent, const std::string& why) {
   put_node_then(parent, [this] { next_step(); });
 }
 
-// -- dry run -----------------------------------------------------------------------------------
-
-void supervisor_state::dry_run() {
-  state.phase = "dry_run";
-  int64_t count = std::min(setup.limits.branches, setup.limits.candidate_budget);
-  std::string gpu = "the task's home GPU";
-  auto add = [this](std::string line) { dry_run_lines.push_back(setup.task + ": " + line); };
-  // Candidates finish in any order; their lines come out in the planner's.
-  auto candidate_lines = std::make_shared<std::map<std::string, std::string>>();
-  auto pending = std::make_shared<int64_t>(0);
-  auto done_one = [this, pending, candidate_lines] {
-    if (--*pending > 0)
-      return;
-    for (auto& [name, line] : *candidate_lines)
-      dry_run_lines.push_back(setup.task + ": " + line);
-    finish();
-  };
-  // Each candidate: code, then compile; the line says what would be measured.
-  auto candidate = [this, candidate_lines, gpu, done_one](size_t i, engine::plan p) {
-    code_request request{setup.task,
-                         p,
-                         {engine::reference_plan(), p},
-                         sources[reference_hash],
-                         sources[reference_hash]};
-    char number[24];
-    std::snprintf(number, sizeof number, "%06zu", i);
-    std::string key = number;
-    std::string name = "candidate " + std::to_string(i + 1) + " " + engine::plan_key(p);
-    auto add = [candidate_lines, key](std::string line) { (*candidate_lines)[key] = line; };
-    self->request(member(setup.team.coders), caf::infinite, std::move(request))
-        .then(
-            [this, add, gpu, done_one, name](code_reply& r) {
-              self->request(setup.team.compiler, caf::infinite,
-                            compile_job{name, std::move(r.source)})
-                  .then(
-                      [add, gpu, done_one, name](compile_done& c) {
-                        if (c.ok)
-                          add(name + ": compiled" + (c.cached ? " (cached)" : "") +
-                              "; would verify it against the reference, then time it on " + gpu);
-                        else
-                          add(name + ": does not compile (" + first_line(c.diagnostics) +
-                              "); would ask the repairer, then verify and time the fix");
-                        done_one();
-                      },
-                      [add, done_one, name](caf::error& e) {
-                        add(name + ": cannot compile: " + describe(e));
-                        done_one();
-                      });
-            },
-            [add, done_one, name](caf::error& e) {
-              add(name + ": the coder failed: " + describe(e));
-              done_one();
-            });
-  };
-  *pending = 1;
-  self->request(setup.team.compiler, caf::infinite, compile_job{label(0), sources[reference_hash]})
-      .then(
-          [this, add, gpu, count, pending, done_one, candidate](compile_done& c) {
-            if (!c.ok) {
-              add("the reference does not compile: " + first_line(c.diagnostics));
-              done_one();
-              return;
-            }
-            add(std::string("reference: compiled") + (c.cached ? " (cached)" : "") +
-                "; would verify it against itself, then time it on " + gpu);
-            plan_request request;
-            request.task = setup.task;
-            request.parent = 0;
-            request.parent_lineage = {engine::reference_plan()};
-            request.parent_source = sources[reference_hash];
-            request.count = count;
-            self->request(member(setup.team.planners), caf::infinite, std::move(request))
-                .then(
-                    [add, count, pending, done_one, candidate](plan_reply& r) {
-                      if (static_cast<int64_t>(r.plans.size()) > count)
-                        r.plans.resize(static_cast<size_t>(count));
-                      add("the planner proposes " + std::to_string(r.plans.size()) +
-                          " plan(s) for the " + "first expansion; " +
-                          std::to_string(2 + 2 * r.plans.size()) + " bench jobs would follow");
-                      *pending += static_cast<int64_t>(r.plans.size());
-                      for (size_t i = 0; i < r.plans.size(); ++i)
-                        candidate(i, r.plans[i]);
-                      done_one();
-                    },
-                    [add, done_one](caf::error& e) {
-                      add("the planner failed: " + describe(e));
-                      done_one();
-                    });
-          },
-          [add, done_one](caf::error& e) {
-            add("cannot compile the reference: " + describe(e));
-            done_one();
-          });
-}
-
 // -- the end -----------------------------------------------------------------------------------
 
 void supervisor_state::stop(const stop_msg& m) {
@@ -622,8 +524,7 @@ void supervisor_state::stop(const stop_msg& m) {
     return;
   }
   interrupted = true;
-  if (started && !finished && branches.empty() && !planning && state.phase != "finals" &&
-      state.phase != "dry_run")
+  if (started && !finished && branches.empty() && !planning && state.phase != "finals")
     next_step();
 }
 
@@ -633,6 +534,12 @@ task_progress supervisor_state::progress() const {
   p.phase = state.phase;
   p.nodes = tree.size();
   p.in_flight = static_cast<int64_t>(branches.size());
+  // Candidates by status, for the progress display: the reference is not a candidate.
+  auto counts = tree.counts();
+  p.by_status.assign(counts.begin(), counts.end());
+  if (tree.size() > 0)
+    --p.by_status[static_cast<size_t>(tree.root().status)];
+  p.budget = setup.limits.candidate_budget;
   if (auto best = tree.best_accepted()) {
     p.best_speedup = tree.speedup(*best);
     p.best_fraction = tree.node(*best).fraction_of_roofline;
@@ -661,7 +568,7 @@ task_report supervisor_state::report() const {
     r.fraction_of_roofline = floor_ms / r.best_ms;
   r.verified = verified;
   r.timed = timed;
-  r.dry_run_lines = dry_run_lines;
+  r.by_status = progress().by_status;
   r.perf = perf;
   return r;
 }

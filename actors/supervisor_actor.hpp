@@ -23,9 +23,6 @@ using supervisor_actor =
                      caf::replies_to<progress_request>::with<task_progress>,
                      caf::reacts_to<retry_plan>>;
 
-/// Says whether a supervisor searches or only shows what it would measure.
-enum class run_kind { search, dry_run };
-
 /// One GPU of the campaign as a supervisor needs it once it is the task's home.
 struct gpu_peaks {
   std::string name;     ///< for skill statistics
@@ -62,7 +59,6 @@ struct supervisor_setup {
   /// after this many seconds, doubling each time, at most plan_retries times in a row.
   double plan_retry_s = 2;
   int64_t plan_retries = 6;
-  run_kind kind = run_kind::search;
   task_table_ptr tasks;
   actors::team team;
 };

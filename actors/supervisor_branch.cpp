@@ -316,8 +316,10 @@ void supervisor_state::time(engine::node_id id) {
 void supervisor_state::bench_lost(engine::node_id id, const caf::error& e) {
   if (finished)
     return;
-  // Without a bench nothing more can be measured: stop, and leave the node to the resume.
-  warn("the bench is gone (" + describe(e) + "); stopping");
+  // Without a bench nothing more can be measured: stop, and leave the node to the resume. A
+  // job dropped by an interrupt is no news.
+  if (!is_interrupted(e))
+    warn("the bench is gone (" + describe(e) + "); stopping");
   interrupted = true;
   paused(id);
 }
@@ -369,7 +371,8 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
             [this, wake](caf::error& e) {
               if (finished)
                 return;
-              warn("the bench is gone (" + describe(e) + "); stopping");
+              if (!is_interrupted(e))
+                warn("the bench is gone (" + describe(e) + "); stopping");
               interrupted = true;
               wake();
             });

@@ -167,7 +167,8 @@ void supervisor_state::time_slot(std::shared_ptr<final_run> run, int64_t round, 
           [this, run, gpu](caf::error& e) {
             if (finished)
               return;
-            warn("the bench is gone during the finals: " + describe(e));
+            if (!is_interrupted(e))
+              warn("the bench is gone during the finals: " + describe(e));
             interrupted = true;
             card_free(run, gpu);
           });

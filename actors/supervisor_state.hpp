@@ -118,7 +118,6 @@ struct supervisor_state {
   int64_t verified = 0;
   int64_t timed = 0;
   perf_tree perf;
-  std::vector<std::string> dry_run_lines;
 
   // -- supervisor_actor.cpp: start, resume, the step function; supervisor_finals.cpp ----------
 
@@ -142,7 +141,6 @@ struct supervisor_state {
                  std::function<void(int32_t)> then, int32_t hint = -1);
   void decide_final(std::shared_ptr<final_run> run);
   void declare_winner(engine::node_id winner, double median_ms);
-  void dry_run();
   void stop(const stop_msg& m);
   task_progress progress() const;
   task_report report() const;

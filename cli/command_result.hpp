@@ -1,7 +1,8 @@
 #pragma once
 
 // How a command reports that it stopped early. Commands never exit; they return a
-// command_error and main turns it into the exit code documented in every --help.
+// command_error and main turns it into the exit code documented in every --help (the table
+// is cli/exit_codes.hpp).
 
 #include "gpu/failure.hpp"
 
@@ -15,10 +16,10 @@ namespace ks::cli {
 
 /// Why a command stopped early. Each reason has its own exit code (see exit_code_of).
 enum class stop_reason : int32_t {
-  usage = 1,          ///< a bad command line, or a file it names cannot be read
+  usage = 1,          ///< a bad command line, or a file or folder it names does not exist
   task = 2,           ///< the task or the campaign config is broken (its manifest, its
-                      ///< reference kernel, the config file), or an output folder holds no
-                      ///< campaign
+                      ///< reference kernel, the config's content), or an output folder holds
+                      ///< no campaign
   environment = 3,    ///< a tool or folder the command needs is missing (nvcc, the cache)
   failure = 4,        ///< a typed failure of the candidate, the worker or the device
   interrupted = 130,  ///< stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
@@ -51,8 +52,5 @@ inline int exit_code_of(const command_error& e) noexcept {
     return gpu::exit_code_for(*e.kind);
   return static_cast<int>(e.reason);
 }
-
-/// Returns the exit-code table that every command's --help ends with.
-std::string exit_code_help();
 
 } // namespace ks::cli

@@ -1,6 +1,13 @@
+// `kernelskill config`: the commented defaults, or a check of a config file that goes as far as
+// `run` would before it needs a GPU: the file's keys and values, then campaign.tasks resolved
+// and every manifest it matches loaded. "ok" means `run` would start.
+
 #include "cli/config_command.hpp"
 
-#include "cli/environment.hpp"
+#include "actors/campaign_tasks.hpp"
+#include "cli/config_loading.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "config/campaign_config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -10,20 +17,52 @@
 
 namespace ks::cli {
 
+namespace fs = std::filesystem;
+
+namespace {
+
+int64_t count_lines(const std::string& text) {
+  return std::count(text.begin(), text.end(), '\n') + (text.ends_with('\n') ? 0 : 1);
+}
+
+// Prints the problems, one FILE:LINE:COL line each, on stdout as "ok" would be, unprefixed so
+// that editors and grep find the positions; returns the task error that main reports.
+tl::unexpected<command_error> invalid(const fs::path& file, const std::string& problems,
+                                      const std::string& what) {
+  std::cout << problems << (problems.ends_with('\n') ? "" : "\n") << std::flush;
+  int64_t lines = count_lines(problems);
+  return stop(stop_reason::task, file.string() + ": " + what + " (" + std::to_string(lines) +
+                                     (lines == 1 ? " problem)" : " problems)"));
+}
+
+std::string relative_to_cwd(const fs::path& path) {
+  std::error_code ec;
+  fs::path relative = fs::relative(path, fs::current_path(ec), ec);
+  return ec || relative.empty() ? path.string() : relative.string();
+}
+
+} // namespace
+
 CLI::App* add_config_command(CLI::App& app, config_options& opt) {
+  const size_t width = help_width();
   CLI::App* cmd = app.add_subcommand(
       "config",
-      "Prints the commented default campaign config (--defaults), or validates a config file "
-      "(--check FILE): every unknown key, wrong type and out-of-range value is printed as "
-      "FILE:LINE:COL: message, in file order; a valid file prints \"ok\".");
+      "Prints the default config, or checks one. --defaults prints the commented default "
+      "campaign config; --check FILE checks a config file as far as `run` goes before it needs a "
+      "GPU: every unknown key, wrong type "
+      "and out-of-range value, then campaign.tasks resolved against the file's folder and "
+      "every manifest it matches loaded. Each problem is printed as FILE:LINE:COL: message. A "
+      "config that does not set campaign.tasks is refused: a campaign names its tasks. A valid "
+      "file prints \"ok\" and the tasks it would run.");
   CLI::Option* defaults =
       cmd->add_flag("--defaults", opt.defaults,
                     "Print the default config, every option with its description, accepted "
                     "values and default (a valid config file: redirect it to start one)");
   CLI::Option* check =
-      cmd->add_option("--check", opt.check, "Validate this config file")->type_name("FILE");
+      cmd->add_option("--check", opt.check, "Check this config file and the tasks it names")
+          ->type_name("FILE");
   defaults->excludes(check);
-  cmd->footer(exit_code_help());
+  cmd->footer(exit_code_help(command_codes::files_only(), width));
   return cmd;
 }
 
@@ -33,22 +72,27 @@ command_result run_config(const config_options& opt) {
     return {};
   }
   if (opt.check.empty())
-    return stop(stop_reason::usage, "config: give --defaults or --check FILE (see --help)");
-  auto loaded = config::load_campaign_config(opt.check);
-  if (!loaded && loaded.error().code() == config::errc::invalid_input) {
-    // One FILE:LINE:COL line per problem, on stdout as "ok" would be, unprefixed so that
-    // editors and grep find the positions.
-    const std::string& problems = loaded.error().message();
-    std::cout << problems << (problems.ends_with('\n') ? "" : "\n") << std::flush;
-    auto lines =
-        std::count(problems.begin(), problems.end(), '\n') + (problems.ends_with('\n') ? 0 : 1);
-    return stop(stop_reason::task, opt.check.string() + ": invalid config (" +
-                                       std::to_string(lines) +
-                                       (lines == 1 ? " problem)" : " problems)"));
+    return stop(stop_reason::usage, "config: give --defaults or --check FILE");
+  auto loaded = load_config_for_command(opt.check);
+  if (!loaded) {
+    if (loaded.error().reason == stop_reason::task)
+      return invalid(opt.check, loaded.error().message, "invalid config");
+    return tl::unexpected(loaded.error());
   }
-  if (!loaded)
-    return stop(stop_reason::task, loaded.error().message());
-  std::cout << "ok\n" << std::flush;
+  auto tasks = actors::load_campaign_tasks(*loaded);
+  if (!tasks) {
+    std::string problems = tasks.error().message();
+    if (tasks.error().code() == engine::errc::not_found)
+      problems += "\n" + opt.check.string() +
+                  ": campaign.tasks: globs and folders are relative to the config's folder (" +
+                  relative_to_cwd(loaded->source.parent_path()) + ")";
+    return invalid(opt.check, problems, "its tasks cannot be loaded");
+  }
+  std::cout << "ok: " << tasks->size() << (tasks->size() == 1 ? " task" : " tasks")
+            << ", results in " << relative_to_cwd(loaded->output_dir()) << "\n";
+  for (const engine::task& t : *tasks)
+    std::cout << "  " << t.name << "  " << relative_to_cwd(t.manifest_path) << "\n";
+  std::cout << std::flush;
   return {};
 }
 

@@ -2,6 +2,8 @@
 
 #include "cli/calibration_cache.hpp"
 #include "cli/environment.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "cli/result_json.hpp"
 #include "gpu/worker_client.hpp"
 
@@ -64,10 +66,10 @@ std::string describe_start_failure(const gpu::failure& f) {
 CLI::App* add_devices_command(CLI::App& app, devices_options& opt) {
   CLI::App* cmd = app.add_subcommand(
     "devices",
-    "Lists every CUDA device: name, architecture, SMs, memory, L2 cache, clocks as the "
-    "runtime reports them, and the measured peaks (DRAM bandwidth by a device copy, fp32 "
-    "FMA rate) that the roofline uses. The peaks are measured once per device and cached "
-    "in <cache>/calibration/<uuid>.json.");
+    "Lists the CUDA devices and their measured peaks. For each: name, architecture, SMs, "
+    "memory, L2 cache, clocks as the runtime reports them, and the measured peaks (DRAM "
+    "bandwidth by a device copy, fp32 FMA rate) that the roofline uses. The peaks are "
+    "measured once per device and cached in <cache>/calibration/<uuid>.json.");
   cmd->add_flag("--json", opt.json, "Print one JSON object instead of text");
   cmd->add_flag("--recalibrate", opt.recalibrate,
                 "Measure the peaks again even if they are cached");
@@ -78,7 +80,7 @@ CLI::App* add_devices_command(CLI::App& app, devices_options& opt) {
                   "Bench worker executable (default: ks-bench-worker beside kernelskill, "
                   "else $KS_WORKER, else PATH)")
     ->type_name("PATH");
-  cmd->footer(exit_code_help());
+  cmd->footer(exit_code_help(command_codes::devices(), help_width()));
   return cmd;
 }
 

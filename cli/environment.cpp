@@ -22,45 +22,6 @@ bool has_abi_header(const fs::path& dir) {
 
 } // namespace
 
-std::string exit_code_help() {
-  using gpu::failure_kind;
-  // Why each failure kind happens, in a few words, in the order of their numbers.
-  static const char* const why[] = {
-    "",
-    "nvcc rejected the candidate (its diagnostics are printed verbatim)",
-    "the shared object does not load or lacks ks_forward",
-    "ks_forward returned non-zero or a launch failed (the return code is printed)",
-    "the kernel touched an illegal address",
-    "a job ran past its deadline; the worker was killed",
-    "the candidate's outputs differ from the reference (details are printed)",
-    "the bench worker died or cannot be started",
-    "work ran outside the worker's stream",
-    "no CUDA device or driver on this machine",
-    "the bench worker sent something malformed",
-    "the task's tensors do not fit on the device",
-    "another CUDA runtime error",
-  };
-  std::string text = "Exit codes:\n"
-                     "  0   success\n"
-                     "  1   usage error: a bad option, or a file named on the command line is "
-                     "missing\n"
-                     "  2   task error: a task manifest or the campaign config is missing or invalid, "
-                     "the task's reference does not compile or fails against itself, or an "
-                     "output folder holds no campaign\n"
-                     "  3   environment error: nvcc or the ABI header is missing, or an "
-                     "internal error\n";
-  for (int32_t n = 1; n <= 12; ++n) {
-    auto kind = static_cast<failure_kind>(n);
-    char line[200];
-    std::snprintf(line, sizeof line, "  %-3d %s: %s\n", gpu::exit_code_for(kind),
-                  gpu::to_string(kind), why[n]);
-    text += line;
-  }
-  text += "  130 interrupted by Ctrl-C or SIGTERM: the campaign's state is saved; the same "
-          "command resumes it\n";
-  return text;
-}
-
 fs::path cache_dir_or_default(const fs::path& given) {
   if (!given.empty())
     return given;

@@ -17,9 +17,13 @@
 
 #include "cli/eval_command.hpp"
 
+#include "cli/arch_check.hpp"
 #include "cli/calibration_cache.hpp"
+#include "cli/command_line.hpp"
 #include "cli/environment.hpp"
 #include "cli/eval_report.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "cli/result_json.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
@@ -55,6 +59,19 @@ std::optional<std::string> read_text(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Returns `path` relative to the working directory when it lies below it: what nvcc's
+// diagnostics name, so that an editor opens it from here.
+std::string shown(const fs::path& path) {
+  std::error_code ec;
+  fs::path base = fs::current_path(ec);
+  if (!ec) {
+    fs::path relative = path.lexically_relative(base);
+    if (!relative.empty() && *relative.begin() != "..")
+      return relative.string();
+  }
+  return path.string();
 }
 
 std::string without_trailing_newlines(std::string text) {
@@ -94,6 +111,9 @@ public:
     if (opt_.sandbox)
       if (auto sandbox = gpu::probe_sandbox(worker_for(opt_).boundary); !sandbox)
         return stop(stop_reason::environment, sandbox.error().message());
+    if (!opt_.arch.empty())
+      if (auto ok = check_arch(opt_.arch); !ok)
+        return ok;
     // Without --arch, the device says which architecture to compile for.
     if (opt_.arch.empty())
       if (auto ok = open_device(); !ok)
@@ -163,9 +183,15 @@ private:
     }
     candidate_source_ = std::move(*candidate);
     auto task = engine::load_task_manifest(opt_.task);
-    if (!task)
-      return stop(stop_reason::task, "cannot load the task manifest '" + opt_.task.string()
-                                       + "':\n" + task.error().message());
+    if (!task) {
+      // A manifest named on the command line that is not there is a usage error, as a
+      // missing candidate is; one that is there but wrong is a task error.
+      bool missing = task.error().code() == engine::errc::not_found
+                     || task.error().code() == engine::errc::io;
+      return stop(missing ? stop_reason::usage : stop_reason::task,
+                  "cannot load the task manifest '" + opt_.task.string() + "':\n"
+                    + task.error().message());
+    }
     report_.task = std::move(*task);
     auto reference = read_text(report_.task->reference_path);
     if (!reference)
@@ -225,8 +251,10 @@ private:
     std::vector<gpu::compile_request> requests(2);
     requests[0].source = reference_source_;
     requests[0].label = report_.task->reference_path.filename().string();
+    requests[0].source_name = shown(report_.task->reference_path);
     requests[1].source = candidate_source_;
     requests[1].label = opt_.candidate.filename().string();
+    requests[1].source_name = opt_.candidate.string();
     auto results = compiler->compile_all(requests);
     report_.phases.compile = ms_since(start);
     report_.reference_compile = results[0];
@@ -370,26 +398,28 @@ private:
 CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
   CLI::App* cmd = app.add_subcommand(
     "eval",
-    "Evaluates one candidate kernel against its task: compiles the task's reference and the "
-    "candidate with nvcc, checks the reference against itself, verifies the candidate on "
-    "freshly drawn inputs (every element of every output, NaN-poisoned outputs, inputs "
-    "checked unchanged), times both (L2 flushed before every call; median, p10, p90), and "
-    "reports the speedup, the roofline floor from the device's calibrated peaks and how much "
+    "Compiles, verifies and times one candidate kernel. It compiles the candidate and its "
+    "task's reference with nvcc (diagnostics name your file "
+    "and line), checks the reference against itself, verifies the candidate on freshly drawn "
+    "inputs (every element of every output, NaN-poisoned outputs, inputs checked unchanged), "
+    "times both (L2 flushed before every call; median, p10, p90), and reports the speedup "
+    "over the reference, the roofline floor from the device's calibrated peaks and how much "
     "of it each reaches, the compile times and where the time went. Results go to stdout, "
     "progress to stderr.");
-  cmd->add_option("task", opt.task, "Task manifest (TOML)")->required()->type_name("TASK.toml");
-  cmd->add_option("candidate", opt.candidate, "Candidate CUDA source exporting ks_forward")
+  cmd->add_option("TASK.toml", opt.task, "Task manifest (TOML)")->required()->type_name("");
+  cmd->add_option("CANDIDATE.cu", opt.candidate, "Candidate CUDA source exporting ks_forward")
     ->required()
-    ->type_name("CANDIDATE.cu");
+    ->type_name("");
   cmd->add_flag("--json", opt.json, "Print one JSON object (also on failure) instead of text");
   cmd->add_option("--arch", opt.arch,
                   "nvcc architecture, e.g. sm_90a (default: the device's own). With --arch "
                   "the candidate is compiled before a GPU is needed, so compile errors are "
                   "found on a machine without one")
     ->type_name("SM");
-  cmd->add_option("--trials", opt.trials, "Correctness trials, each on freshly drawn inputs")
+  cmd->add_option("--trials", opt.trials,
+                  "Correctness trials, each on freshly drawn inputs (1 to 100000)")
     ->capture_default_str()
-    ->check(CLI::Range(1, 100000))
+    ->check(within(1, 100000, "trials"))
     ->type_name("N");
   cmd->add_option("--seed", opt.seed, "Seed of the first trial's inputs; trial i uses seed + i")
     ->capture_default_str()
@@ -399,26 +429,26 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
                   "Cache folder for compiled kernels and device calibrations (default: "
                   "$XDG_CACHE_HOME/kernelskill or ~/.cache/kernelskill)")
     ->type_name("DIR");
-  cmd->add_option("--device", opt.device, "CUDA device index")
+  cmd->add_option("--device", opt.device, "CUDA device index (0 to 1023)")
     ->capture_default_str()
-    ->check(CLI::NonNegativeNumber)
+    ->check(within(0, 1023, ""))
     ->type_name("N");
   cmd->add_option("--worker", opt.worker,
                   "Bench worker executable (default: ks-bench-worker beside kernelskill, "
                   "else $KS_WORKER, else PATH)")
     ->type_name("PATH");
   cmd->add_option("--job-timeout", opt.job_timeout_s,
-                  "Watchdog of each worker job in seconds; a job past it is a timeout (exit "
-                  "15) and the worker is killed (default: 30 info, 60 calibrate, 60 verify, "
-                  "120 time)")
-    ->check(CLI::PositiveNumber)
+                  "Watchdog of each worker job in seconds, 0.001 to 86400; a job past it is a "
+                  "timeout (exit 15) and the worker is killed (default: 30 info, 60 "
+                  "calibrate, 60 verify, 120 time)")
+    ->check(within(0.001, 86400, "seconds"))
     ->type_name("SECONDS");
   cmd->add_flag("--sandbox", opt.sandbox,
                 "Run the bench worker inside bubblewrap (bwrap): no network, a read-only file "
                 "system but for its own temporary folder (exit 3 if bwrap is missing or "
                 "cannot run here). Without it the worker still gets a scrubbed environment, "
                 "a private folder and resource limits");
-  cmd->footer(exit_code_help());
+  cmd->footer(exit_code_help(command_codes::eval(), help_width()));
   return cmd;
 }
 

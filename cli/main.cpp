@@ -1,32 +1,44 @@
 // kernelskill's command line. Each subcommand parses into its options struct and returns a
-// command_result; only this file turns a result into an exit code (see exit_code_help()).
+// command_result; only this file turns a result into an exit code (cli/exit_codes.hpp holds
+// the one table every command obeys).
 //
-// Ctrl-C and SIGTERM during `run`: the first only sets the stop flag the campaign polls (the
-// work in flight finishes and the state is saved); the second leaves at once with 130. The
-// handler does nothing but async-signal-safe things (an atomic store, write, _exit). Bench
-// workers and nvcc run in their own process groups, so a terminal's Ctrl-C reaches only us.
+// A command line is checked before CLI11 parses it (cli/command_line.hpp), so that a typo of
+// a command or an option is a usage error (1) with a suggestion, even when --help follows it.
+//
+// Ctrl-C and SIGTERM during `run`: the first only sets the stop flag, which the campaign
+// polls every 100 ms; the campaign then says what it keeps and stops at the next step. The
+// second leaves at once with 130. The handler does nothing but async-signal-safe things (an
+// atomic store, write, _exit). Bench workers and nvcc run in their own process groups, so a
+// terminal's Ctrl-C reaches only us.
 
+#include "cli/command_line.hpp"
 #include "cli/command_result.hpp"
 #include "cli/config_command.hpp"
 #include "cli/devices_command.hpp"
 #include "cli/eval_command.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "cli/run_command.hpp"
 #include "cli/skills_command.hpp"
 #include "cli/status_command.hpp"
+#include "cli/task_command.hpp"
+#include "cli/version.hpp"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstring>
 #include <exception>
 #include <iostream>
-
-#include <unistd.h>
+#include <memory>
 
 namespace {
 
 std::atomic<bool> stop_requested{false};
+// What the second Ctrl-C says, chosen before the handler is installed.
+const char* quit_message = "";
 
 void write_stderr(const char* text) {
   ssize_t ignored = ::write(STDERR_FILENO, text, std::strlen(text));
@@ -35,15 +47,17 @@ void write_stderr(const char* text) {
 
 extern "C" void on_interrupt(int) {
   if (stop_requested.exchange(true)) {
-    write_stderr("\nkernelskill: interrupted again: exiting now; finished nodes are saved, "
-                 "the work in flight is lost\n");
+    write_stderr(quit_message);
     ::_exit(static_cast<int>(ks::cli::stop_reason::interrupted));
   }
-  write_stderr("\nkernelskill: stopping: the work in flight finishes and the state is saved "
-               "(Ctrl-C again to quit at once)\n");
 }
 
-void install_interrupt_handler() {
+void install_interrupt_handler(bool dry_run) {
+  quit_message = dry_run
+                     ? "\nkernelskill: interrupted again: quitting now (a dry run keeps nothing "
+                       "but the compile cache)\n"
+                     : "\nkernelskill: interrupted again: quitting now; every finished step is in "
+                       "the store, the work in flight is redone when the same command resumes\n";
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
@@ -52,17 +66,55 @@ void install_interrupt_handler() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// Prints a usage error and points at the --help of the command the line names.
+int usage_error(const CLI::App& app, const std::vector<std::string>& args,
+                const std::string& message) {
+  std::string command = ks::cli::command_path(app, args);
+  std::string help = "kernelskill " + (command.empty() ? std::string() : command + " ") + "--help";
+  std::cerr << "kernelskill: " << message << "\n  see `" << help << "`" << std::endl;
+  return static_cast<int>(ks::cli::stop_reason::usage);
+}
+
+// `kernelskill help [COMMAND...]`: the help of the program or of one command.
+int print_help(const CLI::App& app, const std::vector<std::string>& path) {
+  const CLI::App* command = ks::cli::find_command(app, path);
+  if (command == nullptr) {
+    std::string words;
+    for (const std::string& w : path)
+      words += (words.empty() ? "" : " ") + w;
+    // The same message (with a suggestion) as the command line itself would give.
+    auto why = ks::cli::check_command_line(app, path);
+    return usage_error(app, {}, why ? *why : "no command '" + words + "'");
+  }
+  std::string name = "kernelskill";
+  for (const std::string& w : path)
+    name += " " + w;
+  // The formatter, not App::help(): that one shows the help of the command parsed, `help`.
+  std::cout << command->get_formatter()->make_help(command, name, CLI::AppFormatMode::Normal);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   using namespace ks::cli;
-  CLI::App app{"kernelskill: GPU kernel optimization. Runs campaigns that search for the "
-               "fastest correct CUDA kernel of each task, and compiles, verifies and times "
-               "single kernels against a task's reference on this machine's GPUs.",
+  const size_t width = help_width();
+  CLI::App app{"kernelskill searches for the fastest correct CUDA kernel of each task of a "
+               "campaign (an operator with fixed shapes and a reference kernel), measuring every "
+               "candidate on this machine's GPUs against the task's reference, and compiles, "
+               "verifies and times single kernels. Start with `kernelskill run "
+               "configs/quickstart.toml`; without a GPU, `kernelskill run configs/quickstart.toml "
+               "--dry-run` plans and compiles one round.",
                "kernelskill"};
-  app.set_version_flag("--version", std::string("kernelskill ") + KS_VERSION);
+  app.formatter(std::make_shared<help_formatter>(width));
+  app.set_version_flag("--version", std::function<std::string()>(version_text),
+                       "Print the version, the commit, the CUDA toolkit and the default "
+                       "architecture");
   app.require_subcommand(1);
-  app.footer(exit_code_help());
+  app.footer(wrap("Run `kernelskill help COMMAND` (or `kernelskill COMMAND --help`) for a "
+                  "command's options and the exit codes it can return.",
+                  width) +
+             "\n\n" + exit_code_help_all(width));
 
   run_command_options run;
   CLI::App* run_cmd = add_run_command(app, run);
@@ -76,20 +128,49 @@ int main(int argc, char** argv) {
   CLI::App* devices_cmd = add_devices_command(app, devices);
   eval_options eval;
   CLI::App* eval_cmd = add_eval_command(app, eval);
+  task_options task;
+  task_commands task_cmds = add_task_command(app, task);
   skills_options skills;
   CLI::App* skills_cmd = add_skills_command(app, skills);
+  std::vector<std::string> help_path;
+  CLI::App* help_cmd =
+      app.add_subcommand("help", "Prints the help of kernelskill or of a command. E.g. "
+                                 "`kernelskill help run`, `kernelskill help task new`.");
+  help_cmd->add_option("COMMAND", help_path, "The command (and its subcommand)")->type_name("");
+  help_cmd->footer(exit_code_help({0, 1}, width));
 
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto problem = check_command_line(app, args))
+    return usage_error(app, args, *problem);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << std::flush;
+    return 0;
+  } catch (const CLI::RequiredError& e) {
+    // A command that needs a subcommand names them, as the program itself does.
+    std::string path = command_path(app, args);
+    const CLI::App* command = find_command(app, split_words(path));
+    std::string subcommands = command != nullptr ? command_names(*command) : std::string();
+    if (!subcommands.empty() && std::string(e.what()).find("subcommand") != std::string::npos)
+      return usage_error(app, args,
+                         (path.empty() ? "a command" : path + ": a subcommand") +
+                             std::string(" is required: ") + subcommands);
+    return usage_error(app, args, e.what());
   } catch (const CLI::ParseError& e) {
-    // --help and --version end parsing with code 0; every other parse error is a usage error.
-    return app.exit(e) == 0 ? 0 : 1;
+    return usage_error(app, args, e.what());
   }
 
   try {
     command_result result;
-    if (run_cmd->parsed()) {
-      install_interrupt_handler();
+    if (help_cmd->parsed()) {
+      return print_help(app, help_path);
+    } else if (run_cmd->parsed()) {
+      install_interrupt_handler(run.dry_run);
       result = run_run(run, stop_requested);
     } else if (status_cmd->parsed()) {
       result = run_status(status);
@@ -101,6 +182,10 @@ int main(int argc, char** argv) {
       result = run_devices(devices);
     } else if (eval_cmd->parsed()) {
       result = run_eval(eval);
+    } else if (task_cmds.check->parsed()) {
+      result = run_task_check(task);
+    } else if (task_cmds.create->parsed()) {
+      result = run_task_new(task);
     } else if (skills_cmd->parsed()) {
       result = run_skills(skills);
     }

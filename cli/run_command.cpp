@@ -1,12 +1,19 @@
-// `kernelskill run`: loads the config (every problem reported at once, exit 2), hands the
-// campaign to actors::run_campaign, and prints its summary. Ctrl-C and SIGTERM only set the
-// stop flag (main installs the handler): the campaign lets the work in flight finish, saves
-// its state and returns, and this command then exits 130; running it again resumes.
+// `kernelskill run`: loads the config (a missing file exits 1, every problem of an invalid one
+// at once, exit 2), checks --arch, hands the campaign to actors::run_campaign, and prints its
+// summary. Ctrl-C and SIGTERM only set the stop flag (main installs the handler): the campaign
+// says what it keeps and stops at the next step, and this command then exits 130; running it
+// again resumes. A dry run exits 0 only when every task would run (2 when one would not), so
+// that it can gate a CI job.
 
 #include "cli/run_command.hpp"
 
 #include "actors/run_campaign.hpp"
+#include "cli/arch_check.hpp"
+#include "cli/command_line.hpp"
+#include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "config/campaign_config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -52,14 +59,44 @@ std::string or_dash(double value, const std::string& text) {
   return value > 0 ? text : std::string("-");
 }
 
-void print_summary(std::ostream& out, const actors::campaign_summary& s,
-                   const config::campaign_config& config, bool dry_run) {
-  if (dry_run) {
-    out << "dry run: planned, coded and compiled one round of " << s.tasks.size()
-        << (s.tasks.size() == 1 ? " task" : " tasks") << " in " << format_duration(s.wall_s)
-        << "; nothing was measured\n";
-    return;
+// Returns `path` relative to the working directory when it lies below it.
+std::string shown(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path base = std::filesystem::current_path(ec);
+  if (!ec) {
+    std::filesystem::path relative = path.lexically_relative(base);
+    if (!relative.empty() && *relative.begin() != "..")
+      return relative.string();
   }
+  return path.string();
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
+                           const std::string& arch) {
+  int64_t failed = 0;
+  for (const actors::task_summary& t : s.tasks)
+    failed += t.failed ? 1 : 0;
+  int64_t would_run = static_cast<int64_t>(s.tasks.size()) - failed;
+  out << "dry run for " << arch << ": " << would_run << " of " << s.tasks.size()
+      << (s.tasks.size() == 1 ? " task" : " tasks") << " would run";
+  if (s.interrupted)
+    out << " so far (interrupted)";
+  out << "; nothing was measured, no state was saved (" << format_duration(s.wall_s) << ")\n";
+  for (const actors::task_summary& t : s.tasks)
+    if (t.failed)
+      out << "  " << t.name << " would not: " << first_line(t.stop_text) << "\n";
+  out << "candidates: " << shown(s.dry_run_dir)
+      << "/<task>/; every line above: " << shown(s.dry_run_dir / "summary.txt") << "\n";
+}
+
+void print_summary(std::ostream& out, const actors::campaign_summary& s,
+                   const config::campaign_config& config) {
+  if (s.tasks.empty())
+    return; // stopped before any task started
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %12s %12s %8s %9s %6s  %s\n", "task", "reference", "best",
                 "speedup", "roofline", "nodes", "stop");
@@ -77,6 +114,8 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
         t.stop_reason.empty() ? "-" : t.stop_reason.c_str());
     out << line;
   }
+  out << "speedup: the best candidate's median time against the task's reference kernel, "
+         "timed on the same GPU\n";
   out << "candidates: " << s.candidates_verified << " verified, " << s.candidates_timed
       << " timed\n";
   if (!s.gpu_busy_share.empty()) {
@@ -89,28 +128,35 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
     out << "\n";
   }
   out << "wall time: " << format_duration(s.wall_s) << (s.resumed ? " (resumed)" : "") << "\n";
-  out << "outputs: " << (config.output_dir() / "results.json").string() << ", report.md, best/\n";
+  out << "outputs: " << shown(config.output_dir() / "results.json") << ", report.md, best/\n";
 }
 
 } // namespace
 
 CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
+  const size_t width = help_width();
   CLI::App* cmd = app.add_subcommand(
       "run",
-      "Runs the campaign a config file describes (see `kernelskill config --defaults`): for "
-      "every task, a tree search over candidate kernels, each compiled, verified and timed on "
-      "the configured GPUs, with live progress on stderr. Writes results.json, report.md and "
-      "best/<task>.cu into the config's campaign.output folder, and keeps every step in its "
-      "store (<output>/state), so running the same command again resumes a campaign that was "
-      "killed or interrupted. Ctrl-C (or SIGTERM) stops cleanly: the work in flight finishes, "
-      "the state is saved, exit 130; a second Ctrl-C exits at once (finished nodes are kept). "
-      "Prints a summary table on stdout at the end.");
-  cmd->add_option("config", opt.config, "Campaign config (TOML)")
-      ->required()
-      ->type_name("CONFIG.toml");
+      "Runs or resumes a campaign. The campaign is what a config file describes (start one "
+      "from `kernelskill config --defaults`): for every task, a tree search over candidate "
+      "kernels, each compiled, verified and timed on the configured GPUs. Progress goes to stderr "
+      "(on a terminal a "
+      "display updated in place; otherwise a line when it changes), each task's result as it "
+      "ends, and a summary table to stdout at the end. Writes results.json, report.md and "
+      "best/<task>.cu into the config's campaign.output folder and keeps every step in its "
+      "store (<output>/state), so the same command resumes a campaign that was killed or "
+      "interrupted.\n"
+      "Ctrl-C (or SIGTERM) stops at the next step: the jobs in flight finish and are saved, "
+      "exit 130; a second Ctrl-C quits at once (finished steps are kept).\n"
+      "--dry-run needs no GPU, only nvcc: per task it compiles the reference, plans and codes "
+      "one round and compiles it, printing each step as it happens and writing the candidates "
+      "to <output>/dry-run/<task>/. It saves no state, and exits 0 only if every task would "
+      "run (2 if a reference does not compile or the planner or coder fails), so it can gate "
+      "CI.");
+  cmd->add_option("CONFIG.toml", opt.config, "Campaign config (TOML)")->required()->type_name("");
   cmd->add_flag("--dry-run", opt.dry_run,
-                "Plan, code and compile one round of every task and print what would be "
-                "measured; needs no GPU (only nvcc) and exits 0");
+                "Compile the references, plan, code and compile one round of every task; "
+                "needs no GPU (only nvcc)");
   cmd->add_option("--arch", opt.arch,
                   "nvcc architecture, e.g. sm_90a (default: the GPU's own; with --dry-run, "
                   "sm_90a)")
@@ -123,18 +169,23 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
                   "Compile cache folder (default: <output>/cache, inside campaign.output)")
       ->type_name("DIR");
   cmd->add_option("--progress", opt.progress_s,
-                  "Seconds between live progress reports on stderr; 0 turns them off")
+                  "Seconds between progress lines when stderr is not a terminal, 0 to 3600 (on "
+                  "a terminal the display updates every second); 0 turns progress off, results "
+                  "still print as they come")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber)
+      ->check(within(0, 3600, "seconds"))
       ->type_name("SECONDS");
-  cmd->footer(exit_code_help());
+  cmd->footer(exit_code_help(command_codes::run(), width));
   return cmd;
 }
 
 command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_flag) {
-  auto loaded = config::load_campaign_config(opt.config);
+  auto loaded = load_config_for_command(opt.config);
   if (!loaded)
-    return stop(stop_reason::task, loaded.error().message());
+    return tl::unexpected(loaded.error());
+  if (!opt.arch.empty())
+    if (auto ok = check_arch(opt.arch); !ok)
+      return ok;
 
   actors::run_options options;
   options.dry_run = opt.dry_run;
@@ -148,25 +199,39 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   auto summary = actors::run_campaign(*loaded, options);
   if (!summary)
     return tl::unexpected(error_of(summary.error()));
-  print_summary(std::cout, *summary, *loaded, opt.dry_run);
+  if (opt.dry_run)
+    print_dry_run_summary(std::cout, *summary, options.arch);
+  else
+    print_summary(std::cout, *summary, *loaded);
   std::cout.flush();
-  if (summary->interrupted || stop_flag.load())
-    return stop(stop_reason::interrupted, "interrupted: the state is saved in " +
-                                              loaded->output_dir().string() +
+  if (summary->interrupted || stop_flag.load()) {
+    if (opt.dry_run)
+      return stop(stop_reason::interrupted,
+                  "interrupted: a dry run saves no state; the candidates written so far are in " +
+                      shown(summary->dry_run_dir));
+    return stop(stop_reason::interrupted, "interrupted: every finished step is saved in " +
+                                              shown(loaded->output_dir() / "state") +
                                               "; run the same command again to resume");
-  // A task that failed (its reference does not compile, crashes or disagrees with itself) is
-  // a task error, as --help says, once every other task has run and the outputs are written.
+  }
+  // A task that failed (its reference does not compile, crashes or disagrees with itself; in
+  // a dry run, one that would not run) is a task error, as --help says, once every other task
+  // has run and the outputs are written.
   std::string failed;
   int64_t failures = 0;
   for (const actors::task_summary& t : summary->tasks)
-    if (t.failed && !opt.dry_run) {
+    if (t.failed) {
       ++failures;
-      failed += "\n  " + t.name + (t.stop_text.empty() ? std::string() : ": " + t.stop_text);
+      // A dry run printed the whole story above (nvcc's diagnostics included): one line here.
+      std::string why = opt.dry_run ? first_line(t.stop_text) : t.stop_text;
+      failed += "\n  " + t.name + (why.empty() ? std::string() : ": " + why);
     }
+  if (failures > 0 && opt.dry_run)
+    return stop(stop_reason::task, std::to_string(failures) + (failures == 1 ? " task" : " tasks") +
+                                       " would not run:" + failed);
   if (failures > 0)
     return stop(stop_reason::task, std::to_string(failures) + (failures == 1 ? " task" : " tasks") +
                                        " failed (the other tasks' results are in " +
-                                       loaded->output_dir().string() + "):" + failed);
+                                       shown(loaded->output_dir()) + "):" + failed);
   return {};
 }
 

@@ -2,16 +2,21 @@
 // store, never through the actors: they work while the campaign runs (LMDB readers do not
 // block the writer), after it finished, and after it was killed. They never create a store:
 // a folder without one is an error, so that a typo in the path does not leave an empty
-// store behind.
+// store behind. What they say about a folder that holds no campaign is what is there: a dry
+// run's candidates, or a store that a run opened but never started a campaign in.
 
 #include "cli/status_command.hpp"
 
 #include "actors/report_writer.hpp"
 #include "cli/environment.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "memory/store.hpp"
 
 #include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 
+#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -24,22 +29,46 @@ namespace {
 // The folder, inside the output folder, where run_campaign keeps its store.
 constexpr const char* store_folder = "state";
 
+// Returns the first line of `file`, or empty.
+std::string first_line_of(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Returns why `output` holds no campaign, saying what it does hold.
+std::string no_campaign_because(const fs::path& output, const std::string& what_is_missing) {
+  std::string text = "no campaign in '" + output.string() + "': " + what_is_missing;
+  fs::path dry = output / "dry-run" / "summary.txt";
+  std::error_code ec;
+  if (fs::is_regular_file(dry, ec))
+    text += "\n  it holds a dry run (" + first_line_of(dry) + "); its candidates are in " +
+            (output / "dry-run").string() + "/<task>/ and every line it printed in " +
+            dry.string() +
+            "\n  a dry run keeps no state: `kernelskill run CONFIG.toml` without --dry-run "
+            "runs the campaign";
+  else
+    text += "\n  `kernelskill run CONFIG.toml` writes one into its campaign.output folder";
+  return text;
+}
+
 // Returns the folder inside `output` that holds an LMDB store, or why there is none.
 tl::expected<fs::path, command_error> store_dir_of(const fs::path& output) {
   std::error_code ec;
   if (!fs::exists(output, ec))
-    return stop(stop_reason::task, "no campaign in '" + output.string() +
-                                       "': the folder does not exist (give the output folder "
-                                       "of a campaign: campaign.output in its config)");
+    return stop(stop_reason::usage, "'" + output.string() +
+                                        "' does not exist (give the output folder of a "
+                                        "campaign: campaign.output in its config)");
   if (!fs::is_directory(output, ec))
-    return stop(stop_reason::task, "no campaign in '" + output.string() + "': not a folder");
+    return stop(stop_reason::usage, "'" + output.string() +
+                                        "' is not a folder (give the output "
+                                        "folder of a campaign)");
   fs::path dir = output / store_folder;
   if (fs::is_regular_file(dir / "data.mdb", ec))
     return dir;
-  return stop(stop_reason::task, "no campaign in '" + output.string() + "': it holds no store (" +
-                                     store_folder +
-                                     "/data.mdb); `kernelskill run CONFIG.toml` writes one "
-                                     "into its campaign.output folder");
+  return stop(stop_reason::task, no_campaign_because(output, std::string("it holds no store (") +
+                                                                 store_folder + "/data.mdb)"));
 }
 
 tl::expected<memory::store, command_error> open_store(const fs::path& output) {
@@ -53,11 +82,29 @@ tl::expected<memory::store, command_error> open_store(const fs::path& output) {
   return std::move(*store);
 }
 
+// Checks that `store` holds a campaign: a run that stopped before it started one (no GPU, a
+// worker that would not start) leaves an empty store behind.
+command_result require_campaign(const memory::store& store, const fs::path& output) {
+  auto campaign = store.campaign();
+  if (!campaign)
+    return stop(stop_reason::environment, "cannot read the store in '" + output.string() +
+                                              "': " + campaign.error().message());
+  if (*campaign)
+    return {};
+  auto tasks = store.tasks();
+  if (tasks && !tasks->empty())
+    return {};
+  return stop(stop_reason::task,
+              no_campaign_because(output, "its store is empty: a run opened it but stopped "
+                                          "before the campaign started (without a GPU, `run` "
+                                          "exits 19 there)"));
+}
+
 void add_output_argument(CLI::App* cmd, output_dir_options& opt) {
-  cmd->add_option("output", opt.output, "The campaign's output folder (campaign.output)")
+  cmd->add_option("OUTPUT_DIR", opt.output, "The campaign's output folder (campaign.output)")
       ->required()
-      ->type_name("OUTPUT_DIR");
-  cmd->footer(exit_code_help());
+      ->type_name("");
+  cmd->footer(exit_code_help(command_codes::output_folder(), help_width()));
 }
 
 } // namespace
@@ -65,25 +112,32 @@ void add_output_argument(CLI::App* cmd, output_dir_options& opt) {
 CLI::App* add_status_command(CLI::App& app, output_dir_options& opt) {
   CLI::App* cmd = app.add_subcommand(
       "status",
-      "Tells where a campaign stands, from its output folder's store: per task its phase, "
-      "nodes (and how many are in flight), reference and best times, speedup, fraction of the "
-      "roofline and why it stopped. Works while the campaign runs and after it was killed. A "
-      "folder that does not exist or holds no campaign exits 2.");
+      "Tells where a campaign stands. It reads the output folder's store: per task its phase, "
+      "nodes (and how many are in flight), reference and best times, speedup (against the "
+      "task's reference kernel on the same GPU), fraction of the roofline and why it stopped. "
+      "Works while the campaign runs and after it was killed. A folder that holds no campaign "
+      "(only a dry run, or a run that never started) exits 2 and says what it holds.");
   add_output_argument(cmd, opt);
+  cmd->add_flag("--json", opt.json,
+                "Print results.json as the store stands now (every task and node) instead of "
+                "the table");
   cmd->add_option("--export", opt.export_dir,
                   "Also write results.json, report.md and best/ as they stand now into DIR "
                   "(a snapshot of a running or killed campaign)")
-    ->type_name("DIR");
+      ->type_name("DIR");
   return cmd;
 }
 
 CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt) {
   CLI::App* cmd = app.add_subcommand(
       "inspect",
-      "Prints every record of a campaign's store (campaign, tasks, nodes, sources, short-term "
-      "memory, calibrations, skill statistics), one line each: its key, then a summary of its "
-      "value. A folder that does not exist or holds no campaign exits 2.");
+      "Prints every record of a campaign's store. Campaign, tasks, nodes, sources, short-term "
+      "memory, calibrations, skill statistics: one line each, its key, then a summary of its "
+      "value. A folder that holds no campaign exits 2.");
   add_output_argument(cmd, opt);
+  cmd->add_flag("--json", opt.json,
+                "Print one JSON object: {\"records\": [{\"key\", \"database\", \"summary\"}, "
+                "...]}");
   return cmd;
 }
 
@@ -91,11 +145,21 @@ command_result run_status(const output_dir_options& opt) {
   auto store = open_store(opt.output);
   if (!store)
     return tl::unexpected(store.error());
-  auto text = actors::describe_campaign(*store);
-  if (!text)
-    return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
-                                              "': " + text.error().message());
-  std::cout << "output: " << opt.output.string() << "\n" << *text << std::flush;
+  if (auto ok = require_campaign(*store, opt.output); !ok)
+    return ok;
+  if (opt.json) {
+    auto text = actors::campaign_results_json(*store);
+    if (!text)
+      return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
+                                                "': " + text.error().message());
+    std::cout << *text << std::flush;
+  } else {
+    auto text = actors::describe_campaign(*store);
+    if (!text)
+      return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
+                                                "': " + text.error().message());
+    std::cout << "output: " << opt.output.string() << "\n" << *text << std::flush;
+  }
   if (!opt.export_dir.empty()) {
     std::error_code ec;
     fs::create_directories(opt.export_dir, ec);
@@ -103,8 +167,10 @@ command_result run_status(const output_dir_options& opt) {
       return stop(stop_reason::environment, "cannot export the campaign into '" +
                                                 opt.export_dir.string() +
                                                 "': " + written.error().message());
-    std::cout << "exported results.json, report.md and best/ into " << opt.export_dir.string()
-              << "\n" << std::flush;
+    // Not on stdout with --json: that stays one JSON document.
+    (opt.json ? std::cerr : std::cout)
+        << "exported results.json, report.md and best/ into " << opt.export_dir.string() << "\n"
+        << std::flush;
   }
   return {};
 }
@@ -113,10 +179,21 @@ command_result run_inspect(const output_dir_options& opt) {
   auto store = open_store(opt.output);
   if (!store)
     return tl::unexpected(store.error());
+  if (auto ok = require_campaign(*store, opt.output); !ok)
+    return ok;
   auto records = store->dump();
   if (!records)
     return stop(stop_reason::environment, "cannot read the store in '" + opt.output.string() +
                                               "': " + records.error().message());
+  if (opt.json) {
+    boost::json::array list;
+    for (const auto& [key, summary] : *records)
+      list.push_back(boost::json::object{
+          {"key", key}, {"database", key.substr(0, key.find('/'))}, {"summary", summary}});
+    std::cout << boost::json::serialize(boost::json::object{{"records", std::move(list)}}) << "\n"
+              << std::flush;
+    return {};
+  }
   for (const auto& [key, summary] : *records)
     std::cout << key << "\t" << summary << "\n";
   std::cout << std::flush;

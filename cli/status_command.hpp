@@ -13,7 +13,8 @@ namespace ks::cli {
 /// The options of `kernelskill status` and `kernelskill inspect`: the campaign's output folder.
 struct output_dir_options {
   std::filesystem::path output;
-  std::filesystem::path export_dir;  ///< status only: also write results.json etc. there
+  std::filesystem::path export_dir; ///< status only: also write results.json etc. there
+  bool json = false;                ///< print JSON instead of text
 };
 
 /// Adds the `status` subcommand to `app`, its options stored in `opt`; returns it.
@@ -22,10 +23,12 @@ CLI::App* add_status_command(CLI::App& app, output_dir_options& opt);
 /// Adds the `inspect` subcommand to `app`, its options stored in `opt`; returns it.
 CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt);
 
-/// Prints where the campaign in `opt.output` stands: its tasks, nodes and best times.
+/// Prints where the campaign in `opt.output` stands: its tasks, nodes and best times (with
+/// opt.json, results.json as the store stands now).
 command_result run_status(const output_dir_options& opt);
 
-/// Prints every record of the store in `opt.output`, one line each: key, then a summary.
+/// Prints every record of the store in `opt.output`, one line each: key, then a summary (with
+/// opt.json, one JSON object holding them).
 command_result run_inspect(const output_dir_options& opt);
 
 } // namespace ks::cli

@@ -17,7 +17,9 @@
 // than about the source.
 //
 // nvcc runs inside the build folder on the relative name kernel.cu, so its diagnostics read
-// "kernel.cu(12): error: ..." whether fresh or cached, wherever the cache lives.
+// "kernel.cu(12): error: ..." whether fresh or cached, wherever the cache lives; a request
+// that names its source file gets them back naming that file ("my.cu:12: error: ..."), cached
+// entries included, without the name entering the key.
 
 #include "gpu/compiler.hpp"
 
@@ -367,6 +369,45 @@ std::atomic<int64_t> build_counter{0};
 
 // -- free functions ---------------------------------------------------------------------------
 
+std::string name_source_in_diagnostics(const std::string& diagnostics,
+                                       const std::string& source_name) {
+  static constexpr std::string_view copy = "kernel.cu";
+  std::string out;
+  out.reserve(diagnostics.size());
+  size_t i = 0;
+  while (i < diagnostics.size()) {
+    size_t at = diagnostics.find(copy, i);
+    if (at == std::string::npos) {
+      out.append(diagnostics, i, std::string::npos);
+      break;
+    }
+    out.append(diagnostics, i, at - i);
+    char before = at == 0 ? '\n' : diagnostics[at - 1];
+    size_t after = at + copy.size();
+    bool whole_name = before == '\n' || before == ' ' || before == '"' || before == '\'';
+    // nvcc's front end: "kernel.cu(12): error: ..." -> "NAME:12: error: ...".
+    size_t digits_end = after + 1;
+    while (digits_end < diagnostics.size()
+           && std::isdigit(static_cast<unsigned char>(diagnostics[digits_end])))
+      ++digits_end;
+    if (whole_name && after < diagnostics.size() && diagnostics[after] == '(' &&
+        digits_end > after + 1 && digits_end + 1 < diagnostics.size() &&
+        diagnostics[digits_end] == ')' && diagnostics[digits_end + 1] == ':') {
+      out += source_name + ":" + diagnostics.substr(after + 1, digits_end - after - 1) + ":";
+      i = digits_end + 2;
+      continue;
+    }
+    // The host compiler ("kernel.cu:12:5: error") and nvcc's summary ("compilation of
+    // \"kernel.cu\"") name it plainly.
+    bool name_ends = after == diagnostics.size() || diagnostics[after] == ':' ||
+                     diagnostics[after] == '"' || diagnostics[after] == '\'' ||
+                     diagnostics[after] == '\n' || diagnostics[after] == ' ';
+    out += whole_name && name_ends ? source_name : std::string(copy);
+    i = after;
+  }
+  return out;
+}
+
 std::string arch_for(int32_t cc_major, int32_t cc_minor) {
   // The 'a' variants unlock the architecture-specific features (wgmma, setmaxnreg, tcgen05)
   // that the fastest kernels use; their code runs only on that exact architecture.
@@ -531,6 +572,8 @@ compile_result compiler::compile(const compile_request& request) const {
   auto finish = [&](compile_result r) {
     r.key = key;
     r.wall_ms = ms_since(start);
+    if (!request.source_name.empty())
+      r.diagnostics = name_source_in_diagnostics(r.diagnostics, request.source_name);
     return r;
   };
 

@@ -33,6 +33,9 @@ struct compile_request {
   std::string source;                     ///< CUDA C++ text of the candidate
   std::string label;                      ///< for messages: the file name or node id
   std::vector<std::string> extra_flags;   ///< appended to the standard ones
+  std::string source_name;                ///< the file the source came from, named in the
+                                          ///< diagnostics instead of the cache's kernel.cu;
+                                          ///< empty: kernel.cu. Not part of the cache key.
 };
 
 /// The outcome of one compilation; ok == false means a compile_error (or timeout).
@@ -57,6 +60,12 @@ struct compiler_options {
   std::chrono::milliseconds timeout{120000};
   int32_t jobs = 0;                       ///< parallel nvcc processes; 0 = the CPU cores
 };
+
+/// Returns nvcc's `diagnostics` of the cache's copy (kernel.cu) with `source_name` in its
+/// place, and nvcc's positions "kernel.cu(12): " written "source_name:12: ", the form editors
+/// and terminals jump to.
+std::string name_source_in_diagnostics(const std::string& diagnostics,
+                                       const std::string& source_name);
 
 /// Maps a compute capability to nvcc's architecture name ("sm_90a" for 9.0).
 std::string arch_for(int32_t cc_major, int32_t cc_minor);

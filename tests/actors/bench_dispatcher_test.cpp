@@ -1,5 +1,7 @@
 #include "actors/bench_dispatcher_actor.hpp"
 
+#include "actors/actor_error.hpp"
+
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -349,4 +351,35 @@ TEST_CASE_METHOD(test::actor_fixture,
   run();
   self->send(gpu0, actors::tick_atom::value);
   run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "an interrupt drops the queued bench jobs at once and refuses new ones, and "
+                 "the job running still answers",
+                 "[actors]") {
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto gpu0 = sys.spawn(fake_bench, 0, log);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0});
+  self->send(dispatcher, job(bench_kind::verify, -1, "running"));
+  self->send(dispatcher, job(bench_kind::verify, -1, "queued1"));
+  self->send(dispatcher, job(bench_kind::time, 0, "queued2"));
+  run();
+  REQUIRE(*log == std::vector<std::string>{"gpu0:running"});
+  self->send(dispatcher, actors::stop_msg{actors::stop_kind::interrupt, "interrupted"});
+  self->send(dispatcher, job(bench_kind::verify, -1, "late"));
+  run();
+  // queued1, queued2 and late come back at once, as interrupted; none of them ever started.
+  int64_t dropped = 0;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](bench_result&) { FAIL("a job answered that should have been dropped"); },
+                  [&](caf::error& e) { dropped += actors::is_interrupted(e) ? 1 : 0; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(dropped == 3);
+  CHECK(*log == std::vector<std::string>{"gpu0:running"});
+  // The job that was running finishes and is answered as usual.
+  self->send(gpu0, actors::tick_atom::value);
+  run();
+  auto r = reply<bench_result>();
+  REQUIRE(r);
+  CHECK(r->ok);
 }

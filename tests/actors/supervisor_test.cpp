@@ -4,6 +4,7 @@
 // no nvcc.
 
 #include "actors/actor_error.hpp"
+#include "actors/dry_run_actor.hpp"
 #include "actors/supervisor_actor.hpp"
 #include "engine/agent_backend.hpp"
 #include "memory/store.hpp"
@@ -623,26 +624,79 @@ TEST_CASE_METHOD(supervisor_fixture, "a supervisor whose reference fails ends th
   CHECK(nodes[0].status == engine::node_status::compile_failed);
 }
 
+namespace {
+
+// The dry run of the fixture's task: its supervisor's team, one round of K = 4, candidates
+// written below the test's folder.
+actors::dry_run_setup dry_run_of(const actors::supervisor_setup& setup,
+                                 const std::filesystem::path& folder) {
+  actors::dry_run_setup d;
+  d.task = setup.task;
+  d.tasks = setup.tasks;
+  d.team = setup.team;
+  d.count = 4;
+  d.arch = "sm_90a";
+  d.folder = folder;
+  return d;
+}
+
+} // namespace
+
 TEST_CASE_METHOD(supervisor_fixture,
-                 "a dry-run supervisor compiles its reference and one round of plans, measures "
-                 "nothing and writes nothing",
+                 "a dry run compiles its reference and one round of plans, writes each "
+                 "candidate, measures nothing and stores nothing",
                  "[actors]") {
-  setup.kind = actors::run_kind::dry_run;
-  auto supervisor = actors::spawn_supervisor(sys, setup);
-  self->send(supervisor, actors::run_task{});
+  auto dry = actors::spawn_dry_run(sys, dry_run_of(setup, ctx.dir() / "dry-run" / "t"));
+  self->send(dry, actors::run_task{});
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
   CHECK(report->phase == "dry_run");
+  CHECK(report->stop_text.empty());
   CHECK(counts->verify + counts->time == 0);
   CHECK(stored_nodes().empty());
   // The reference, the planner's line, and one line per plan (K = 4).
   REQUIRE(report->dry_run_lines.size() == 6);
-  CHECK(report->dry_run_lines[0].find("reference: compiled") != std::string::npos);
+  CHECK(report->dry_run_lines[0].find("reference compiled for sm_90a") != std::string::npos);
   int64_t failing = 0;
   for (const std::string& line : report->dry_run_lines)
-    failing += line.find("does not compile") != std::string::npos ? 1 : 0;
+    if (line.find("does not compile") != std::string::npos) {
+      ++failing;
+      // nvcc's kernel.cu is named as the candidate's file, at nvcc's line.
+      CHECK(line.find("3_tile.cu:1: error: scripted compile error") != std::string::npos);
+    }
   CHECK(failing == 1);
+  int64_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(ctx.dir() / "dry-run" / "t"))
+    files += entry.path().extension() == ".cu" ? 1 : 0;
+  CHECK(files == 4);
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a dry run whose reference does not compile says the task cannot run, naming "
+                 "the reference's file and line",
+                 "[actors]") {
+  ctx.write("t_ref.cu", "compile_error in the reference");
+  auto dry = actors::spawn_dry_run(sys, dry_run_of(setup, ctx.dir() / "dry-run" / "t"));
+  self->send(dry, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "failed");
+  CHECK(report->stop_text.find("does not compile for sm_90a") != std::string::npos);
+  CHECK(report->stop_text.find("t_ref.cu:1: error: scripted compile error") != std::string::npos);
+}
+
+TEST_CASE_METHOD(supervisor_fixture, "a dry run stops at once when interrupted", "[actors]") {
+  auto dry = actors::spawn_dry_run(sys, dry_run_of(setup, ctx.dir() / "dry-run" / "t"));
+  self->send(dry, actors::run_task{});
+  sched.run_once(); // it starts: the reference's compile is asked for
+  self->send(dry, actors::stop_msg{actors::stop_kind::interrupt, "interrupted"});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->stop_reason == "interrupted");
+  CHECK(report->dry_run_lines.size() < 6); // it did not go on to the end
 }
 
 namespace {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `kernelskill eval` gives every error its own message and exit code: a bad manifest (2, with
-# file:line), a missing candidate (1), a candidate that does not compile (11, with nvcc's
-# diagnostics). The compile check uses --arch sm_90a, so it needs nvcc but no GPU.
+# file:line), a missing manifest or candidate (1), a candidate that does not compile (11, with
+# nvcc's diagnostics naming the candidate's file and line, not the cache's kernel.cu). The
+# compile check uses --arch sm_90a, so it needs nvcc but no GPU.
 # Usage: eval_errors.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: eval_errors.sh KERNELSKILL SOURCE_DIR}
@@ -60,9 +61,9 @@ grep -q 'float42' err || fail "bad manifest: the message does not name the bad d
 [ "$rc" -eq 2 ] || fail "bad manifest --json: exit $rc, wanted 2"
 grep -q '"task_error"' out || fail "bad manifest --json: no task_error in: $(cat out)"
 
-# A manifest that does not exist: exit 2, named.
+# A manifest that does not exist: exit 1, as any file named on the command line, named.
 "$ks" eval nowhere.toml good.cu --arch sm_90a >out 2>err; rc=$?
-[ "$rc" -eq 2 ] || fail "missing manifest: exit $rc, wanted 2"
+[ "$rc" -eq 1 ] || fail "missing manifest: exit $rc, wanted 1"
 grep -q 'nowhere.toml' err || fail "missing manifest: not named in: $(cat err)"
 
 # A candidate file that does not exist: exit 1 (usage), named, before any compile.
@@ -89,6 +90,9 @@ sed 's/return cudaGetLastError/return no_such_identifier + cudaGetLastError/' re
 [ "$rc" -eq 11 ] || fail "broken candidate: exit $rc, wanted 11 (compile_error): $(cat err)"
 grep -q 'error' err || fail "broken candidate: nvcc's 'error' is not shown: $(cat err)"
 grep -q 'no_such_identifier' err || fail "broken candidate: nvcc's diagnostics are not verbatim: $(cat err)"
+line=$(grep -n no_such_identifier broken.cu | cut -d: -f1)
+grep -q "^broken.cu:$line: error" err || fail "broken candidate: the diagnostics do not name broken.cu:$line: $(cat err)"
+grep -q 'kernel\.cu' err && fail "broken candidate: the diagnostics name the cache's kernel.cu: $(cat err)"
 grep -q 'compiling' err || fail "broken candidate: no progress line on stderr: $(cat err)"
 
 "$ks" eval task.toml broken.cu --arch sm_90a --cache-dir cache --json >out 2>err; rc=$?

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `kernelskill status` and `kernelskill inspect` on a folder that does not exist, or holds no
-# campaign, say so clearly and exit 2, and never create a store there.
+# `kernelskill status` and `kernelskill inspect` on a folder that does not exist (a usage
+# error, 1, as every missing path on the command line) or holds no campaign (2) say so
+# clearly, and never create a store there.
 # Usage: status_errors.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: status_errors.sh KERNELSKILL SOURCE_DIR}
@@ -14,9 +15,8 @@ cd "$tmp"
 
 for cmd in status inspect; do
   "$ks" $cmd no-such-folder >out 2>err; rc=$?
-  [ "$rc" -eq 2 ] || fail "$cmd on a missing folder: exit $rc, wanted 2"
-  grep -q "no campaign in 'no-such-folder'" err || fail "$cmd on a missing folder: unclear message: $(cat err)"
-  grep -q "does not exist" err || fail "$cmd on a missing folder: does not say it is missing: $(cat err)"
+  [ "$rc" -eq 1 ] || fail "$cmd on a missing folder: exit $rc, wanted 1"
+  grep -q "'no-such-folder' does not exist" err || fail "$cmd on a missing folder: does not say it is missing: $(cat err)"
   [ ! -e no-such-folder ] || fail "$cmd created the missing folder"
 
   mkdir -p empty

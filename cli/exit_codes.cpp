@@ -1,0 +1,129 @@
+#include "cli/exit_codes.hpp"
+
+#include "cli/help_format.hpp"
+#include "gpu/failure.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ks::cli {
+
+namespace {
+
+// Why each typed failure happens, in a few words, by the kind's number (gpu/failure.hpp).
+std::string_view failure_meaning(gpu::failure_kind kind) {
+  using gpu::failure_kind;
+  switch (kind) {
+  case failure_kind::compile_error:
+    return "nvcc rejected the candidate (its diagnostics name your file and line)";
+  case failure_kind::load_error:
+    return "the shared object does not load or lacks ks_forward";
+  case failure_kind::launch_error:
+    return "ks_forward returned non-zero or a launch failed (the return code is printed)";
+  case failure_kind::illegal_address:
+    return "the kernel touched an illegal address";
+  case failure_kind::timeout:
+    return "a job (or nvcc) ran past its deadline; the worker was killed";
+  case failure_kind::wrong_result:
+    return "the candidate's outputs differ from the reference (the worst element is printed)";
+  case failure_kind::crash:
+    return "the bench worker died or cannot be started";
+  case failure_kind::escaped_stream:
+    return "work ran outside the stream ks_forward was given";
+  case failure_kind::no_device:
+    return "no CUDA device or driver on this machine (without a GPU: run --dry-run, or eval "
+           "--arch SM to compile only)";
+  case failure_kind::protocol_error:
+    return "the bench worker sent something malformed";
+  case failure_kind::out_of_memory:
+    return "the task's tensors do not fit on the device";
+  case failure_kind::cuda_error:
+    return "another CUDA runtime error";
+  }
+  return "";
+}
+
+std::vector<exit_code_info> make_table() {
+  std::vector<exit_code_info> table = {
+      {0, "success", "the command did what it was asked (a dry run: every task would run)"},
+      {1, "usage error",
+       "an unknown command or option, a bad value (--arch, --progress, ...), or a file or "
+       "folder named on the command line that does not exist"},
+      {2, "task error",
+       "a task manifest or campaign config is invalid (each problem as FILE:LINE:COL) or names "
+       "no task; a task cannot run (its reference does not compile or fails against itself, "
+       "the planner or coder fails on it); an output folder holds no campaign"},
+      {3, "environment error",
+       "nvcc or kernelskill/abi.h is missing, a folder cannot be written, or an internal "
+       "error"},
+  };
+  for (int32_t n = 1; n <= 12; ++n) {
+    auto kind = static_cast<gpu::failure_kind>(n);
+    table.push_back({gpu::exit_code_for(kind), gpu::to_string(kind), failure_meaning(kind)});
+  }
+  table.push_back({130, "interrupted",
+                   "stopped by Ctrl-C or SIGTERM; a campaign's finished steps are saved and the "
+                   "same command resumes it"});
+  return table;
+}
+
+} // namespace
+
+const std::vector<exit_code_info>& exit_codes() {
+  static const std::vector<exit_code_info> table = make_table();
+  return table;
+}
+
+std::string exit_code_help(const std::vector<int32_t>& codes, size_t width) {
+  std::string text = "Exit codes:\n";
+  for (const exit_code_info& info : exit_codes()) {
+    if (std::find(codes.begin(), codes.end(), info.code) == codes.end())
+      continue;
+    char head[32];
+    std::snprintf(head, sizeof head, "  %-4d ", info.code);
+    // The code in a column of its own, the meaning wrapped beside it.
+    std::string meaning = wrap(std::string(info.name) + ": " + std::string(info.meaning),
+                               width > 27 ? width - 7 : 20);
+    std::string indented;
+    for (char c : meaning)
+      indented += c == '\n' ? std::string("\n       ") : std::string(1, c);
+    text += std::string(head) + indented + "\n";
+  }
+  return text;
+}
+
+std::string exit_code_help_all(size_t width) {
+  std::vector<int32_t> all;
+  for (const exit_code_info& info : exit_codes())
+    all.push_back(info.code);
+  return exit_code_help(all, width);
+}
+
+namespace command_codes {
+
+std::vector<int32_t> run() {
+  return {0, 1, 2, 3, 15, 17, 19, 20, 22, 130};
+}
+
+std::vector<int32_t> eval() {
+  std::vector<int32_t> codes = {0, 1, 2, 3};
+  for (int32_t n = 1; n <= 12; ++n)
+    codes.push_back(gpu::exit_code_for(static_cast<gpu::failure_kind>(n)));
+  return codes;
+}
+
+std::vector<int32_t> devices() {
+  return {0, 1, 13, 14, 15, 17, 19, 20, 21, 22};
+}
+
+std::vector<int32_t> output_folder() {
+  return {0, 1, 2, 3};
+}
+
+std::vector<int32_t> files_only() {
+  return {0, 1, 2};
+}
+
+} // namespace command_codes
+
+} // namespace ks::cli

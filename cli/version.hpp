@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string>
+
+namespace ks::cli {
+
+/// Returns what `kernelskill --version` prints: the version and commit it was built from, the
+/// CUDA toolkit it was built with, the nvcc it would compile with here, and the default
+/// architecture, one per line.
+std::string version_text();
+
+} // namespace ks::cli

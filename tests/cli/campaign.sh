@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# A whole campaign through the real binary, with the scripted worker in campaign mode standing
+# in for the GPU (tests/gpu/scripted_worker.cpp) and tests/actors/fake_nvcc.sh for nvcc:
+#   - progress off a terminal is a plain line when it changes (tasks done, candidates planned,
+#     compiled, verified, timed, jobs queued, ETA, each GPU's busy share), and each task's
+#     result is printed as it ends, before the table;
+#   - `status` and `inspect` read the store, as text and as JSON;
+#   - the first Ctrl-C stops at the next step within seconds, says what it keeps, exits 130,
+#     and the same command resumes;
+#   - a run that stops before its campaign starts (no GPU) leaves a store that `status` does
+#     not mistake for a campaign.
+# Usage: campaign.sh KERNELSKILL SOURCE_DIR
+set -uo pipefail
+ks=${1:?usage: campaign.sh KERNELSKILL SOURCE_DIR}
+src=${2:?usage: campaign.sh KERNELSKILL SOURCE_DIR}
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+worker="$(dirname "$ks")/ks-scripted-worker"
+[ -x "$worker" ] || { echo "FAIL: no scripted worker at $worker" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
+export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_STATE_DIR="$tmp/worker-state"
+
+q="$src/tasks/quickstart"
+cat >campaign.toml <<TOML
+gpus = [0]
+[campaign]
+tasks = ["$q/19_relu.toml", "$q/47_sum.toml"]
+output = "out"
+candidates_per_task = 8
+[search]
+branches = 2
+depth = 3
+stop_patience = 2
+finalists = 2
+[bench]
+trials = 1
+warmup_ms = 0
+max_timing_ms = 1
+TOML
+
+# A whole campaign, progress as plain lines every half second.
+KS_SCRIPTED_JOB_MS=50 timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0.5 \
+  >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 0 ] || fail "campaign: exit $rc: $(cat out.txt err.txt)"
+grep -qE '^\[[0-9]+s\] [0-2]/2 tasks done, candidates: [0-9]+ planned, [0-9]+ compiled, [0-9]+ verified, [0-9]+ timed; [0-9]+ bench jobs queued' err.txt \
+  || fail "campaign: no progress line: $(cat err.txt)"
+grep -q 'gpu0 (Scripted GPU' err.txt || fail "campaign: no GPU in the progress line: $(cat err.txt)"
+grep -q $'\x1b\[' err.txt && fail "campaign: escape sequences off a terminal"
+grep -qE '^relu: done: [0-9.]+x its reference' err.txt || fail "campaign: no result line for relu: $(cat err.txt)"
+grep -qE '^sum: done' err.txt || fail "campaign: no result line for sum: $(cat err.txt)"
+grep -q "against the task's reference kernel" out.txt || fail "campaign: the table does not say what a speedup is measured against: $(cat out.txt)"
+
+# status and inspect, text and JSON.
+"$ks" status out >s.out 2>s.err; rc=$?
+[ "$rc" -eq 0 ] || fail "status: exit $rc: $(cat s.err)"
+grep -q '^relu ' s.out || fail "status: no relu row: $(cat s.out)"
+"$ks" status out --json >s.json 2>s.err; rc=$?
+[ "$rc" -eq 0 ] || fail "status --json: exit $rc: $(cat s.err)"
+python3 - s.json <<'PY' || fail "status --json: not the results document: $(head -c 400 s.json)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["format"] == "kernelskill-results"
+names = sorted(t["name"] for t in doc["tasks"])
+assert names == ["relu", "sum"], names
+assert all(t["state"] == "done" for t in doc["tasks"])
+PY
+"$ks" inspect out --json >i.json 2>i.err; rc=$?
+[ "$rc" -eq 0 ] || fail "inspect --json: exit $rc: $(cat i.err)"
+python3 - i.json <<'PY' || fail "inspect --json: not one object of records: $(head -c 400 i.json)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+keys = [r["key"] for r in doc["records"]]
+assert any(k.startswith("nodes/relu/") for k in keys), keys[:10]
+assert all({"key", "database", "summary"} <= set(r) for r in doc["records"])
+PY
+
+# Ctrl-C: a campaign with slow jobs, interrupted once; it must stop within seconds.
+rm -rf out worker-state
+KS_SCRIPTED_JOB_MS=400 timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0 \
+  >out.txt 2>err.txt &
+pid=$!
+sleep 4
+start=$(date +%s%N)
+kill -INT "$pid"
+wait "$pid"; rc=$?
+took_ms=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" -eq 130 ] || fail "interrupted campaign: exit $rc, wanted 130: $(cat err.txt)"
+[ "$took_ms" -lt 3000 ] || fail "interrupted campaign: took $took_ms ms to stop (at most 3000)"
+grep -q "stopping at the next step: the jobs in flight finish and are saved" err.txt \
+  || fail "interrupted campaign: does not say what it keeps: $(cat err.txt)"
+grep -q "every finished step is saved in out/state; run the same command again to resume" err.txt \
+  || fail "interrupted campaign: no resume hint: $(cat err.txt)"
+"$ks" status out >s.out 2>s.err; rc=$?
+[ "$rc" -eq 0 ] || fail "status after an interrupt: exit $rc: $(cat s.err)"
+KS_SCRIPTED_JOB_MS=0 timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0 \
+  >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 0 ] || fail "resumed campaign: exit $rc: $(cat err.txt)"
+grep -q "(resumed)" out.txt || fail "resumed campaign: does not say it resumed: $(cat out.txt)"
+
+# No GPU: run exits 19 and leaves an empty store; status says so rather than show a table.
+rm -rf out
+KS_SCRIPTED_DEVICES=0 timeout 60 "$ks" run campaign.toml --worker "$worker" >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 19 ] || fail "no GPU: exit $rc, wanted 19: $(cat err.txt)"
+"$ks" status out >s.out 2>s.err; rc=$?
+[ "$rc" -eq 2 ] || fail "status after a run without a GPU: exit $rc, wanted 2: $(cat s.out s.err)"
+grep -q "stopped before the campaign started" s.err || fail "status after a run without a GPU: $(cat s.err)"
+
+if [ "$failures" -ne 0 ]; then
+  echo "campaign.sh: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "campaign.sh: all checks passed"
