@@ -131,10 +131,11 @@ struct reporter_state {
       candidate_counts c = counts_of(last[i]);
       if (setup.dry_run) {
         // A dry run compiles the reference and one round of candidates per task.
+        // A task not planned yet still has its whole round (its budget) ahead.
         done_work += static_cast<double>(c.compiled + c.failed_to_compile);
         if (!ended[i])
-          left_work += static_cast<double>(
-              std::max<int64_t>(0, c.planned - c.compiled - c.failed_to_compile));
+          left_work += static_cast<double>(std::max<int64_t>(
+              0, std::max(last[i].budget, c.planned) - c.compiled - c.failed_to_compile));
         continue;
       }
       done_work += static_cast<double>(c.settled);

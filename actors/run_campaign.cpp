@@ -390,7 +390,8 @@ void write_dry_run_summary(const fs::path& folder, const std::string& arch,
   out << "dry run of " << reports.size() << (reports.size() == 1 ? " task" : " tasks")
       << " for " << arch << ", " << now_iso8601()
       << (interrupted ? ", interrupted" : "")
-      << ": planned, coded and compiled one round; nothing was measured or saved\n";
+      << ": compiled, planned, coded and compiled one round; nothing was measured, no state "
+         "was saved\n";
   for (const task_report& r : reports)
     for (const std::string& line : r.dry_run_lines)
       out << line << "\n";

@@ -28,8 +28,8 @@ int64_t count_lines(const std::string& text) {
 // Prints the problems, one FILE:LINE:COL line each, on stdout as "ok" would be, unprefixed so
 // that editors and grep find the positions; returns the task error that main reports.
 tl::unexpected<command_error> invalid(const fs::path& file, const std::string& problems,
-                                      const std::string& what) {
-  std::cout << problems << (problems.ends_with('\n') ? "" : "\n") << std::flush;
+                                      const std::string& what, const std::string& hint = {}) {
+  std::cout << problems << (problems.ends_with('\n') ? "" : "\n") << hint << std::flush;
   int64_t lines = count_lines(problems);
   return stop(stop_reason::task, file.string() + ": " + what + " (" + std::to_string(lines) +
                                      (lines == 1 ? " problem)" : " problems)"));
@@ -75,18 +75,20 @@ command_result run_config(const config_options& opt) {
     return stop(stop_reason::usage, "config: give --defaults or --check FILE");
   auto loaded = load_config_for_command(opt.check);
   if (!loaded) {
-    if (loaded.error().reason == stop_reason::task)
-      return invalid(opt.check, loaded.error().message, "invalid config");
+    if (loaded.error().reason == stop_reason::task) {
+      std::string hint = other_kind_hint(opt.check, "config");
+      return invalid(opt.check, loaded.error().message, "invalid config",
+                     hint.empty() ? std::string() : "  (" + hint + ")\n");
+    }
     return tl::unexpected(loaded.error());
   }
   auto tasks = actors::load_campaign_tasks(*loaded);
   if (!tasks) {
-    std::string problems = tasks.error().message();
+    std::string hint;
     if (tasks.error().code() == engine::errc::not_found)
-      problems += "\n" + opt.check.string() +
-                  ": campaign.tasks: globs and folders are relative to the config's folder (" +
-                  relative_to_cwd(loaded->source.parent_path()) + ")";
-    return invalid(opt.check, problems, "its tasks cannot be loaded");
+      hint = "  (campaign.tasks: globs and folders are relative to the config's folder, " +
+             relative_to_cwd(loaded->source.parent_path()) + ")\n";
+    return invalid(opt.check, tasks.error().message(), "its tasks cannot be loaded", hint);
   }
   std::cout << "ok: " << tasks->size() << (tasks->size() == 1 ? " task" : " tasks")
             << ", results in " << relative_to_cwd(loaded->output_dir()) << "\n";

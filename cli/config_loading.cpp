@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace ks::cli {
@@ -11,28 +12,53 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Checks whether the (valid) config text sets campaign.tasks, in a [campaign] table, as a
-// dotted key or in an inline table: every spelling TOML allows.
-bool sets_tasks(const fs::path& path) {
+// Returns the file at `path` parsed, or nullopt when it cannot be read or is not TOML (the
+// loaders report that; this file only adds to what they say).
+std::optional<toml::table> parsed(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  // The config loader has read the file already, so a syntax error here is not expected; if
-  // one comes (the file changed meanwhile), the loader's own report is the one to trust.
 #if TOML_EXCEPTIONS
   try {
-    toml::table table = toml::parse(text.str(), std::string_view(path.string()));
-    return table.at_path("campaign.tasks").node() != nullptr;
+    return toml::parse(text.str(), std::string_view(path.string()));
   } catch (const toml::parse_error&) {
-    return true;
+    return std::nullopt;
   }
 #else
-  toml::parse_result parsed = toml::parse(text.str(), std::string_view(path.string()));
-  return !parsed || parsed.table().at_path("campaign.tasks").node() != nullptr;
+  toml::parse_result result = toml::parse(text.str(), std::string_view(path.string()));
+  if (!result)
+    return std::nullopt;
+  return std::move(result).table();
 #endif
 }
 
+// Checks whether the (valid) config at `path` sets campaign.tasks, in a [campaign] table, as
+// a dotted key or in an inline table: every spelling TOML allows.
+bool sets_tasks(const fs::path& path) {
+  std::optional<toml::table> table = parsed(path);
+  // The config loader has read the file already, so a failure here is not expected; if one
+  // comes (the file changed meanwhile), the loader's own report is the one to trust.
+  return !table || table->at_path("campaign.tasks").node() != nullptr;
+}
+
 } // namespace
+
+std::string other_kind_hint(const fs::path& path, const std::string& expected) {
+  std::optional<toml::table> table = parsed(path);
+  if (!table)
+    return {};
+  bool task = table->contains("reference") || table->contains("inputs");
+  bool campaign = table->contains("campaign") || table->contains("search");
+  if (expected == "config" && task && !campaign)
+    return path.string() + " looks like a task manifest: `kernelskill task check " + path.string() +
+           "` checks it, and a config names it in campaign.tasks";
+  if (expected == "task" && campaign && !task)
+    return path.string() + " looks like a campaign config: `kernelskill config --check " +
+           path.string() + "` checks it, and `kernelskill run` runs it";
+  return {};
+}
 
 tl::expected<config::campaign_config, command_error> load_config_for_command(const fs::path& path) {
   auto loaded = config::load_campaign_config(path);

@@ -20,4 +20,9 @@ namespace ks::cli {
 tl::expected<config::campaign_config, command_error>
 load_config_for_command(const std::filesystem::path& path);
 
+/// Returns a hint for a TOML file given where the other kind was expected: "`path` looks like a
+/// task manifest ..." when `expected` is "config" and the file sets a task's keys (name,
+/// reference, inputs), or the reverse for `expected` == "task"; empty otherwise.
+std::string other_kind_hint(const std::filesystem::path& path, const std::string& expected);
+
 } // namespace ks::cli

@@ -20,6 +20,7 @@
 #include "cli/arch_check.hpp"
 #include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
+#include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
 #include "cli/eval_report.hpp"
 #include "cli/exit_codes.hpp"
@@ -188,9 +189,10 @@ private:
       // missing candidate is; one that is there but wrong is a task error.
       bool missing = task.error().code() == engine::errc::not_found
                      || task.error().code() == engine::errc::io;
+      std::string hint = missing ? std::string() : other_kind_hint(opt_.task, "task");
       return stop(missing ? stop_reason::usage : stop_reason::task,
                   "cannot load the task manifest '" + opt_.task.string() + "':\n"
-                    + task.error().message());
+                    + task.error().message() + (hint.empty() ? "" : "\n  (" + hint + ")"));
     }
     report_.task = std::move(*task);
     auto reference = read_text(report_.task->reference_path);

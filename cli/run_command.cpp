@@ -181,8 +181,12 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
 
 command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_flag) {
   auto loaded = load_config_for_command(opt.config);
-  if (!loaded)
+  if (!loaded) {
+    std::string hint = other_kind_hint(opt.config, "config");
+    if (!hint.empty())
+      loaded.error().message += "\n  (" + hint + ")";
     return tl::unexpected(loaded.error());
+  }
   if (!opt.arch.empty())
     if (auto ok = check_arch(opt.arch); !ok)
       return ok;

@@ -13,6 +13,7 @@
 
 #include "cli/arch_check.hpp"
 #include "cli/command_line.hpp"
+#include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
@@ -363,7 +364,9 @@ command_result run_task_check(const task_options& opt) {
     if (!task) {
       // One FILE:LINE:COL line per problem on stdout, unprefixed, as `config --check` does.
       const std::string& message = task.error().message();
-      std::cout << message << (message.ends_with('\n') ? "" : "\n");
+      std::string hint = other_kind_hint(manifest, "task");
+      std::cout << message << (message.ends_with('\n') ? "" : "\n")
+                << (hint.empty() ? "" : "  (" + hint + ")\n");
       ++bad;
       continue;
     }
