@@ -350,7 +350,20 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
   CHECK_THAT(report, Contains("## sum"));
   CHECK_THAT(report, Contains("Winning lineage"));
   CHECK_THAT(report, Contains("`reference"));
-  CHECK_THAT(report, Contains("launch_params"));
+  // The planner took one plan from each skill that applies: the launch parameters and the
+  // family's own skill; every candidate records its genotype.
+  for (const actors::task_summary& t : summary.tasks) {
+    CAPTURE(t.name);
+    std::set<std::string> skills;
+    for (const json::value& v : task_named(results, t.name).at("nodes").as_array()) {
+      const json::object& g = v.at("genotype").as_object();
+      skills.insert(std::string(g.at("skill").as_string()));
+      if (g.at("skill").as_string() != "reference")
+        CHECK_FALSE(g.at("template").as_string().empty());
+    }
+    CHECK(skills.count("launch_params") == 1);
+    CHECK(skills.size() >= 3); // the reference, launch_params and the family's skill
+  }
 }
 
 TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the campaign "
