@@ -65,6 +65,10 @@ void line(stream to, std::string_view text) {
   }
 }
 
+int64_t height() {
+  return static_cast<int64_t>(rows());
+}
+
 void show(const std::vector<std::string>& lines) {
   if (!live())
     return;

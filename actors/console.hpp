@@ -6,6 +6,7 @@
 // the line written, the block drawn again) instead of through it. Off a terminal there is no
 // block: lines are written as they come. Thread-safe: actors on any thread call it.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,9 @@ void line(stream to, std::string_view text);
 
 /// Checks whether stderr is a terminal: the only place a live block is drawn.
 bool live();
+
+/// Returns the terminal's height in lines (24 when it cannot be read).
+int64_t height();
 
 /// Replaces the live block with `lines` (each cut to the terminal's width); does nothing when
 /// stderr is not a terminal.

@@ -231,10 +231,24 @@ struct reporter_state {
       std::vector<std::string> lines{when + tasks_done() +
                                          (eta_text.empty() ? "" : ", " + eta_text),
                                      "  " + candidate_summary()};
-      for (size_t i = 0; i < last.size(); ++i)
-        if (!ended[i])
-          lines.push_back(task_line(i));
-      for (std::string& g : gpu_lines(true))
+      std::vector<std::string> gpus = gpu_lines(true);
+      // The GPUs always show; the tasks get the rest of the screen, the ones that do not fit
+      // counted on one line.
+      int64_t room =
+          std::max<int64_t>(1, console::height() - 2 - 2 - static_cast<int64_t>(gpus.size()));
+      int64_t running = static_cast<int64_t>(last.size()) - tasks_ended();
+      int64_t shown = 0;
+      for (size_t i = 0; i < last.size(); ++i) {
+        if (ended[i])
+          continue;
+        if (shown + 1 == room && running > room) {
+          lines.push_back("  ... and " + std::to_string(running - shown) + " more tasks");
+          break;
+        }
+        lines.push_back(task_line(i));
+        ++shown;
+      }
+      for (std::string& g : gpus)
         lines.push_back(std::move(g));
       console::show(lines);
       return;

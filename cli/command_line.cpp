@@ -218,7 +218,7 @@ std::vector<std::string> split_words(const std::string& text) {
 CLI::Validator within(double low, double high, const std::string& unit) {
   auto number = [](double x) {
     char text[32];
-    std::snprintf(text, sizeof text, "%g", x);
+    std::snprintf(text, sizeof text, "%.15g", x);
     return std::string(text);
   };
   std::string bounds = number(low) + " to " + number(high) + (unit.empty() ? "" : " " + unit);

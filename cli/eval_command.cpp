@@ -425,6 +425,7 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
     ->type_name("N");
   cmd->add_option("--seed", opt.seed, "Seed of the first trial's inputs; trial i uses seed + i")
     ->capture_default_str()
+    ->check(within(0, 18446744073709551615.0, ""))
     ->type_name("N");
   cmd->add_flag("--no-time", opt.no_time, "Verify only: skip calibration and timing");
   cmd->add_option("--cache-dir", opt.cache_dir,
