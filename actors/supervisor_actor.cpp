@@ -438,8 +438,10 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
             if (transient && plan_failures < setup.plan_retries && !interrupted) {
               double delay = setup.plan_retry_s * static_cast<double>(int64_t{1} << plan_failures);
               ++plan_failures;
+              char after[32];
+              std::snprintf(after, sizeof after, "%.3g s", delay);
               warn("the planner cannot answer now (" + describe(e) + "); asking again in " +
-                   std::to_string(static_cast<int64_t>(delay)) + " s");
+                   after);
               plan_later = std::make_pair(parent, count);
               self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(1000 * delay)),
                                  retry_plan{});

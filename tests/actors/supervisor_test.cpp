@@ -917,3 +917,84 @@ TEST_CASE_METHOD(supervisor_fixture,
   CHECK(report->nodes == 1); // the root was exhausted: the reference is the result
   CHECK(report->phase == "done");
 }
+
+// -- a planner that cannot answer for now ---------------------------------------------------------
+
+namespace {
+
+// Fails its first `failures` plan requests as a rate-limited service does (errc::transient),
+// then plans as fake_backend.
+class flaky_planner final : public engine::agent_backend {
+public:
+  flaky_planner(std::shared_ptr<int> calls, int failures)
+    : calls_(std::move(calls)), failures_(failures) {}
+
+  std::string_view name() const noexcept override { return "flaky"; }
+
+  engine::expected<std::vector<engine::plan>> propose(const engine::planning_request& r) override {
+    if (++*calls_ <= failures_)
+      return engine::fail(engine::errc::transient, "429: rate limited, retry after 1 s");
+    return inner_.propose(r);
+  }
+
+  engine::expected<std::string> write_code(const engine::coding_request& r) override {
+    return inner_.write_code(r);
+  }
+
+  engine::expected<engine::repair_reply> repair(const engine::repair_request& r) override {
+    return inner_.repair(r);
+  }
+
+private:
+  std::shared_ptr<int> calls_;
+  int failures_;
+  fake_backend inner_;
+};
+
+} // namespace
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a planner that cannot answer for now is asked again later, and the search goes "
+                 "on",
+                 "[actors]") {
+  auto calls = std::make_shared<int>(0);
+  setup.team.planners = {actors::spawn_planner(sys, std::make_shared<flaky_planner>(calls, 2),
+                                               setup.tasks, actors::spawn_mode::scheduled)};
+  setup.plan_retry_s = 0.001;
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  std::optional<actors::task_report> report;
+  // Each retry waits for a timer: fire the timers until the task ends.
+  for (int round = 0; round < 50 && !report; ++round) {
+    run();
+    report = reply<actors::task_report>();
+    sched.trigger_timeouts();
+  }
+  REQUIRE(report);
+  CHECK(report->phase == "done");
+  CHECK(*calls > 2);
+  // The same search as with a planner that always answers: 2.0 -> 1.0 -> 0.5.
+  CHECK(report->best_ms == Approx(0.5).epsilon(0.02));
+}
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a planner that keeps failing for now is given up on after the configured retries",
+                 "[actors]") {
+  auto calls = std::make_shared<int>(0);
+  setup.team.planners = {actors::spawn_planner(sys, std::make_shared<flaky_planner>(calls, 1000),
+                                               setup.tasks, actors::spawn_mode::scheduled)};
+  setup.plan_retry_s = 0.001;
+  setup.plan_retries = 3;
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  std::optional<actors::task_report> report;
+  for (int round = 0; round < 50 && !report; ++round) {
+    run();
+    report = reply<actors::task_report>();
+    sched.trigger_timeouts();
+  }
+  REQUIRE(report);
+  CHECK(*calls == 4); // the first request and three retries
+  CHECK(report->nodes == 1); // the root was exhausted: the reference is the result
+  CHECK(report->phase == "done");
+}
