@@ -111,11 +111,6 @@ int main(int argc, char** argv) {
                        "Print the version, the commit, the CUDA toolkit and the default "
                        "architecture");
   app.require_subcommand(1);
-  app.footer(wrap("Run `kernelskill help COMMAND` (or `kernelskill COMMAND --help`) for a "
-                  "command's options and the exit codes it can return.",
-                  width) +
-             "\n\n" + exit_code_help_all(width));
-
   run_command_options run;
   CLI::App* run_cmd = add_run_command(app, run);
   output_dir_options status;
@@ -138,6 +133,11 @@ int main(int argc, char** argv) {
                                  "`kernelskill help run`, `kernelskill help task new`.");
   help_cmd->add_option("COMMAND", help_path, "The command (and its subcommand)")->type_name("");
   help_cmd->footer(exit_code_help({0, 1}, width));
+  // Set last: a command made after it would inherit the whole table as its own footer.
+  app.footer(wrap("Run `kernelskill help COMMAND` (or `kernelskill COMMAND --help`) for a "
+                  "command's options and the exit codes it can return.",
+                  width) +
+             "\n\n" + exit_code_help_all(width));
 
   std::vector<std::string> args(argv + 1, argv + argc);
   if (auto problem = check_command_line(app, args))

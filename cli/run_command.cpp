@@ -95,8 +95,6 @@ void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
 
 void print_summary(std::ostream& out, const actors::campaign_summary& s,
                    const config::campaign_config& config) {
-  if (s.tasks.empty())
-    return; // stopped before any task started
   char line[512];
   std::snprintf(line, sizeof line, "%-20s %12s %12s %8s %9s %6s  %s\n", "task", "reference", "best",
                 "speedup", "roofline", "nodes", "stop");
@@ -203,16 +201,25 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   auto summary = actors::run_campaign(*loaded, options);
   if (!summary)
     return tl::unexpected(error_of(summary.error()));
-  if (opt.dry_run)
+  // A stop during the start (workers, nvcc) leaves no task begun: nothing to sum up.
+  bool started = !summary->tasks.empty();
+  if (opt.dry_run && started)
     print_dry_run_summary(std::cout, *summary, options.arch);
-  else
+  else if (started)
     print_summary(std::cout, *summary, *loaded);
   std::cout.flush();
   if (summary->interrupted || stop_flag.load()) {
+    if (opt.dry_run && !started)
+      return stop(stop_reason::interrupted,
+                  "interrupted before the dry run started: it wrote nothing and saves no state");
     if (opt.dry_run)
       return stop(stop_reason::interrupted,
                   "interrupted: a dry run saves no state; the candidates written so far are in " +
                       shown(summary->dry_run_dir));
+    if (!started)
+      return stop(stop_reason::interrupted,
+                  "interrupted before the campaign started: no task ran; the same command "
+                  "starts it");
     return stop(stop_reason::interrupted, "interrupted: every finished step is saved in " +
                                               shown(loaded->output_dir() / "state") +
                                               "; run the same command again to resume");

@@ -140,6 +140,14 @@ grep -q "a dry run saves no state" err || fail "interrupted dry run: does not sa
 grep -q "state is saved" err && fail "interrupted dry run: claims a saved state: $(cat err)"
 pgrep -f "$tmp/slow_nvcc.sh" >/dev/null && fail "interrupted dry run: left nvcc running"
 
+# SIGTERM is a Ctrl-C too.
+KS_NVCC="$tmp/slow_nvcc.sh" "$ks" run campaign.toml --dry-run --progress 0 >out 2>err &
+pid=$!
+sleep 1.5
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+[ "$rc" -eq 130 ] || fail "dry run stopped by SIGTERM: exit $rc, wanted 130: $(cat out err)"
+
 if [ "$failures" -ne 0 ]; then
   echo "exit_codes.sh: $failures check(s) failed" >&2
   exit 1
