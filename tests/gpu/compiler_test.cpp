@@ -154,6 +154,45 @@ TEST_CASE("a syntax error gives nvcc's diagnostics verbatim, and is cached too",
   CHECK(again.diagnostics == failed.diagnostics);
 }
 
+TEST_CASE("diagnostics name the file a request names, at nvcc's line, cached or not, and the "
+          "name is not part of the key",
+          "[compiler]") {
+  ks::test::test_context ctx;
+  compiler cc = make_compiler(ctx.dir() / "cache");
+  compile_request request{"#include <kernelskill/abi.h>\n"
+                          "__global__ void broken(float* y) {\n"
+                          "  y[0] = undefined_name;\n"
+                          "}\n",
+                          "broken.cu",
+                          {}};
+  request.source_name = "ops/my kernel.cu";
+  compile_result fresh = cc.compile(request);
+  CHECK_FALSE(fresh.ok);
+  CHECK(contains(fresh.diagnostics, "ops/my kernel.cu:3: error"));
+  CHECK_FALSE(contains(fresh.diagnostics, "kernel.cu(3)"));
+  compile_result cached = cc.compile(request);
+  CHECK(cached.cached);
+  CHECK(cached.diagnostics == fresh.diagnostics);
+  // Another name, the same entry: the name is not in the key.
+  compile_request elsewhere = request;
+  elsewhere.source_name = "other.cu";
+  CHECK(cc.key_of(elsewhere) == cc.key_of(request));
+  CHECK(contains(cc.compile(elsewhere).diagnostics, "other.cu:3: error"));
+}
+
+TEST_CASE("name_source_in_diagnostics rewrites nvcc's and the host compiler's positions only",
+          "[compiler]") {
+  using ks::gpu::name_source_in_diagnostics;
+  CHECK(name_source_in_diagnostics("kernel.cu(44): error: x\n", "a/b.cu") ==
+        "a/b.cu:44: error: x\n");
+  CHECK(name_source_in_diagnostics("kernel.cu:12:5: error: y", "b.cu") == "b.cu:12:5: error: y");
+  CHECK(name_source_in_diagnostics("1 error detected in the compilation of \"kernel.cu\".",
+                                   "b.cu") ==
+        "1 error detected in the compilation of \"b.cu\".");
+  // Another file that merely ends in kernel.cu is left alone.
+  CHECK(name_source_in_diagnostics("my_kernel.cu(3): error", "b.cu") == "my_kernel.cu(3): error");
+}
+
 TEST_CASE("parse_ptxas_report reads registers, shared memory, stack and spills", "[compiler]") {
   const std::string report =
     "ptxas info    : 0 bytes gmem\n"
