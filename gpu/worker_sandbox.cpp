@@ -228,8 +228,12 @@ std::vector<std::string> sandbox_arguments(const sandbox_support& support,
   fs::path mps_dir = canonical_or_as_is(mps.empty() ? "/tmp/nvidia-mps" : mps);
   if (mps_dir.is_absolute())
     args.insert(args.end(), {"--bind-try", mps_dir.string(), mps_dir.string()});
-  args.insert(args.end(), {"--bind", folder.string(), folder.string(), "--chdir", folder.string(),
-                           "--"});
+  args.insert(args.end(), {"--bind", folder.string(), folder.string()});
+  // The hidden folders were writable tmpfs mounts: a candidate could leave files there for a
+  // later worker of the sandbox's lifetime; the binds inside them keep their own flags.
+  for (const fs::path& dir : hidden)
+    args.insert(args.end(), {"--remount-ro", dir.string()});
+  args.insert(args.end(), {"--chdir", folder.string(), "--"});
   return args;
 }
 

@@ -132,6 +132,8 @@ std::string reach_script(int port, const fs::path& outside_file) {
            "if [ -e '"
          + outside_file.string()
          + "' ]; then echo 'tmp: visible'; else echo 'tmp: hidden'; fi\n"
+           "if touch /tmp/ks-sandbox-probe-$$ 2>/dev/null; then echo 'tmp: writable'; "
+           "rm -f /tmp/ks-sandbox-probe-$$; else echo 'tmp: read-only'; fi\n"
            "echo \"pid: $$\"\n";
 }
 
@@ -308,7 +310,7 @@ TEST_CASE("a sandboxed worker reaches no network and writes only its own folder"
   INFO("sandboxed:\n" << boxed);
   CHECK_THAT(boxed, Contains("ifaces: lo \n") && Contains("connect: no")
                       && Contains("root: read-only") && Contains("folder: writable")
-                      && Contains("tmp: hidden"));
+                      && Contains("tmp: hidden") && Contains("tmp: read-only"));
   if (support->pid_namespace)
     CHECK_THAT(boxed, !Contains("pid: " + std::to_string(::getpid())));
   else
