@@ -42,6 +42,7 @@ std::string read_file(const fs::path& p) {
 struct row {
   std::string suite, name, status;
   double cold_ms = 0, cached_ms = 0, verify_ms = 0, time_ms = 0;
+  double time_again_ms = 0;  // a second timing job: what every job after a task's first costs
   gpu::timing_result timing;
   double floor_ms = 0;
 };
@@ -174,6 +175,15 @@ int main(int argc, char** argv) {
       return r;
     }
     r.timing = *tm;
+    // The first timing job of a task also draws its timing sets' reference outputs.
+    t0 = clock_type::now();
+    auto again = client.time(t, so, so, {});
+    r.time_again_ms = ms_since(t0);
+    if (!again) {
+      r.status = to_string(again.error().kind);
+      std::fprintf(stderr, "  %s\n", again.error().message.c_str());
+      return r;
+    }
     r.floor_ms = engine::roofline_floor_ms(t.cost, cal->dram_gbps, cal->fp32_gflops);
     r.status = "ok";
     return r;
@@ -218,14 +228,15 @@ int main(int argc, char** argv) {
   std::printf("\n### References, verified against themselves and timed\n\n");
   std::printf("| suite | task | status | median ms | p10 ms | p90 ms | trials | roofline floor ms "
               "| fraction of roofline | verify s | time s | compile cold s | compile cached ms "
-              "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "| time again s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows)
     std::printf("| %s | %s | %s | %.4f | %.4f | %.4f | %d | %.4f | %.3f | %.2f | %.2f | %.2f | "
-                "%.1f |\n",
+                "%.1f | %.3f |\n",
                 r.suite.c_str(), r.name.c_str(), r.status.c_str(), r.timing.median_ms,
                 r.timing.p10_ms, r.timing.p90_ms, r.timing.trials, r.floor_ms,
                 r.timing.median_ms > 0 ? r.floor_ms / r.timing.median_ms : 0.0,
-                r.verify_ms / 1e3, r.time_ms / 1e3, r.cold_ms / 1e3, r.cached_ms);
+                r.verify_ms / 1e3, r.time_ms / 1e3, r.cold_ms / 1e3, r.cached_ms,
+                r.time_again_ms / 1e3);
 
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
