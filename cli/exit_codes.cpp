@@ -124,6 +124,18 @@ std::vector<int32_t> files_only() {
   return {0, 1, 2};
 }
 
+std::vector<int32_t> task_check() {
+  return {0, 1, 2, 3};
+}
+
+std::vector<int32_t> task_new() {
+  return {0, 1, 3};
+}
+
+std::vector<int32_t> help() {
+  return {0, 1};
+}
+
 } // namespace command_codes
 
 } // namespace ks::cli

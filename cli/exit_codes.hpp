@@ -30,16 +30,23 @@ std::string exit_code_help_all(size_t width = 80);
 
 /// The codes each command can return, as its --help lists them.
 namespace command_codes {
-/// `run` (a dry run returns only 0, 1, 2, 3 and 130).
+/// Returns the codes of `run` (a dry run returns only 0, 1, 2, 3 and 130).
 std::vector<int32_t> run();
-/// `eval`: every typed failure can come from the candidate, the reference or the worker.
+/// Returns the codes of `eval`: every typed failure can come from the candidate, the
+/// reference or the worker.
 std::vector<int32_t> eval();
-/// `devices`: the worker's failures at start and while it calibrates.
+/// Returns the codes of `devices`: the worker's failures at start and while it calibrates.
 std::vector<int32_t> devices();
-/// `status` and `inspect`.
+/// Returns the codes of `status` and `inspect`.
 std::vector<int32_t> output_folder();
-/// `config`, `task check` and `help`.
+/// Returns the codes of `config`.
 std::vector<int32_t> files_only();
+/// Returns the codes of `task` and `task check` (3: no nvcc to compile the reference).
+std::vector<int32_t> task_check();
+/// Returns the codes of `task new`.
+std::vector<int32_t> task_new();
+/// Returns the codes of `help`.
+std::vector<int32_t> help();
 } // namespace command_codes
 
 } // namespace ks::cli

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       app.add_subcommand("help", "Prints the help of kernelskill or of a command. E.g. "
                                  "`kernelskill help run`, `kernelskill help task new`.");
   help_cmd->add_option("COMMAND", help_path, "The command (and its subcommand)")->type_name("");
-  help_cmd->footer(exit_code_help({0, 1}, width));
+  help_cmd->footer(exit_code_help(command_codes::help(), width));
   // Set last: a command made after it would inherit the whole table as its own footer.
   app.footer(wrap("Run `kernelskill help COMMAND` (or `kernelskill COMMAND --help`) for a "
                   "command's options and the exit codes it can return.",

@@ -282,7 +282,7 @@ task_commands add_task_command(CLI::App& app, task_options& opt) {
       "task", "Adds an op of your own. `task new` writes a manifest and a reference to start "
               "from, `task check` checks a manifest as a campaign would, without a GPU.");
   task->require_subcommand(1);
-  task->footer(exit_code_help({0, 1, 2, 3}, width));
+  task->footer(exit_code_help(command_codes::task_check(), width));
 
   task_commands out;
   out.check = task->add_subcommand(
@@ -305,7 +305,7 @@ task_commands add_task_command(CLI::App& app, task_options& opt) {
                    "Compile cache folder (default: $XDG_CACHE_HOME/kernelskill or "
                    "~/.cache/kernelskill)")
       ->type_name("DIR");
-  out.check->footer(exit_code_help({0, 1, 2, 3}, width));
+  out.check->footer(exit_code_help(command_codes::task_check(), width));
 
   out.create = task->add_subcommand(
       "new",
@@ -332,7 +332,7 @@ task_commands add_task_command(CLI::App& app, task_options& opt) {
       ->check(within(1, 1099511627776.0, ""))
       ->type_name("N,N,...");
   out.create->add_flag("--force", opt.force, "Overwrite the files if they exist");
-  out.create->footer(exit_code_help({0, 1, 3}, width));
+  out.create->footer(exit_code_help(command_codes::task_new(), width));
   return out;
 }
 
