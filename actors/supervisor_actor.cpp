@@ -26,6 +26,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/console.hpp"
 #include "actors/supervisor_state.hpp"
+#include "gpu/compiler.hpp"
 #include "gpu/content_hash.hpp"
 
 #include <caf/actor_system.hpp>
@@ -266,7 +267,11 @@ void supervisor_state::compile_reference() {
             if (finished)
               return;
             if (!r.ok) {
-              fail_task("the reference no longer compiles: " + first_line(r.diagnostics));
+              auto t = setup.tasks->find(setup.task);
+              std::string name = t != setup.tasks->end() ? t->second.reference_path.string()
+                                                         : "the reference";
+              fail_task("the reference no longer compiles: " +
+                        first_line(gpu::name_source_in_diagnostics(r.diagnostics, name)));
               return;
             }
             reference_so = r.shared_object;
