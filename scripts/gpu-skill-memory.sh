@@ -2,7 +2,10 @@
 # Long-term skill memory on a GPU host: two campaigns on one fresh skill memory, the second
 # in a new output folder, then what the memory learned.
 #
-#   scripts/gpu-skill-memory.sh [SUITE] [DIST]     SUITE: quickstart (default) or starter
+#   scripts/gpu-skill-memory.sh [SUITE] [DIST]       SUITE: quickstart (default) or starter
+#   scripts/gpu-skill-memory.sh eval [SUITE] [DIST]  every candidate of a dry run's first round
+#                                                    (each skill's first instantiations) through
+#                                                    `kernelskill eval` against its reference
 #
 # Prints, per task: the first campaign's best time and how many candidates it took to reach
 # it, and how many the second campaign took to come within 3% of that time (or "not reached");
@@ -10,6 +13,8 @@
 # for quickstart, 24 for starter). Logs and both results.json go to $OUT (or out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+mode=memory
+if [ "${1:-}" = eval ]; then mode=eval; shift; fi
 suite=${1:-quickstart}
 dist=$(realpath "${2:-dist}")
 out=$(realpath -m "${OUT:-out}")
@@ -35,6 +40,23 @@ config() {
   grep -q '^\[memory\]' "$file" || printf '\n[memory]\npath = "%s"\n' "$work/memory" >> "$file"
   echo "$file"
 }
+
+if [ "$mode" = eval ]; then
+  cfg=$(config dry)
+  "$ks" run "$cfg" --dry-run --arch "${ARCH:-sm_90a}" --progress 0 > "$out/skill-eval-dry.log" 2>&1
+  failures=0
+  for cand in "$work"/dry/dry-run/*/*.cu; do
+    task=$(basename "$(dirname "$cand")")
+    manifest=$(grep -l "^name = \"$task\"" tasks/"$base"/*.toml | head -1)
+    "$ks" eval "$manifest" "$cand" > "$work/eval.log" 2>&1
+    rc=$?
+    printf '%-10s %-70s exit %s  %s\n' "$task" "$(basename "$cand")" "$rc" \
+      "$(grep -m1 -iE 'speedup|fail|wrong' "$work/eval.log")" | tee -a "$out/skill-eval.txt"
+    [ "$rc" -eq 0 ] || { failures=$((failures + 1)); cp "$work/eval.log" "$out/skill-eval-$task-$(basename "$cand" .cu).log"; }
+  done
+  echo "skill templates evaluated on the GPU: $failures failure(s)"
+  exit $((failures > 0))
+fi
 
 for run in first second; do
   echo "== campaign $run (memory $work/memory)"
