@@ -3,6 +3,7 @@
 # seconds (default 12), the time to exit and what it says, `status`, then the same command again
 # to resume.   scripts/gpu-interrupt.sh [DIST]
 dist=$(realpath "${1:-dist}")
+cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
 rm -rf /tmp/ks-ctrlc; mkdir -p /tmp/ks-ctrlc
 sed -e 's|^output = .*|output = "/tmp/ks-ctrlc/out"|' -e "s|\"\.\./tasks/|\"$PWD/tasks/|" \
