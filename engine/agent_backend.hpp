@@ -45,6 +45,10 @@ struct planning_request {
   std::vector<retrieved_skill> skills;     ///< retrieved for the parent, best first
   double parent_fraction_of_roofline = 0;
   int64_t count = 1;                       ///< how many distinct plans are wanted (K)
+  engine::timing parent_time;              ///< the parent's measurement; not measured: unknown
+  std::string gpu_name;                    ///< the task's home GPU; empty: unknown (a dry run)
+  double peak_gbps = 0;                    ///< its measured DRAM peak; 0: unknown
+  double peak_gflops = 0;                  ///< its measured FP32 peak; 0: unknown
 };
 
 /// What the coder needs to turn a plan into source.
@@ -54,6 +58,7 @@ struct coding_request {
   std::vector<engine::plan> lineage;       ///< root .. the new node (plan last)
   std::string parent_source;
   std::string reference_source;
+  node_id node = no_node;                  ///< the node being coded (transcripts); no_node: unknown
 };
 
 /// A failed build or verification to repair.
@@ -64,6 +69,7 @@ struct repair_request {
   std::string failure_kind;                ///< gpu::failure_kind's name ("compile_error", ...)
   std::string error_text;                  ///< compiler diagnostics or the verifier's message
   std::vector<repair_round> history;       ///< earlier rounds on this branch
+  node_id node = no_node;                  ///< the branch being repaired; no_node: unknown
 };
 
 /// The repairer's answer.
@@ -81,13 +87,19 @@ struct backend_settings {
   std::string api_key_env;        ///< the environment variable holding the key; empty: none
   int64_t max_concurrency = 4;    ///< requests in flight at once, at most
   double request_timeout_s = 120; ///< one request, at most
+  std::string prompts_dir;        ///< the role prompts' folder; empty: the installed one
+  int64_t reply_tokens = 8192;    ///< the longest reply asked for, in tokens
+  double temperature = 0.2;       ///< sampling temperature sent with every request
 
   friend bool operator==(const backend_settings&, const backend_settings&) = default;
 };
 
-/// What every backend may use beyond its settings: the campaign's skill library.
+/// What every backend may use beyond its settings: the campaign's skill library, and what a
+/// language model is told about the machine.
 struct backend_context {
   skill_library_ptr skills; ///< null: an empty library
+  std::string arch;         ///< the architecture candidates are compiled for ("sm_90a")
+  std::string abi_header;   ///< the text of kernelskill/abi.h; empty: unknown
 };
 
 /// The interface every backend implements. Calls may block (an LLM backend waits on HTTP);

@@ -12,6 +12,9 @@ const char* to_string(errc code) noexcept {
     case errc::protocol: return "protocol";
     case errc::internal: return "internal";
     case errc::transient: return "transient";
+    case errc::bad_reply: return "bad_reply";
+    case errc::cancelled: return "cancelled";
+    case errc::budget_spent: return "budget_spent";
   }
   return "unknown";
 }

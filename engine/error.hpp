@@ -20,6 +20,10 @@ enum class errc : int32_t {
   internal = 7,        ///< a broken invariant of ours
   transient = 8,       ///< a service cannot answer now (rate limited, unavailable, timed out):
                        ///< the same request may succeed later
+  bad_reply = 9,       ///< a language model answered, but not in the form asked for (no code
+                       ///< block, invalid plan JSON), even when asked again with the error
+  cancelled = 10,      ///< the operation was cancelled (Ctrl-C) before it finished
+  budget_spent = 11,   ///< a campaign budget (tokens, cost) is spent: no new request starts
 };
 
 /// Returns the short, stable name of `code` ("invalid_input", ...).
