@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     r.suite = suite;
     r.name = t.name;
     std::fprintf(stderr, "%s/%s: compiling...\n", suite.c_str(), t.name.c_str());
-    gpu::compile_request req{read_file(t.reference_path), t.reference_path.filename().string(), {}};
+    gpu::compile_request req{engine::read_reference(t).value_or(""), t.name + " reference", {}};
     auto cold = cc->compile(req);
     r.cold_ms = cold.wall_ms;
     auto cached = cc->compile(req);

@@ -72,13 +72,6 @@ std::optional<int64_t> parse_integer(std::string_view text) {
   return static_cast<int64_t>(real);
 }
 
-expected<std::string> read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(errc::io, path.string() + ": cannot read the reference kernel");
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 /// Returns the values beside `current` in `values`: its neighbours in the list, or, when it
 /// is not in the list, the nearest smaller and larger values.
 std::vector<int64_t> neighbours(const std::vector<int64_t>& values, int64_t current) {
@@ -282,7 +275,7 @@ expected<std::vector<plan>> offline_backend::propose(const planning_request& req
     return plans;
   std::string reference = request.reference_source;
   if (reference.empty()) {
-    expected<std::string> text = read_text(request.subject->reference_path);
+    expected<std::string> text = read_reference(*request.subject);
     if (!text)
       return tl::unexpected(text.error());
     reference = std::move(*text);
@@ -339,7 +332,7 @@ expected<std::vector<plan>> offline_backend::propose(const planning_request& req
 expected<std::string> offline_backend::write_code(const coding_request& request) {
   std::string reference = request.reference_source;
   if (reference.empty() && request.subject != nullptr) {
-    expected<std::string> text = read_text(request.subject->reference_path);
+    expected<std::string> text = read_reference(*request.subject);
     if (!text)
       return tl::unexpected(text.error());
     reference = std::move(*text);

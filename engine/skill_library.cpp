@@ -28,6 +28,7 @@
 
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
+#include "engine/diagnosis.hpp"
 #include "engine/skill_template.hpp"
 
 #include <toml++/toml.h>
@@ -101,9 +102,6 @@ constexpr std::string_view template_keys[] = {"name", "file", "params", "params_
                                               "constraints"};
 constexpr std::string_view param_keys[] = {"name", "values", "default"};
 constexpr std::string_view table_keys[] = {"key", "entries"};
-constexpr std::string_view diagnosis_facts[] = {
-    "diagnosis.bound",     "diagnosis.fraction_of_roofline", "diagnosis.achieved_gbps",
-    "diagnosis.achieved_gflops", "diagnosis.registers", "diagnosis.spills"};
 // Names the renderer provides itself: a parameter may not take one.
 constexpr std::string_view reserved_names[] = {"task", "text", "defines", "reference", "skill",
                                                "plan", "diagnosis", "flag"};
@@ -319,9 +317,11 @@ private:
         bool ok = false;
         std::string expected;
         if (use == expression_use::precondition) {
+          // The facts are diagnosis.hpp's: the one list that facts() fills.
+          std::span<const std::string_view> diagnosis_facts = diagnosis_fact_names();
           ok = name.rfind("task.", 0) == 0 ||
-               std::find(std::begin(diagnosis_facts), std::end(diagnosis_facts), name) !=
-                   std::end(diagnosis_facts);
+               std::find(diagnosis_facts.begin(), diagnosis_facts.end(), name) !=
+                   diagnosis_facts.end();
           expected = "a task fact (task.NAME) or a diagnosis fact (" +
                      config::joined(diagnosis_facts) + ")";
         } else {

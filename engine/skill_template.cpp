@@ -5,14 +5,16 @@
 // render fails naming it. Escaping is off (CUDA is not HTML): {{x}} and {{{x}}} are the same.
 //
 // A template's parameters are integers; the planner walks their spaces. The facts of a task
-// (its manifest's params, element counts) come as `task.*`, so the same template serves every
+// (its manifest's params, what its op family derives from them, element counts; see
+// op_family.hpp and template_context.hpp) come as `task.*`, so the same template serves every
 // shape of its family; constraints between parameters and facts ("threads * items <= 4096",
 // "task.cols % 4 == 0 || vec == 1") are the skill's own expressions and decide which
 // instantiations exist for a task.
 
 #include "engine/skill_template.hpp"
 
-#include <kainjow/mustache.hpp>
+#include "engine/op_family.hpp"
+#include "engine/template_context.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +26,7 @@
 namespace ks::engine {
 
 namespace mustache = kainjow::mustache;
+using template_detail::put_dotted;
 
 namespace {
 
@@ -83,41 +86,6 @@ std::string_view strip_comment(std::string_view line) {
   return trim(line.substr(0, at));
 }
 
-/// A Mustache context that remembers every name it could not resolve.
-class strict_context : public mustache::context<std::string> {
-public:
-  using mustache::context<std::string>::context;
-
-  const mustache::data* get(const std::string& name) const override {
-    const mustache::data* found = mustache::context<std::string>::get(name);
-    if (found == nullptr)
-      missing_.insert(name);
-    return found;
-  }
-
-  const std::set<std::string>& missing() const noexcept { return missing_; }
-
-private:
-  mutable std::set<std::string> missing_;
-};
-
-mustache::data value_data(const fact_value& v) {
-  return mustache::data(to_text(v));
-}
-
-/// Puts `value` at the dotted `name` ("task.cols") inside `root`.
-void put_dotted(mustache::data& root, std::string_view name, mustache::data value) {
-  size_t dot = name.find('.');
-  if (dot == std::string_view::npos) {
-    root.set(std::string(name), std::move(value));
-    return;
-  }
-  std::string head(name.substr(0, dot));
-  mustache::data child = root.get(head) != nullptr ? *root.get(head) : mustache::data(mustache::data::type::object);
-  put_dotted(child, name.substr(dot + 1), std::move(value));
-  root.set(head, std::move(child));
-}
-
 std::string plan_line(const skill& s, const skill_template& t, const param_values& values) {
   std::string line = s.id + "/" + t.name + "(";
   bool first = true;
@@ -132,9 +100,7 @@ std::string plan_line(const skill& s, const skill_template& t, const param_value
 
 fact_map task_facts(const task& subject) {
   fact_map facts;
-  facts["task.name"] = subject.name;
-  facts["task.family"] = subject.family;
-  for (const auto& [name, value] : subject.params) {
+  for (const auto& [name, value] : task_scalars(subject)) {
     std::string key = "task." + name;
     if (const auto* i = std::get_if<int64_t>(&value))
       facts[key] = *i;
@@ -142,17 +108,10 @@ fact_map task_facts(const task& subject) {
       facts[key] = *d;
     else if (const auto* b = std::get_if<bool>(&value))
       facts[key] = int64_t{*b ? 1 : 0};
-    else
-      facts[key] = std::get<std::string>(value);
+    else if (const auto* text = std::get_if<std::string>(&value))
+      facts[key] = *text;
+    // A list of integers (dims = [1, 2]) is for templates to walk, not for expressions.
   }
-  facts["task.inputs"] = static_cast<int64_t>(subject.inputs.size());
-  facts["task.outputs"] = static_cast<int64_t>(subject.outputs.size());
-  if (!subject.inputs.empty()) {
-    facts["task.numel_in"] = subject.inputs.front().numel();
-    facts["task.rank_in"] = static_cast<int64_t>(subject.inputs.front().shape.size());
-  }
-  if (!subject.outputs.empty())
-    facts["task.numel_out"] = subject.outputs.front().numel();
   return facts;
 }
 
@@ -333,9 +292,8 @@ expected<std::string> render(const skill& s, const skill_template& t, const task
                                                                  : mustache::data::type::bool_false));
   }
   root.set("defines", defines);
+  template_detail::silent_names silent = template_detail::put_task(root, subject);
   fact_map facts = task_facts(subject);
-  for (const auto& [name, value] : facts)
-    put_dotted(root, name, value_data(value));
   for (const text_table& table : s.tables) {
     auto key = facts.find(table.key);
     auto entry = key == facts.end() ? table.entries.end() : table.entries.find(to_text(key->second));
@@ -350,25 +308,15 @@ expected<std::string> render(const skill& s, const skill_template& t, const task
   put_dotted(root, "skill.template", mustache::data(t.name));
   root.set("plan", mustache::data(plan_line(s, t, values)));
 
-  mustache::mustache tmpl(t.text);
-  if (!tmpl.is_valid())
-    return fail(errc::invalid_input, "skill " + s.id + ", template " + t.file + ": " +
-                                         tmpl.error_message());
-  tmpl.set_custom_escape([](const std::string& text) { return text; });
-  strict_context context(&root);
-  std::string text = tmpl.render(context);
-  if (!tmpl.is_valid())
-    return fail(errc::invalid_input, "skill " + s.id + ", template " + t.file + ": " +
-                                         tmpl.error_message());
-  if (!context.missing().empty()) {
-    std::string names;
-    for (const std::string& name : context.missing())
-      names += (names.empty() ? "{{" : ", {{") + name + "}}";
-    return fail(errc::invalid_input, "skill " + s.id + ", template " + t.file + " uses " + names +
-                                         ", which no parameter, task fact or table provides for "
-                                         "task '" + subject.name + "'");
-  }
-  return text;
+  template_detail::render_outcome outcome = template_detail::render_strict(t.text, root, silent);
+  if (!outcome.syntax_error.empty())
+    return fail(errc::invalid_input,
+                "skill " + s.id + ", template " + t.file + ": " + outcome.syntax_error);
+  std::string problems = template_detail::problems_of(
+      outcome, "no parameter, task fact or table provides for task '" + subject.name + "'");
+  if (!problems.empty())
+    return fail(errc::invalid_input, "skill " + s.id + ", template " + t.file + " " + problems);
+  return std::move(outcome.text);
 }
 
 std::optional<std::pair<size_t, std::string>> template_syntax_error(const std::string& text) {

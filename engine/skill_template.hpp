@@ -22,10 +22,10 @@ namespace ks::engine {
 /// Maps each parameter of a template to its value: one instantiation.
 using param_values = std::map<std::string, int64_t>;
 
-/// Returns the facts of `subject` that templates, constraints and preconditions see:
-/// "task.name", "task.family", "task.<param>" for each manifest param (a boolean as 0 or 1),
-/// "task.inputs" and "task.outputs" (counts), "task.numel_in" and "task.numel_out" (elements
-/// of the first input and output), "task.rank_in" (rank of the first input).
+/// Returns the facts of `subject` that constraints and preconditions see: "task.NAME" for every
+/// scalar of task_scalars() (op_family.hpp: name, family, counts, element counts, the manifest's
+/// params, the family's derived values), a boolean as 0 or 1; lists of integers are left out.
+/// Templates see the same values, booleans as Mustache booleans, and the tensor lists.
 fact_map task_facts(const task& subject);
 
 /// Returns VALUE of the first `#define NAME VALUE` that directly follows `#ifndef NAME` in
@@ -72,12 +72,14 @@ expected<std::optional<param_values>> first_valid(const skill_template& t,
                                                   const task& subject);
 
 /// Renders template `t` of skill `s` for `subject` with `values`. The template sees each
-/// parameter by name, `task.*` (task_facts), `text.NAME` (the skill's tables), `reference`
+/// parameter by name, `task.*` (task_facts, with booleans as Mustache booleans, and the lists
+/// task.inputs and task.outputs of op_family.hpp's tensor_records), `text.NAME` (the skill's tables), `reference`
 /// (the reference's source, verbatim), `defines` (a list of {name, value}: the parameters, for
 /// templates that prepend #defines), `flag.NAME` (parameter NAME as a boolean, for sections),
 /// `skill.id`, `skill.version`, `skill.template` and
 /// `plan` (a one-line description). Nothing is HTML-escaped. Fails with invalid_input when
-/// the template names something none of these provides, or on a Mustache error.
+/// the template names something none of these provides, uses a boolean or a list as a
+/// {{variable}} (it would render as nothing), or on a Mustache error.
 expected<std::string> render(const skill& s, const skill_template& t, const task& subject,
                              const param_values& values, std::string_view reference_source);
 

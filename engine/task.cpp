@@ -1,6 +1,10 @@
 #include "engine/task.hpp"
 
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -151,6 +155,26 @@ tolerance default_tolerance(dtype t) noexcept {
     return {0, 0, 0};
   }
   return {};
+}
+
+expected<std::string> read_reference(const task& subject) {
+  if (!subject.reference_source.empty())
+    return subject.reference_source;
+  const std::filesystem::path& path = subject.reference_path;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return fail(errc::not_found, "cannot read the reference " + path.string() + ": not found");
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path, ec))
+    return fail(errc::io, "cannot read the reference " + path.string() + ": " +
+                              (in ? "it is a folder" : std::strerror(errno)));
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string reference_name(const task& subject) {
+  if (subject.reference_source.empty())
+    return subject.reference_path.string();
+  return "the " + subject.family + " reference rendered from " + subject.reference_path.string();
 }
 
 double roofline_floor_ms(const task_cost& cost, double peak_gbps, double peak_gflops) noexcept {

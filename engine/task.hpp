@@ -92,8 +92,21 @@ struct task_cost {
   double bytes = 0;  ///< fewest bytes moved through device memory: inputs once, outputs once
 };
 
-/// A parameter value given to templates and prompts.
-using param_value = std::variant<int64_t, double, bool, std::string>;
+/// A parameter value given to templates and prompts; a list of integers holds `dims = [1, 2]`
+/// or a pooling window given as `[h, w]` (templates walk it as {at, value} records).
+using param_value = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+
+/// One record of a list that templates walk (`{{#task.inputs}}{{name}}{{/task.inputs}}`).
+using template_record = std::map<std::string, param_value>;
+
+/// The values a task's op family derives from its params and shapes (docs/tasks.md):
+/// templates, constraints and preconditions see each as `task.NAME`, a family's defaults
+/// included (`task.keepdim` is false when the manifest leaves it out). Empty for a task whose
+/// family docs/tasks.md does not define.
+struct derived_values {
+  std::map<std::string, param_value> scalars;                ///< NAME -> value
+  std::map<std::string, std::vector<template_record>> lists; ///< NAME -> records
+};
 
 /// One operator with fixed shapes, its reference kernel and how to judge a candidate.
 struct task {
@@ -101,10 +114,16 @@ struct task {
   std::string family;
   std::string about;
   std::filesystem::path manifest_path;   ///< absolute path of the manifest
-  std::filesystem::path reference_path;  ///< absolute path of the reference .cu
+  /// Absolute path of the reference: the hand-written .cu, or for a reference rendered from
+  /// the family's template, that template (families/<family>/reference.cu.mustache).
+  std::filesystem::path reference_path;
+  /// The rendered reference's source; empty for a hand-written one (read reference_path:
+  /// read_reference() does either).
+  std::string reference_source;
   std::vector<tensor_spec> inputs;
   std::vector<tensor_spec> outputs;
   std::map<std::string, param_value> params;
+  derived_values derived; ///< what the family derives from params and shapes
   engine::tolerance tol;
   task_cost cost;
   std::string torch;  ///< optional torch expression of the op, empty if none
@@ -113,6 +132,14 @@ struct task {
   /// reference's own default (`#ifndef NAME` / `#define NAME VALUE`) is one of them.
   std::map<std::string, std::vector<int64_t>> tunables;
 };
+
+/// Returns the reference's CUDA source: the rendered one, else the file at reference_path;
+/// errc::not_found or errc::io naming the file when it cannot be read.
+expected<std::string> read_reference(const task& subject);
+
+/// Returns how messages name the reference: its path, or for a rendered one "the <family>
+/// reference rendered from <template path>".
+std::string reference_name(const task& subject);
 
 /// Returns the roofline floor of `cost` in milliseconds, given measured peaks in GB/s and
 /// GFLOP/s; the larger of the memory time and the compute time. A peak <= 0 counts as

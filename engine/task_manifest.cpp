@@ -12,6 +12,8 @@
 
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
+#include "engine/family_reference.hpp"
+#include "engine/op_family.hpp"
 
 #include <toml++/toml.h>
 
@@ -140,17 +142,25 @@ public:
       }
     }
     if (const toml::node* node = required(root, "family", "", "a string such as \"softmax\"")) {
+      family_at_ = position_of(node->source());
       if (auto text = string_of(*node, "family")) {
         if (text->empty())
           report(*node, "'family' must not be empty");
         result.family = *text;
       }
     }
+    bool family = is_family(result.family);
     if (const toml::node* node = root.get("about"))
       result.about = string_of(*node, "about").value_or("");
-    if (const toml::node* node =
-            required(root, "reference", "", "a string: the reference .cu, relative to this file"))
+    // A family's reference is rendered from its template; any other task brings its own.
+    if (const toml::node* node = root.get("reference"))
       result.reference_path = read_reference(*node);
+    else if (!result.family.empty() && !family)
+      report(root, "missing required key 'reference' (a string: the reference .cu, relative to "
+                   "this file): family '" +
+                       result.family + "' is none of docs/tasks.md's (" +
+                       config::joined(family_names()) + "), whose references are rendered");
+    size_t problems_before = problems_.size();
     if (const toml::node* node = required(root, "inputs", "",
                                           "an array of tables: [ { name = ..., dtype = ..., "
                                           "shape = [...] } ]"))
@@ -160,19 +170,35 @@ public:
                                           "shape = [...] } ]"))
       result.outputs = read_tensors(*node, "outputs", tensor_role::output);
     check_unique_tensor_names();
+    sources_.params = position_of(root.source());
     if (const toml::node* node = root.get("params"))
       result.params = read_params(*node);
+    bool family_checkable = family && problems_.size() == problems_before;
     dtype first_output = result.outputs.empty() ? dtype::f32 : result.outputs.front().type;
     result.tol = default_tolerance(first_output);
     if (const toml::node* node = root.get("tolerance"))
       read_tolerance(*node, result.tol);
-    if (const toml::node* node =
-            required(root, "cost", "", "a table: { flops = ..., bytes = ... }"))
-      result.cost = read_cost(*node);
+    const toml::node* cost =
+        family ? root.get("cost")
+               : required(root, "cost", "", "a table: { flops = ..., bytes = ... }");
+    if (cost != nullptr)
+      result.cost = read_cost(*cost);
     if (const toml::node* node = root.get("torch"))
       result.torch = string_of(*node, "torch").value_or("");
     if (const toml::node* node = root.get("tunables"))
       result.tunables = read_tunables(*node);
+    // The family's checks need well-formed tensors and params: after a problem there, they
+    // would only repeat it in other words.
+    if (family_checkable) {
+      family_analysis analysis = analyze_family(result, sources_);
+      for (family_problem& problem : analysis.problems)
+        problems_.emplace_back(problem.at, std::move(problem.message));
+      result.derived = std::move(analysis.derived);
+      if (cost == nullptr)
+        result.cost = analysis.cost;
+      if (root.get("torch") == nullptr)
+        result.torch = std::move(analysis.torch);
+    }
     return result;
   }
 
@@ -187,6 +213,9 @@ public:
 
   /// Returns where the task's name is (of the document when it has none).
   position name_at() const noexcept { return name_at_; }
+
+  /// Returns where the task's family is (of the document when it has none).
+  position family_at() const noexcept { return family_at_; }
 
 private:
   // -- recording problems --------------------------------------------------------------------
@@ -328,10 +357,17 @@ private:
         spec.name = *text;
       }
     }
-    if (const toml::node* node = required(table, "dtype", label, "a string such as \"f32\""))
+    bool input = role == tensor_role::input;
+    (input ? sources_.input_types : sources_.output_types).push_back(position_of(table.source()));
+    (input ? sources_.input_shapes : sources_.output_shapes).push_back(position_of(table.source()));
+    if (const toml::node* node = required(table, "dtype", label, "a string such as \"f32\"")) {
+      (input ? sources_.input_types : sources_.output_types).back() = position_of(node->source());
       spec.type = read_dtype(*node, label);
-    if (const toml::node* node = required(table, "shape", label, "an array such as [4096, 1024]"))
+    }
+    if (const toml::node* node = required(table, "shape", label, "an array such as [4096, 1024]")) {
+      (input ? sources_.input_shapes : sources_.output_shapes).back() = position_of(node->source());
       spec.shape = read_shape(*node, child(label, "shape"), spec.type);
+    }
     if (role == tensor_role::output) {
       for (std::string_view key : {"init", "low", "high"})
         if (const toml::node* node = table.get(key))
@@ -459,8 +495,10 @@ private:
       wrong_type(node, "params", "a table: { KEY = VALUE, ... }");
       return params;
     }
+    sources_.params = position_of(node.source());
     for (auto&& [key, value] : *table) {
       std::string name(key.str());
+      sources_.param[name] = position_of(value.source());
       if (auto integer = value.value_exact<int64_t>())
         params.emplace(name, *integer);
       else if (auto real = value.value_exact<double>())
@@ -469,10 +507,28 @@ private:
         params.emplace(name, *flag);
       else if (auto text = value.value_exact<std::string>())
         params.emplace(name, *text);
+      else if (auto list = integer_list(value))
+        params.emplace(name, *list);
       else
-        wrong_type(value, "params." + name, "an integer, float, boolean or string");
+        wrong_type(value, "params." + name,
+                   "an integer, float, boolean, string or array of integers");
     }
     return params;
+  }
+
+  /// Returns `node` as a list of integers when it is a non-empty array of integers.
+  static std::optional<std::vector<int64_t>> integer_list(const toml::node& node) {
+    const toml::array* array = node.as_array();
+    if (array == nullptr || array->empty())
+      return std::nullopt;
+    std::vector<int64_t> list;
+    for (const toml::node& item : *array) {
+      std::optional<int64_t> value = item.value_exact<int64_t>();
+      if (!value)
+        return std::nullopt;
+      list.push_back(*value);
+    }
+    return list;
   }
 
   void read_tolerance(const toml::node& node, tolerance& tol) {
@@ -557,6 +613,8 @@ private:
 
   fs::path dir_;
   position name_at_;
+  position family_at_;
+  family_sources sources_;
   std::vector<tensor_name> tensor_names_;
   std::vector<std::pair<position, std::string>> problems_;
 };
@@ -601,6 +659,18 @@ expected<loaded_task> load(const fs::path& path) {
     return fail(errc::invalid_input, std::move(message));
   }
   result.manifest_path = manifest;
+  if (result.reference_path.empty()) {
+    fs::path families = default_families_dir();
+    expected<std::string> source = render_family_reference(result, families);
+    if (!source)
+      return fail(errc::invalid_input,
+                  located(file, reader.family_at(),
+                          "cannot render the reference of family " + result.family + ": " +
+                              source.error().message()));
+    result.reference_path =
+        fs::absolute(reference_template(families, result.family), ec).lexically_normal();
+    result.reference_source = std::move(*source);
+  }
   return loaded_task{std::move(result), reader.name_at()};
 }
 

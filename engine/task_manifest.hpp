@@ -3,19 +3,25 @@
 // A task manifest is a TOML file beside its reference kernel:
 //
 //   name      = "softmax"               required, [a-z0-9_]+, unique within a suite
-//   family    = "softmax"               required, non-empty: skill retrieval and templates
+//   family    = "softmax"               required, non-empty: skill retrieval and templates; for
+//                                       a family of docs/tasks.md (op_family.hpp), its params
+//                                       are checked against the tensors and values derived
 //   about     = "..."                   optional
-//   reference = "softmax_ref.cu"        required, relative to the manifest's folder, must exist
+//   reference = "softmax_ref.cu"        relative to the manifest's folder, must exist; optional
+//                                       for a family of docs/tasks.md (rendered from its
+//                                       template, family_reference.hpp), required otherwise
 //   inputs    = [ TENSOR, ... ]         required, at least one
 //   outputs   = [ TENSOR, ... ]         required, at least one; no init, low or high
-//   params    = { KEY = VALUE, ... }    optional; integer, float, boolean or string values
+//   params    = { KEY = VALUE, ... }    optional (a family's own: required ones, no others);
+//                                       integer, float, boolean, string or integer-array values
 //   tolerance = { atol = A, rtol = R, norm_rel = N }
 //                                       optional, each key too: defaults from
 //                                       default_tolerance(first output's dtype); finite, >= 0
 //   cost      = { flops = F, bytes = B }
-//                                       required, both keys: finite numbers (integers
-//                                       accepted), flops >= 0, bytes > 0
-//   torch     = "torch.softmax(x, dim=1)"   optional
+//                                       both keys: finite numbers (integers accepted), flops
+//                                       >= 0, bytes > 0; optional for a family (derived by its
+//                                       formula, docs/tasks.md), required otherwise
+//   torch     = "torch.softmax(x, dim=1)"   optional; a family's is derived when absent
 //   tunables  = { KS_BLOCK_THREADS = [64, 128, 256, 512, 1024], ... }
 //                                       optional: each key a macro name ([A-Z_][A-Z0-9_]*) of
 //                                       the reference, each value a non-empty array of
@@ -43,7 +49,9 @@
 namespace ks::engine {
 
 /// Loads and validates the task manifest at `path`. Returns the task with absolute
-/// manifest_path and reference_path; errc::not_found or errc::io (naming `path`) when the file
+/// manifest_path and reference_path (for a rendered reference, the family's template, with
+/// reference_source the rendered text; the families' folder is default_families_dir());
+/// errc::not_found or errc::io (naming `path`) when the file
 /// is missing or unreadable; errc::invalid_input whose message holds one
 /// `FILE:LINE:COL: message` line per problem, FILE being `path` as given.
 expected<task> load_task_manifest(const std::filesystem::path& path);

@@ -305,7 +305,7 @@ TEST_CASE("every shipped task gets plans from the built-in skills, and each rend
     REQUIRE(tasks.has_value());
     for (const task& t : *tasks) {
       INFO(suite << "/" << t.name);
-      std::string source = ks::test::read_file(t.reference_path);
+      std::string source = read_reference(t).value_or("");
       for (const auto& [name, values] : t.tunables) {
         std::optional<int64_t> fallback = macro_default(source, name);
         REQUIRE(fallback.has_value());

@@ -14,7 +14,7 @@ namespace {
 
 /// The body of a valid manifest after its `name` line: 9 lines, so a test that appends to it
 /// knows its own lines start at 11.
-const std::string valid_body = R"(family = "softmax"
+const std::string valid_body = R"(family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4096, 1024] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4096, 1024] } ]
@@ -48,7 +48,7 @@ std::string at(const fs::path& path, int line, int column) {
 TEST_CASE("a complete manifest loads with every field", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"toml(name = "softmax_rows"
-family = "softmax"
+family = "rowwise"
 about = "Row softmax, 4096 x 1024 fp32"
 reference = "softmax_ref.cu"
 inputs = [
@@ -66,7 +66,7 @@ torch = "torch.softmax(x, dim=1)"
   REQUIRE(loaded.has_value());
   const task& t = *loaded;
   CHECK(t.name == "softmax_rows");
-  CHECK(t.family == "softmax");
+  CHECK(t.family == "rowwise");
   CHECK(t.about == "Row softmax, 4096 x 1024 fp32");
   CHECK(t.manifest_path == fs::absolute(path));
   CHECK(t.reference_path == ctx.dir() / "softmax_ref.cu");
@@ -127,7 +127,7 @@ cost = { flops = 0, bytes = 48 }
 TEST_CASE("tensors and cost may be written as standard tables", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 
 [[inputs]]
@@ -172,7 +172,7 @@ TEST_CASE("a manifest given by a relative path yields absolute paths", "[engine]
 TEST_CASE("a manifest missing cost is reported with its file and line", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -186,7 +186,7 @@ outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
 TEST_CASE("a tensor missing a key is reported at its table", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -199,7 +199,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("a key missing from a [table] is reported at its header", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -237,7 +237,7 @@ TEST_CASE("a misspelled key is reported with a suggestion", "[engine][manifest]"
 TEST_CASE("a misspelled key inside a tensor is reported with a suggestion", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4], inti = "normal" } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -259,7 +259,7 @@ TEST_CASE("an unknown key far from any known one lists the known keys", "[engine
 TEST_CASE("an unknown dtype is reported with the valid ones", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "fp32", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -275,7 +275,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("an unknown init is reported with the valid ones", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4], init = "gaussian" } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -290,7 +290,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("a negative extent is reported at the extent", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4096, -3] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4096, 0] } ]
@@ -304,7 +304,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("a shape of more than 8 dimensions is reported", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [1, 2, 3, 4, 5, 6, 7, 8, 9] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [1.5] } ]
@@ -318,7 +318,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("a shape whose byte count overflows is reported", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f64", shape = [4294967296, 4294967296] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -331,7 +331,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("duplicate tensor names are reported at the second one", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4] } ]
 outputs = [ { name = "x", dtype = "f32", shape = [4] } ]
@@ -345,7 +345,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("names that are not identifiers are reported", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "Soft-max"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x 1", dtype = "f32", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -401,7 +401,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("outputs may not have an init", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4], init = "normal" } ]
@@ -415,7 +415,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("empty or malformed tensor lists are reported", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = []
 outputs = [ "y" ]
@@ -430,7 +430,7 @@ cost = { flops = 1, bytes = 2 }
 TEST_CASE("negative tolerances and a zero byte cost are reported", "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, R"(name = "softmax"
-family = "softmax"
+family = "rowwise"
 reference = "softmax_ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [4] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4] } ]
@@ -444,13 +444,14 @@ cost = { flops = -1, bytes = 0 }
             at(path, 7, 30) + "cost.bytes must be a finite number > 0, got 0");
 }
 
-TEST_CASE("a parameter that is not a scalar is reported", "[engine][manifest]") {
+TEST_CASE("a parameter that is neither a scalar nor a list of integers is reported",
+          "[engine][manifest]") {
   ks::test::test_context ctx;
   fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body +
-                                      "params = { rows = 4096, tiles = [1, 2] }\n");
+                                      "params = { rows = 4096, tiles = [1, 2], names = [\"a\"] }\n");
   CHECK(error_of(path).message() ==
-        at(path, 11, 33) +
-            "'params.tiles' must be an integer, float, boolean or string, got an array");
+        at(path, 11, 49) + "'params.names' must be an integer, float, boolean, string or array "
+                           "of integers, got an array");
 }
 
 TEST_CASE("several problems in one file are all reported in source order", "[engine][manifest]") {

@@ -59,15 +59,16 @@ TEST_CASE("every template of every skill renders for every task of its family in
     auto tasks = engine::load_task_suite(test::source_dir() / "tasks" / suite);
     REQUIRE(tasks.has_value());
     for (const engine::task& t : *tasks) {
-      std::string reference = test::read_file(t.reference_path);
+      std::string reference = engine::read_reference(t).value_or("");
       bool own_skill = false;
       for (const engine::skill& s : library->skills) {
         if (!s.applies_to(t.family))
           continue;
         INFO(suite << "/" << t.name << " with skill " << s.id);
+        // A skill may be written for one regime of its family (a warp per short row, a
+        // cluster per long one, inner > 1): it need not apply to every task of the suites, but
+        // every task needs one (own_skill below); rowops_templates_test.cpp checks the regimes.
         engine::applicability a = engine::check_applies(s, t, nullptr, reference);
-        // Every skill written for a family must apply to every task of it in the suites.
-        CHECK(a.why_not == "");
         if (!a.applies)
           continue;
         own_skill = own_skill || s.families != std::vector<std::string>{"*"};

@@ -1,0 +1,319 @@
+// The families that act along one dimension (or a run of adjacent ones): softmax, norm,
+// reduce and scan. Each views its input as [outer, axis, inner] (docs/tasks.md), so a
+// template never sees the rank: element (o, a, i) is at (o * axis + a) * inner + i. A dim is
+// normalized as torch does (negative counts from the end) and must exist in the input.
+//
+// Every family reads all of its params before it looks at a tensor, so that a param it knows
+// is never reported unknown because a tensor check returned early.
+
+#include "engine/op_family_reader.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace ks::engine::family_detail {
+
+namespace {
+
+/// The [outer, axis, inner] view of a shape over its dims first..last.
+struct axis_view {
+  int64_t outer = 1;
+  int64_t axis = 1;
+  int64_t inner = 1;
+  int64_t first = 0;
+  int64_t last = 0;
+  int64_t rank = 0;
+};
+
+/// Returns the view of `shape` over `dims` (param `name`), or nullopt after reporting a dim
+/// out of range or dims that are not adjacent.
+std::optional<axis_view> view_of(family_reader& r, std::string_view name,
+                                 const std::vector<int64_t>& dims,
+                                 const std::vector<int64_t>& shape) {
+  auto rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) {
+    r.at_shape(role::input, 0,
+               "family " + r.subject().family + " acts along a dimension: its input " +
+                   "must have rank >= 1, not be a scalar");
+    return std::nullopt;
+  }
+  std::vector<int64_t> normal;
+  for (int64_t d : dims) {
+    if (d < -rank || d >= rank) {
+      r.at_param(name, "params." + std::string(name) + ": dim " + std::to_string(d) +
+                           " is out of range for input '" + r.subject().inputs.front().name +
+                           "' of rank " + std::to_string(rank) + " (" + std::to_string(-rank) +
+                           " to " + std::to_string(rank - 1) + ")");
+      return std::nullopt;
+    }
+    normal.push_back(d < 0 ? d + rank : d);
+  }
+  std::sort(normal.begin(), normal.end());
+  for (size_t i = 1; i < normal.size(); ++i)
+    if (normal[i] != normal[i - 1] + 1) {
+      r.at_param(name, "params." + std::string(name) + " " + shape_text(dims) +
+                           " must name adjacent dims (as [1, 2, 3]), once each");
+      return std::nullopt;
+    }
+  axis_view v;
+  v.rank = rank;
+  v.first = normal.front();
+  v.last = normal.back();
+  std::span<const int64_t> all(shape);
+  v.outer = product(all.subspan(0, static_cast<size_t>(v.first)));
+  v.axis =
+      product(all.subspan(static_cast<size_t>(v.first), static_cast<size_t>(v.last - v.first + 1)));
+  v.inner = product(all.subspan(static_cast<size_t>(v.last + 1)));
+  return v;
+}
+
+void set_view(family_reader& r, const axis_view& v) {
+  r.set("outer", v.outer);
+  r.set("axis", v.axis);
+  r.set("inner", v.inner);
+  r.set("axis_is_last", v.inner == 1);
+  r.set("dim", v.first);
+}
+
+/// Returns the dims as torch writes them: "1", or "(1, 2)" for several.
+std::string torch_dims(const axis_view& v) {
+  if (v.first == v.last)
+    return std::to_string(v.first);
+  std::string text = "(";
+  for (int64_t d = v.first; d <= v.last; ++d)
+    text += (d == v.first ? "" : ", ") + std::to_string(d);
+  return text + ")";
+}
+
+/// Returns the acted-on extents as a Python tuple: "(64,)", "(32, 64)".
+std::string torch_extents(const axis_view& v, const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (int64_t d = v.first; d <= v.last; ++d)
+    text += (d == v.first ? "" : ", ") + std::to_string(shape[static_cast<size_t>(d)]);
+  return text + (v.first == v.last ? ",)" : ")");
+}
+
+/// Returns the shape an affine weight is reshaped to so that it broadcasts over x: the
+/// acted-on extents in place, 1 elsewhere ("(1, 64, 1, 1)").
+std::string torch_broadcast_view(const axis_view& v, const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (int64_t d = 0; d < v.rank; ++d)
+    text += (d == 0 ? "" : ", ") +
+            (d >= v.first && d <= v.last ? std::to_string(shape[static_cast<size_t>(d)]) : "1");
+  return text + (v.rank == 1 ? ",)" : ")");
+}
+
+/// Checks the one input and one output of a family whose output has the input's shape.
+bool same_shape_io(family_reader& r, const std::string& why) {
+  if (!r.counts(1, 1, 1, "x"))
+    return false;
+  r.require_type(role::input, 0, dtype::f32);
+  r.require_type(role::output, 0, dtype::f32);
+  return r.require_shape(role::output, 0, r.tensor(role::input, 0).shape, why);
+}
+
+constexpr std::array<std::string_view, 2> softmax_ops{"log_softmax", "softmax"};
+constexpr std::array<std::string_view, 3> norm_ops{"l2", "layer", "rms"};
+constexpr std::array<std::string_view, 7> reduce_ops{"argmax", "argmin", "max", "mean",
+                                                     "min",    "prod",   "sum"};
+constexpr std::array<std::string_view, 2> scan_ops{"cumprod", "cumsum"};
+
+} // namespace
+
+void analyze_softmax(family_reader& r) {
+  std::optional<std::string> op = r.choice("op", softmax_ops, std::nullopt);
+  std::optional<int64_t> dim = r.integer("dim", std::nullopt);
+  bool shapes_ok = same_shape_io(r, "a softmax keeps its input's shape");
+  if (!dim || r.subject().inputs.size() != 1)
+    return;
+  const tensor_spec& x = r.tensor(role::input, 0);
+  std::optional<axis_view> v = view_of(r, "dim", {*dim}, x.shape);
+  if (!op || !v || !shapes_ok)
+    return;
+  set_view(r, *v);
+  r.set("op", *op);
+  r.set_op_flags(softmax_ops, *op);
+  // max, subtract, exp, add, divide (log_softmax: max, subtract, exp, add, subtract the log).
+  set_cost(r, 5.0 * static_cast<double>(x.numel()));
+  r.out().torch = "torch." + *op + "(" + x.name + ", dim=" + torch_dims(*v) + ")";
+}
+
+void analyze_norm(family_reader& r) {
+  std::optional<std::string> op = r.choice("op", norm_ops, std::nullopt);
+  bool has_dim = r.has("dim");
+  bool has_dims = r.has("dims");
+  std::optional<std::vector<int64_t>> dims = has_dim ? r.integers("dim", 1) : r.integers("dims", 8);
+  if (has_dim && has_dims)
+    r.at_param("dims", "give params.dim or params.dims, not both");
+  if (!has_dim && !has_dims)
+    r.at_params("family norm needs param 'dim' (an integer) or 'dims' (adjacent dims, as [1, 2])");
+  std::optional<double> eps = r.real("eps", op == "l2" ? 1e-12 : 1e-5);
+  if (eps && *eps < 0)
+    r.at_param("eps", "params.eps must be >= 0, got " + python_float(*eps));
+  bool affine = r.flag("affine", false);
+  if (affine && op == "l2") {
+    r.at_param("affine",
+               "an l2 norm has no affine weights (torch.nn.functional.normalize has none)");
+    affine = false;
+  }
+  if (!op)
+    return;
+  size_t weights = !affine ? 0 : *op == "layer" ? 2 : 1;
+  if (!r.counts(1 + weights, 1 + weights, 1,
+                weights == 0   ? "x"
+                : weights == 1 ? "x and its weight"
+                               : "x, its weight and bias"))
+    return;
+  r.require_type(role::input, 0, dtype::f32);
+  r.require_type(role::output, 0, dtype::f32);
+  const tensor_spec& x = r.tensor(role::input, 0);
+  bool shapes_ok = r.require_shape(role::output, 0, x.shape, "a norm keeps its input's shape");
+  if (!dims || !eps)
+    return;
+  std::optional<axis_view> v = view_of(r, has_dim ? "dim" : "dims", *dims, x.shape);
+  if (!v)
+    return;
+  std::vector<int64_t> acted(x.shape.begin() + v->first, x.shape.begin() + v->last + 1);
+  for (size_t i = 1; i <= weights; ++i) {
+    const tensor_spec& w = r.tensor(role::input, i);
+    if (w.shape != std::vector<int64_t>{v->axis} && w.shape != acted) {
+      r.at_shape(role::input, i,
+                 "inputs[" + std::to_string(i) + "] ('" + w.name + "') has shape " +
+                     shape_text(w.shape) + ", but an affine " + (i == 1 ? "weight" : "bias") +
+                     " has shape [" + std::to_string(v->axis) + "]" +
+                     (acted.size() > 1 ? " or " + shape_text(acted) : "") +
+                     " (the normalized extents)");
+      shapes_ok = false;
+    }
+  }
+  if (!shapes_ok)
+    return;
+  set_view(r, *v);
+  std::vector<int64_t> normal;
+  for (int64_t d = v->first; d <= v->last; ++d)
+    normal.push_back(d);
+  r.set("dims", normal);
+  r.set("op", *op);
+  r.set_op_flags(norm_ops, *op);
+  r.set("eps", *eps);
+  r.set("affine", affine);
+
+  // Per element: rms squares and adds (2) and scales (1); layer adds for the mean (1),
+  // subtracts, squares and adds for the variance (3), subtracts and scales (2); l2 squares and
+  // adds (2) and divides (1); an affine weight multiplies (1), a bias adds (1). Per normalized
+  // line: mean, + eps, sqrt (l2: sqrt, max).
+  auto numel = static_cast<double>(x.numel());
+  auto lines = static_cast<double>(v->outer * v->inner);
+  double per_element = *op == "rms" ? 3 : *op == "layer" ? 6 : 3;
+  set_cost(r, (per_element + static_cast<double>(weights)) * numel + (*op == "l2" ? 2 : 3) * lines);
+
+  const std::string& X = x.name;
+  std::string D = torch_dims(*v);
+  std::string E = python_float(*eps);
+  bool trailing = v->last == v->rank - 1;
+  std::string S = torch_extents(*v, x.shape);
+  std::string W = weights >= 1 ? r.tensor(role::input, 1).name : "";
+  std::string B = weights >= 2 ? r.tensor(role::input, 2).name : "";
+  std::string view = torch_broadcast_view(*v, x.shape);
+  std::string& torch = r.out().torch;
+  if (*op == "l2") {
+    torch = v->first == v->last
+                ? "torch.nn.functional.normalize(" + X + ", p=2.0, dim=" + D + ", eps=" + E + ")"
+                : X + " / torch.clamp(torch.linalg.vector_norm(" + X + ", dim=" + D +
+                      ", keepdim=True), min=" + E + ")";
+  } else if (trailing) {
+    // torch's fused kernels normalize trailing dims: the fair baseline.
+    std::string weight = weights >= 1 ? ", weight=" + W + ".reshape(" + S + ")" : "";
+    std::string bias = weights >= 2 ? ", bias=" + B + ".reshape(" + S + ")" : "";
+    torch =
+        *op == "rms"
+            ? "torch.nn.functional.rms_norm(" + X + ", " + S + weight + ", eps=" + E + ")"
+            : "torch.nn.functional.layer_norm(" + X + ", " + S + weight + bias + ", eps=" + E + ")";
+  } else {
+    torch = *op == "rms" ? X + " / torch.sqrt(torch.mean(" + X + " ** 2, dim=" + D +
+                               ", keepdim=True) + " + E + ")"
+                         : "(" + X + " - torch.mean(" + X + ", dim=" + D +
+                               ", keepdim=True)) / torch.sqrt(torch.var(" + X + ", dim=" + D +
+                               ", keepdim=True, unbiased=False) + " + E + ")";
+    if (weights >= 1)
+      torch = "(" + torch + ") * " + W + ".reshape" + view;
+    if (weights >= 2)
+      torch += " + " + B + ".reshape" + view;
+  }
+}
+
+void analyze_reduce(family_reader& r) {
+  std::optional<std::string> op = r.choice("op", reduce_ops, std::nullopt);
+  std::optional<int64_t> dim = r.integer("dim", std::nullopt);
+  bool keepdim = r.flag("keepdim", false);
+  if (!r.counts(1, 1, 1, "x"))
+    return;
+  r.require_type(role::input, 0, dtype::f32);
+  if (!dim)
+    return;
+  const tensor_spec& x = r.tensor(role::input, 0);
+  std::optional<axis_view> v = view_of(r, "dim", {*dim}, x.shape);
+  if (!op || !v)
+    return;
+  bool index = *op == "argmax" || *op == "argmin";
+  r.require_type(role::output, 0, index ? dtype::i64 : dtype::f32);
+  std::vector<int64_t> shape = x.shape;
+  if (keepdim)
+    shape[static_cast<size_t>(v->first)] = 1;
+  else
+    shape.erase(shape.begin() + v->first);
+  if (!r.require_shape(role::output, 0, shape,
+                       "a " + *op + " over dim " + std::to_string(v->first) + " of " +
+                           shape_text(x.shape) + (keepdim ? " with keepdim" : " without keepdim")))
+    return;
+  set_view(r, *v);
+  r.set("op", *op);
+  r.set_op_flags(reduce_ops, *op);
+  r.set("keepdim", keepdim);
+  // One add, multiply or comparison per input element; a mean divides once per output.
+  set_cost(r, static_cast<double>(x.numel()) +
+                  (*op == "mean" ? static_cast<double>(r.tensor(role::output, 0).numel()) : 0.0));
+  std::string function = *op == "max" ? "amax" : *op == "min" ? "amin" : *op;
+  r.out().torch = "torch." + function + "(" + x.name + ", dim=" + torch_dims(*v) +
+                  (keepdim ? ", keepdim=True" : "") + ")";
+}
+
+void analyze_scan(family_reader& r) {
+  std::optional<std::string> op = r.choice("op", scan_ops, std::nullopt);
+  std::optional<int64_t> dim = r.integer("dim", std::nullopt);
+  bool reverse = r.flag("reverse", false);
+  bool exclusive = r.flag("exclusive", false);
+  bool shapes_ok = same_shape_io(r, "a scan keeps its input's shape");
+  if (!dim || r.subject().inputs.size() != 1)
+    return;
+  const tensor_spec& x = r.tensor(role::input, 0);
+  std::optional<axis_view> v = view_of(r, "dim", {*dim}, x.shape);
+  if (!op || !v || !shapes_ok)
+    return;
+  set_view(r, *v);
+  r.set("op", *op);
+  r.set_op_flags(scan_ops, *op);
+  r.set("reverse", reverse);
+  r.set("exclusive", exclusive);
+  set_cost(r, static_cast<double>(x.numel())); // one add (or multiply) per element
+
+  std::string D = std::to_string(v->first);
+  std::string source = reverse ? "torch.flip(" + x.name + ", [" + D + "])" : x.name;
+  std::string torch = "torch." + *op + "(" + source + ", dim=" + D + ")";
+  if (exclusive) {
+    // Shift by one along dim: drop the last prefix, pad the identity in front. F.pad lists
+    // pairs from the last dim backwards.
+    std::string pad = "(";
+    for (int64_t d = v->rank - 1; d > v->first; --d)
+      pad += "0, 0, ";
+    pad += "1, 0)";
+    torch = "torch.nn.functional.pad(" + torch + ".narrow(" + D + ", 0, " +
+            std::to_string(v->axis - 1) + "), " + pad +
+            ", value=" + (*op == "cumsum" ? "0.0" : "1.0") + ")";
+  }
+  if (reverse)
+    torch = "torch.flip(" + torch + ", [" + D + "])";
+  r.out().torch = torch;
+}
+
+} // namespace ks::engine::family_detail

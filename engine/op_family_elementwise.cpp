@@ -1,0 +1,126 @@
+// The elementwise family: one output computed element by element from an expression over the
+// inputs (elementwise_expression.hpp), the inputs broadcast to the output's shape by numpy's
+// rules. Each input gets `offset`, the CUDA expression of the output's flat index `i` that
+// gives the input's own flat index: "i" for an input of the output's shape, "0" for one
+// element, and otherwise one term per dimension the input spans, (i / out_stride % extent) *
+// in_stride, leaving out what is 1.
+
+#include "engine/elementwise_expression.hpp"
+#include "engine/op_family_reader.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace ks::engine::family_detail {
+
+namespace {
+
+/// Returns the input's extents aligned with the output's `rank` dims (1 in front).
+std::vector<int64_t> aligned(const std::vector<int64_t>& shape, size_t rank) {
+  std::vector<int64_t> out(rank - shape.size(), 1);
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+/// Returns the flat index of a broadcast input for output element `i`, in CUDA.
+std::string offset_of(const std::vector<int64_t>& input, const std::vector<int64_t>& output) {
+  if (input == output)
+    return "i";
+  std::vector<int64_t> in = aligned(input, output.size());
+  if (product(in) == 1)
+    return "0";
+  std::string text;
+  int64_t out_stride = 1;
+  int64_t in_stride = 1;
+  std::vector<std::string> terms;
+  for (size_t d = output.size(); d-- > 0;) {
+    if (in[d] > 1) {
+      std::span<const int64_t> before(output.data(), d);
+      std::string term = "i";
+      if (out_stride > 1)
+        term += " / " + std::to_string(out_stride);
+      if (product(before) > 1) // a dim after the outermost one that is not 1 wraps
+        term += " % " + std::to_string(output[d]);
+      if (in_stride > 1)
+        term = "(" + term + ") * " + std::to_string(in_stride);
+      else if (term != "i")
+        term = "(" + term + ")";
+      terms.insert(terms.begin(), term);
+    }
+    out_stride *= output[d];
+    in_stride *= in[d];
+  }
+  for (const std::string& term : terms)
+    text += (text.empty() ? "" : " + ") + term;
+  return text;
+}
+
+} // namespace
+
+void analyze_elementwise(family_reader& r) {
+  std::optional<std::string> op = r.text("op");
+  if (!r.counts(1, std::numeric_limits<size_t>::max(), 1, "the operation's operands"))
+    return;
+  r.require_type(role::input, 0, dtype::f32);
+  r.require_type(role::output, 0, dtype::f32);
+  const tensor_spec& y = r.tensor(role::output, 0);
+  bool shapes_ok = true;
+  std::vector<int64_t> reach(y.shape.size(), 1); // the shape the inputs broadcast to
+  for (size_t i = 0; i < r.subject().inputs.size(); ++i) {
+    const tensor_spec& x = r.tensor(role::input, i);
+    bool fits = x.shape.size() <= y.shape.size();
+    if (fits) {
+      std::vector<int64_t> in = aligned(x.shape, y.shape.size());
+      for (size_t d = 0; d < in.size(); ++d) {
+        fits = fits && (in[d] == 1 || in[d] == y.shape[d]);
+        reach[d] = std::max(reach[d], in[d]);
+      }
+    }
+    if (!fits) {
+      r.at_shape(role::input, i,
+                 "inputs[" + std::to_string(i) + "] ('" + x.name + "') has shape " +
+                     shape_text(x.shape) + ", which does not broadcast to the " + "output's " +
+                     shape_text(y.shape) + " (aligned from the last dim, each extent equal or 1)");
+      shapes_ok = false;
+    }
+  }
+  if (shapes_ok && reach != y.shape) {
+    r.at_shape(role::output, 0,
+               "outputs[0] ('" + y.name + "') has shape " + shape_text(y.shape) +
+                   ", but the inputs broadcast to " + shape_text(reach));
+    shapes_ok = false;
+  }
+  if (!op)
+    return;
+  std::vector<std::string> names;
+  for (const tensor_spec& x : r.subject().inputs)
+    names.push_back(x.name);
+  expected<elementwise_expression> parsed = elementwise_expression::parse(*op, names);
+  if (!parsed) {
+    const std::string& message = parsed.error().message();
+    size_t colon = message.find(": ");
+    size_t offset = std::stoul(message.substr(0, colon));
+    r.at_param_text("op", offset, "params.op: " + message.substr(colon + 2));
+    return;
+  }
+  for (const std::string& name : names)
+    if (std::find(parsed->inputs_used().begin(), parsed->inputs_used().end(), name) ==
+        parsed->inputs_used().end())
+      r.at_param("op", "params.op does not use input '" + name + "'");
+  if (!shapes_ok)
+    return;
+  r.set("expr", parsed->cuda());
+  bool all_same = true;
+  std::vector<template_record> inputs;
+  for (const tensor_spec& x : r.subject().inputs) {
+    bool broadcast = x.shape != y.shape;
+    all_same = all_same && !broadcast;
+    inputs.push_back({{"broadcast", broadcast}, {"offset", offset_of(x.shape, y.shape)}});
+  }
+  r.set("all_same_shape", all_same);
+  r.out().derived.lists["inputs"] = std::move(inputs);
+  set_cost(r, static_cast<double>(parsed->operations()) * static_cast<double>(y.numel()));
+  r.out().torch = parsed->torch();
+}
+
+} // namespace ks::engine::family_detail

@@ -1,0 +1,153 @@
+// The product families: matvec (y = A @ x) and matmul (C = A @ B, batched or not). Their
+// sizes come from the shapes; the params m, n, k and batch are optional and, when given, must
+// agree with them (a manifest that says what it means is checked, not trusted). A transposed
+// operand is stored transposed: A [k, m] for transpose_a, B [n, k] for transpose_b; the
+// leading dimensions are those of the storage. A batched matmul may share one operand across
+// the batch (a rank-2 A or B next to a rank-3 other), as torch.matmul broadcasts it: its batch
+// stride is 0.
+
+#include "engine/op_family_reader.hpp"
+
+namespace ks::engine::family_detail {
+
+namespace {
+
+/// Reports param `name` when the manifest gives it and it differs from `actual`.
+void check_size(family_reader& r, std::string_view name, const std::optional<int64_t>& given,
+                int64_t actual, const std::string& from) {
+  if (given && *given != actual)
+    r.at_param(name, "params." + std::string(name) + " is " + std::to_string(*given) + ", but " +
+                         from + " gives " + std::to_string(actual));
+}
+
+/// Returns integer param `name` when the manifest gives it; nullopt when it does not (or it is
+/// not an integer, which is reported).
+std::optional<int64_t> optional_integer(family_reader& r, std::string_view name) {
+  return r.has(name) ? r.integer(name, std::nullopt) : std::nullopt;
+}
+
+} // namespace
+
+void analyze_matvec(family_reader& r) {
+  std::optional<int64_t> m_given = optional_integer(r, "m");
+  std::optional<int64_t> k_given = optional_integer(r, "k");
+  bool transpose_a = r.flag("transpose_a", false);
+  if (!r.counts(2, 2, 1, "the matrix A and the vector x"))
+    return;
+  r.require_type(role::input, 0, dtype::f32);
+  r.require_type(role::output, 0, dtype::f32);
+  const tensor_spec& a = r.tensor(role::input, 0);
+  const tensor_spec& x = r.tensor(role::input, 1);
+  if (a.shape.size() != 2) {
+    r.at_shape(role::input, 0,
+               "inputs[0] ('" + a.name + "') has shape " + shape_text(a.shape) +
+                   ", but a matvec's matrix is 2-d: [m, k], or [k, m] with transpose_a");
+    return;
+  }
+  int64_t m = transpose_a ? a.shape[1] : a.shape[0];
+  int64_t k = transpose_a ? a.shape[0] : a.shape[1];
+  if (x.shape != std::vector<int64_t>{k} && x.shape != std::vector<int64_t>{k, 1}) {
+    r.at_shape(role::input, 1,
+               "inputs[1] ('" + x.name + "') has shape " + shape_text(x.shape) +
+                   ", but the vector of A " + shape_text(a.shape) +
+                   (transpose_a ? " (transposed)" : "") + " is [" + std::to_string(k) + "] or [" +
+                   std::to_string(k) + ", 1]");
+    return;
+  }
+  std::vector<int64_t> y_shape =
+      x.shape.size() == 1 ? std::vector<int64_t>{m} : std::vector<int64_t>{m, 1};
+  if (!r.require_shape(role::output, 0, y_shape,
+                       "A " + shape_text(a.shape) + " @ x " + shape_text(x.shape)))
+    return;
+  std::string from = "A " + shape_text(a.shape) + (transpose_a ? " (transposed)" : "");
+  check_size(r, "m", m_given, m, from);
+  check_size(r, "k", k_given, k, from);
+  r.set("m", m);
+  r.set("k", k);
+  r.set("transpose_a", transpose_a);
+  r.set("lda", a.shape[1]);
+  r.set("batch", int64_t{1});
+  set_cost(r, 2.0 * static_cast<double>(m) * static_cast<double>(k));
+  r.out().torch = "torch.matmul(" + a.name + (transpose_a ? ".mT" : "") + ", " + x.name + ")";
+}
+
+void analyze_matmul(family_reader& r) {
+  std::optional<int64_t> m_given = optional_integer(r, "m");
+  std::optional<int64_t> n_given = optional_integer(r, "n");
+  std::optional<int64_t> k_given = optional_integer(r, "k");
+  std::optional<int64_t> batch_given = optional_integer(r, "batch");
+  bool transpose_a = r.flag("transpose_a", false);
+  bool transpose_b = r.flag("transpose_b", false);
+  if (!r.counts(2, 2, 1, "A and B"))
+    return;
+  r.require_type(role::input, 0, dtype::f32);
+  r.require_type(role::output, 0, dtype::f32);
+  const tensor_spec& a = r.tensor(role::input, 0);
+  const tensor_spec& b = r.tensor(role::input, 1);
+  bool ranks_ok = true;
+  for (size_t i = 0; i < 2; ++i) {
+    const tensor_spec& t = r.tensor(role::input, i);
+    if (t.shape.size() != 2 && t.shape.size() != 3) {
+      r.at_shape(role::input, i,
+                 "inputs[" + std::to_string(i) + "] ('" + t.name + "') has shape " +
+                     shape_text(t.shape) + ", but a matmul operand is [rows, cols] " +
+                     "or [batch, rows, cols]");
+      ranks_ok = false;
+    }
+  }
+  if (!ranks_ok)
+    return;
+  auto at = [](const std::vector<int64_t>& s, size_t from_end) { return s[s.size() - from_end]; };
+  int64_t m = transpose_a ? at(a.shape, 1) : at(a.shape, 2);
+  int64_t k = transpose_a ? at(a.shape, 2) : at(a.shape, 1);
+  int64_t k_of_b = transpose_b ? at(b.shape, 1) : at(b.shape, 2);
+  int64_t n = transpose_b ? at(b.shape, 2) : at(b.shape, 1);
+  std::string a_text = "A " + shape_text(a.shape) + (transpose_a ? " (transposed)" : "");
+  std::string b_text = "B " + shape_text(b.shape) + (transpose_b ? " (transposed)" : "");
+  if (k_of_b != k) {
+    r.at_shape(role::input, 1,
+               "inputs[1] ('" + b.name + "'): " + b_text + " has k = " + std::to_string(k_of_b) +
+                   ", but " + a_text + " has k = " + std::to_string(k));
+    return;
+  }
+  bool a_batched = a.shape.size() == 3;
+  bool b_batched = b.shape.size() == 3;
+  if (a_batched && b_batched && a.shape[0] != b.shape[0]) {
+    r.at_shape(role::input, 1,
+               "inputs[1] ('" + b.name + "') has a batch of " + std::to_string(b.shape[0]) +
+                   ", but A has " + std::to_string(a.shape[0]));
+    return;
+  }
+  bool batched = a_batched || b_batched;
+  int64_t batch = a_batched ? a.shape[0] : b_batched ? b.shape[0] : 1;
+  std::vector<int64_t> c_shape =
+      batched ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
+  if (!r.require_shape(role::output, 0, c_shape, a_text + " @ " + b_text))
+    return;
+  check_size(r, "m", m_given, m, a_text);
+  check_size(r, "k", k_given, k, a_text);
+  check_size(r, "n", n_given, n, b_text);
+  if (batch_given && !batched)
+    r.at_param("batch", "params.batch is given, but neither A nor B has a batch dim (rank 3)");
+  else
+    check_size(r, "batch", batch_given, batch, "the operands");
+  r.set("m", m);
+  r.set("n", n);
+  r.set("k", k);
+  r.set("batch", batch);
+  r.set("batched", batched);
+  r.set("transpose_a", transpose_a);
+  r.set("transpose_b", transpose_b);
+  r.set("lda", at(a.shape, 1));
+  r.set("ldb", at(b.shape, 1));
+  r.set("ldc", n);
+  r.set("batch_stride_a", a_batched ? m * k : int64_t{0});
+  r.set("batch_stride_b", b_batched ? k * n : int64_t{0});
+  r.set("batch_stride_c", m * n);
+  set_cost(r, 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
+                  static_cast<double>(k));
+  r.out().torch = "torch.matmul(" + a.name + (transpose_a ? ".mT" : "") + ", " + b.name +
+                  (transpose_b ? ".mT" : "") + ")";
+}
+
+} // namespace ks::engine::family_detail

@@ -1,0 +1,201 @@
+// Every family's reference template renders for a spread of shapes and params (odd sizes, a
+// dim of 1, sizes that no vector width divides, negative dims, keepdim, reverse and exclusive
+// scans, padding, dilation and ceil mode, transposes, batches, broadcasting) and compiles with
+// nvcc for sm_90a without a warning; so does the reference of every task of the shipped
+// suites. No GPU: nvcc runs on the CPU (without nvcc, only the rendering is checked).
+
+#include "engine/family_reference.hpp"
+#include "engine/op_family.hpp"
+#include "engine/task_manifest.hpp"
+#include "gpu/compiler.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/test_context.hpp"
+
+using namespace ks;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// One manifest of the spread: a label and its text.
+struct family_case {
+  std::string label;
+  std::string manifest;
+};
+
+std::string tensor(const std::string& name, const std::string& shape,
+                   const std::string& type = "f32") {
+  return "{ name = \"" + name + "\", dtype = \"" + type + "\", shape = " + shape + " }";
+}
+
+/// Returns a manifest of `family` with these inputs, one output and params.
+std::string manifest(const std::string& family, const std::vector<std::string>& inputs,
+                     const std::string& output, const std::string& params) {
+  std::string text = "name = \"t\"\nfamily = \"" + family + "\"\ninputs = [\n";
+  for (const std::string& input : inputs)
+    text += "  " + input + ",\n";
+  return text + "]\noutputs = [ " + output + " ]\nparams = " + params + "\n";
+}
+
+std::string one_to_one(const std::string& family, const std::string& x, const std::string& y,
+                       const std::string& params, const std::string& y_type = "f32") {
+  return manifest(family, {tensor("x", x)}, tensor("y", y, y_type), params);
+}
+
+std::vector<family_case> spread() {
+  std::vector<family_case> cases;
+  auto add = [&](std::string label, std::string text) {
+    cases.push_back({std::move(label), std::move(text)});
+  };
+  // softmax: both schemes (a block per line, a thread per line), a line of 1, a dim of 1.
+  add("softmax last dim, odd",
+      one_to_one("softmax", "[3, 1001]", "[3, 1001]", "{ op = \"softmax\", dim = -1 }"));
+  add("log_softmax dim 0, many lines",
+      one_to_one("softmax", "[129, 4097]", "[129, 4097]", "{ op = \"log_softmax\", dim = 0 }"));
+  add("softmax over a dim of 1",
+      one_to_one("softmax", "[5, 1, 7]", "[5, 1, 7]", "{ op = \"softmax\", dim = 1 }"));
+  // norm
+  add("rms norm dim 1 of 4-d", one_to_one("norm", "[2, 65, 3, 33]", "[2, 65, 3, 33]",
+                                          "{ op = \"rms\", dim = 1, eps = 1e-6 }"));
+  add("l2 norm dims [-2, -1]",
+      one_to_one("norm", "[3, 5, 7]", "[3, 5, 7]", "{ op = \"l2\", dims = [-2, -1] }"));
+  add("layer norm affine last dim",
+      manifest("norm", {tensor("x", "[17, 1000]"), tensor("w", "[1000]"), tensor("b", "[1000]")},
+               tensor("y", "[17, 1000]"), "{ op = \"layer\", dim = 1, affine = true, eps = 0.0 }"));
+  add("rms norm affine, weight of the extents",
+      manifest("norm", {tensor("x", "[4, 3, 5, 64]"), tensor("w", "[3, 5]")},
+               tensor("y", "[4, 3, 5, 64]"), "{ op = \"rms\", dims = [1, 2], affine = true }"));
+  // reduce: every op, keepdim or not, to a scalar.
+  for (const char* op : {"sum", "mean", "max", "min", "prod"})
+    add(std::string("reduce ") + op,
+        one_to_one("reduce", "[7, 33, 5]", "[7, 1, 5]",
+                   std::string("{ op = \"") + op + "\", dim = 1, keepdim = true }"));
+  add("argmax to a scalar",
+      one_to_one("reduce", "[1023]", "[]", "{ op = \"argmax\", dim = -1 }", "i64"));
+  add("argmin dim 0, many lines",
+      one_to_one("reduce", "[9, 64, 130]", "[64, 130]", "{ op = \"argmin\", dim = 0 }", "i64"));
+  add("sum over a dim of 1", one_to_one("reduce", "[6, 1]", "[6]", "{ op = \"sum\", dim = 1 }"));
+  // scan
+  add("cumsum inclusive last dim",
+      one_to_one("scan", "[3, 1025]", "[3, 1025]", "{ op = \"cumsum\", dim = 1 }"));
+  add("cumsum reverse exclusive",
+      one_to_one("scan", "[3, 1025]", "[3, 1025]",
+                 "{ op = \"cumsum\", dim = -1, reverse = true, exclusive = true }"));
+  add("cumprod exclusive dim 0, many lines",
+      one_to_one("scan", "[33, 4099]", "[33, 4099]",
+                 "{ op = \"cumprod\", dim = 0, exclusive = true }"));
+  // elementwise
+  add("relu", one_to_one("elementwise", "[1023, 3]", "[1023, 3]", "{ op = \"relu(x)\" }"));
+  add("gelu_tanh of a scalar", one_to_one("elementwise", "[]", "[]", "{ op = \"gelu_tanh(x)\" }"));
+  add("three inputs broadcast",
+      manifest("elementwise", {tensor("a", "[4, 1, 6]"), tensor("b", "[5, 1]"), tensor("c", "[1]")},
+               tensor("out", "[4, 5, 6]"),
+               "{ op = \"where(a > b, clamp(a * c, -1, 1), hardswish(b) ** 2)\" }"));
+  add("every other function",
+      manifest("elementwise", {tensor("x", "[7]"), tensor("y", "[7]")}, tensor("z", "[7]"),
+               "{ op = \"elu(x, 1.5) + leaky_relu(y, 0.1) + hardtanh(x, -2, 2) + hardsigmoid(y) + "
+               "selu(x) + mish(y) + softplus(x) + silu(y) + sigmoid(x) + tanh(y) + log1p(abs(x)) + "
+               "sqrt(abs(y)) + rsqrt(abs(x) + 1) + neg(sign(y)) + sin(x) * cos(y) + erf(x) + "
+               "exp(-abs(y)) + log(abs(x) + 1) + pow(abs(x), y) + min(x, y) - max(x, 0.5) + "
+               "(x != y) + (x == y) + (x >= y) + (x <= y) + (x < 0)\" }"));
+  // pool
+  add("max pool 2d, dilation, ceil mode",
+      one_to_one("pool", "[2, 3, 37, 50]", "[2, 3, 18, 50]",
+                 "{ op = \"max\", kernel_size = [3, 2], stride = [2, 1], padding = [1, 1], "
+                 "dilation = 2, ceil_mode = true }"));
+  add("avg pool 2d, padding counted",
+      one_to_one("pool", "[1, 2, 9, 11]", "[1, 2, 5, 6]",
+                 "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1 }"));
+  add("avg pool 1d, padding not counted, ceil",
+      one_to_one("pool", "[2, 3, 999]", "[2, 3, 500]",
+                 "{ op = \"avg\", dims = 1, kernel_size = 3, stride = 2, padding = 1, ceil_mode = "
+                 "true, count_include_pad = false }"));
+  add("max pool 1d, kernel 1",
+      one_to_one("pool", "[1, 1, 5]", "[1, 1, 5]", "{ op = \"max\", kernel_size = 1 }"));
+  // matvec
+  add("matvec, x [k]", manifest("matvec", {tensor("A", "[33, 1001]"), tensor("x", "[1001]")},
+                                tensor("y", "[33]"), "{}"));
+  add("matvec transposed, x [k, 1]",
+      manifest("matvec", {tensor("A", "[1001, 33]"), tensor("x", "[1001, 1]")},
+               tensor("y", "[33, 1]"), "{ transpose_a = true, m = 33, k = 1001 }"));
+  // matmul
+  add("matmul, odd sizes", manifest("matmul", {tensor("A", "[33, 7]"), tensor("B", "[7, 65]")},
+                                    tensor("C", "[33, 65]"), "{}"));
+  add("matmul batched, both transposed",
+      manifest("matmul", {tensor("A", "[3, 7, 33]"), tensor("B", "[3, 65, 7]")},
+               tensor("C", "[3, 33, 65]"),
+               "{ transpose_a = true, transpose_b = true, batch = 3 }"));
+  add("matmul, shared A, tall-skinny",
+      manifest("matmul", {tensor("A", "[4097, 3]"), tensor("B", "[2, 3, 1]")},
+               tensor("C", "[2, 4097, 1]"), "{}"));
+  return cases;
+}
+
+} // namespace
+
+TEST_CASE("every family's reference renders for a spread of shapes and params, and every "
+          "reference of the suites, and compiles for sm_90a without warnings",
+          "[families][nvcc]") {
+  struct source {
+    std::string label;
+    std::string text;
+  };
+  std::vector<source> sources;
+  std::set<std::string> families;
+  ks::test::test_context ctx;
+  for (const family_case& c : spread()) {
+    fs::path path = ctx.write("t.toml", c.manifest);
+    auto t = engine::load_task_manifest(path);
+    INFO(c.label << "\n" << c.manifest << (t ? "" : t.error().message()));
+    REQUIRE(t.has_value());
+    CHECK(t->reference_source.find("Reference of task t") == 0);
+    sources.push_back({c.label, t->reference_source});
+    families.insert(t->family);
+  }
+  CHECK(families.size() == engine::family_names().size());
+  for (const char* suite : {"quickstart", "kernelbench-l1", "families"}) {
+    auto tasks = engine::load_task_suite(test::source_dir() / "tasks" / suite);
+    INFO(suite << ": " << (tasks ? "" : tasks.error().message()));
+    REQUIRE(tasks.has_value());
+    for (const engine::task& t : *tasks) {
+      INFO(suite << "/" << t.name);
+      // The suites are family manifests: their references are all rendered.
+      CHECK_FALSE(t.reference_source.empty());
+      sources.push_back({std::string(suite) + "/" + t.name, t.reference_source});
+    }
+  }
+
+  gpu::compiler_options options;
+  options.arch = "sm_90a";
+  options.cache_dir = test::bin_dir().parent_path() / "family-reference-cache";
+  options.include_dir = test::source_dir() / "gpu" / "include";
+  auto compiler = gpu::compiler::create(options);
+  if (!compiler) {
+    WARN("skipped the nvcc half: " << compiler.error().message());
+    return;
+  }
+  std::vector<gpu::compile_request> requests;
+  for (const source& s : sources) {
+    gpu::compile_request request;
+    request.source = s.text;
+    request.label = s.label;
+    request.extra_flags = {"-Xcompiler=-Wall,-Wextra"};
+    requests.push_back(std::move(request));
+  }
+  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  REQUIRE(results.size() == sources.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(sources[i].label << "\n" << results[i].diagnostics);
+    CHECK(results[i].ok);
+    std::string lower = results[i].diagnostics;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    CHECK(lower.find("warning") == std::string::npos);
+  }
+}

@@ -1,0 +1,511 @@
+// A CUDA emulator for the memory-bound skills' kernels (elementwise, scan, pool, matvec), so
+// that their index math, tails, alignment paths, warp collectives, barriers and inter-block
+// protocols (decoupled look-back, last-block combines) are run and checked on a machine with no
+// GPU. A rendered template is compiled by the host C++ compiler with this header standing in
+// for cuda_runtime.h, after the test's source rewrite (memops_skills_test.cpp) has turned every launch
+// `k<<<grid, block, smem, stream>>>(args)` into a call of ks_emu::launch and every __shared__
+// declaration into a per-block variable.
+//
+// How it runs a launch: all on the calling OS thread, every CUDA thread a fiber (ucontext).
+// Up to `concurrent_blocks` blocks are resident at once, started in a shuffled order (the
+// hardware promises no order either), and the scheduler runs them round robin, each of their
+// fibers until it waits: at __syncthreads (released when every live thread of its block is
+// there), at a warp collective (shuffles, ballots: released when all 32 lanes are there, each
+// lane then reads what the others deposited), or at __nanosleep (a spin-wait: it runs again
+// next round, after the other blocks had their turn). So a block spinning on a flag that a
+// block started later sets makes progress, as on a GPU, and one waiting for a block that was
+// never started hangs, which is reported. Shared memory is per block and starts as NaN bytes
+// (0xff), so a read of shared memory nothing wrote poisons the result.
+//
+// Not modelled: timing, occupancy, memory ordering beyond sequential consistency (fences are
+// no-ops), bank conflicts, partial-warp collectives (every collective here takes the full warp).
+// It is a test tool, compiled only into the candidates of tests/skills/memops_skills_test.cpp.
+#pragma once
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <math.h>
+
+// -- the CUDA C++ dialect, as plain C++ ---------------------------------------------------------
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+using cudaStream_t = struct ks_emulated_stream*;
+
+enum cudaError_t : int {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorLaunchFailure = 719,
+};
+
+enum cudaFuncAttribute : int { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaDeviceAttr : int {
+  cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+};
+
+namespace ks_emu {
+
+struct settings {
+  int32_t sm_count = 4;            ///< what cudaDevAttrMultiProcessorCount answers
+  int32_t blocks_per_sm = 2;       ///< what the occupancy calculator answers
+  int32_t concurrent_blocks = 3;   ///< blocks resident at once
+  uint64_t seed = 1;               ///< block start order and fiber order
+  size_t max_dynamic_smem = 227 * 1024;
+};
+
+enum class fiber_state { runnable, sleeping, at_block_barrier, at_warp_barrier, done };
+
+struct block_run;
+
+struct fiber {
+  ucontext_t context{};
+  std::unique_ptr<unsigned char[]> stack;  // from the emulator's pool, uninitialized
+  dim3 thread_idx;
+  int32_t linear = 0;
+  fiber_state state = fiber_state::runnable;
+  block_run* block = nullptr;
+};
+
+/// One resident block: its fibers, shared memory and warp exchange areas.
+struct block_run {
+  dim3 idx;
+  std::vector<std::unique_ptr<fiber>> fibers;
+  std::map<int, std::vector<unsigned char>> shared;  // by declaration
+  std::vector<unsigned char> dynamic_shared;
+  std::vector<std::array<uint64_t, 32>> exchange;    // per warp
+  bool finished = false;
+};
+
+struct emulator {
+  settings config;
+  std::string error;  // the first error of the current launch
+  dim3 grid_dim, block_dim;
+  std::function<void()> body;
+  fiber* current = nullptr;
+  ucontext_t scheduler{};
+  cudaError_t last_error = cudaSuccess;
+  std::mt19937_64 rng{1};
+  std::vector<std::unique_ptr<unsigned char[]>> spare_stacks;  // reused across blocks
+
+  void fail(const std::string& what) {
+    if (error.empty()) {
+      error = what;
+      if (current != nullptr)
+        error += " (block " + std::to_string(current->block->idx.x) + ", thread " +
+                 std::to_string(current->linear) + ")";
+    }
+  }
+};
+
+inline emulator& state() {
+  static emulator e;
+  return e;
+}
+
+inline fiber& self() { return *state().current; }
+inline block_run& own_block() { return *state().current->block; }
+
+inline void yield_to_scheduler() {
+  emulator& e = state();
+  swapcontext(&e.current->context, &e.scheduler);
+}
+
+inline void wait_as(fiber_state s) {
+  self().state = s;
+  yield_to_scheduler();
+}
+
+inline void fiber_entry() {
+  emulator& e = state();
+  e.body();
+  e.current->state = fiber_state::done;
+  swapcontext(&e.current->context, &e.scheduler);
+}
+
+/// Returns the calling block's variable number `id` of type T, poisoned at the block's start.
+template <typename T>
+T& block_shared(int id) {
+  std::vector<unsigned char>& bytes = own_block().shared[id];
+  if (bytes.empty()) {
+    bytes.assign(sizeof(T) + alignof(std::max_align_t), 0xff);
+  }
+  void* p = bytes.data();
+  size_t space = bytes.size();
+  return *static_cast<T*>(std::align(alignof(T) > 16 ? alignof(T) : 16, sizeof(T), p, space));
+}
+
+inline void* dynamic_shared() {
+  std::vector<unsigned char>& bytes = own_block().dynamic_shared;
+  uintptr_t at = reinterpret_cast<uintptr_t>(bytes.data());
+  return reinterpret_cast<void*>((at + 15) / 16 * 16);
+}
+
+/// Runs the fibers of `b` until each is done or waits; releases warps and the block barrier.
+/// Returns whether any fiber ran to a point other than a spin-wait.
+inline bool step_block(block_run& b) {
+  emulator& e = state();
+  bool progressed = false;
+  std::vector<size_t> order(b.fibers.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::shuffle(order.begin(), order.end(), e.rng);
+  for (size_t i : order) {
+    fiber& f = *b.fibers[i];
+    if (f.state == fiber_state::sleeping)
+      f.state = fiber_state::runnable;
+    else if (f.state == fiber_state::runnable)
+      progressed = true;
+    if (f.state != fiber_state::runnable)
+      continue;
+    e.current = &f;
+    swapcontext(&e.scheduler, &f.context);
+    e.current = nullptr;
+    if (!e.error.empty())
+      return false;
+    if (f.state != fiber_state::sleeping)
+      progressed = true;
+  }
+  const size_t warps = (b.fibers.size() + 31) / 32;
+  for (size_t w = 0; w < warps; ++w) {
+    size_t first = w * 32, last = std::min(first + 32, b.fibers.size());
+    bool all = true, any = false;
+    for (size_t i = first; i < last; ++i) {
+      const bool at = b.fibers[i]->state == fiber_state::at_warp_barrier;
+      all = all && at;
+      any = any || at;
+    }
+    if (all) {
+      for (size_t i = first; i < last; ++i)
+        b.fibers[i]->state = fiber_state::runnable;
+      progressed = true;
+    } else if (any) {
+      bool others_stuck = true;  // lanes at a block barrier or done never reach the collective
+      for (size_t i = first; i < last; ++i) {
+        fiber_state s = b.fibers[i]->state;
+        others_stuck = others_stuck && s != fiber_state::runnable && s != fiber_state::sleeping;
+      }
+      if (others_stuck) {
+        e.fail("a warp collective that not every lane of the warp reaches");
+        return false;
+      }
+    }
+  }
+  bool all_done = true, all_at_barrier_or_done = true, any_at_barrier = false;
+  for (const auto& f : b.fibers) {
+    all_done = all_done && f->state == fiber_state::done;
+    all_at_barrier_or_done = all_at_barrier_or_done && (f->state == fiber_state::at_block_barrier ||
+                                                        f->state == fiber_state::done);
+    any_at_barrier = any_at_barrier || f->state == fiber_state::at_block_barrier;
+  }
+  if (all_done) {
+    b.finished = true;
+    return true;
+  }
+  if (all_at_barrier_or_done && any_at_barrier) {
+    for (auto& f : b.fibers)
+      if (f->state == fiber_state::at_block_barrier)
+        f->state = fiber_state::runnable;
+    progressed = true;
+  }
+  return progressed;
+}
+
+constexpr size_t kStackBytes = 64 * 1024;
+
+inline std::unique_ptr<block_run> start_block(dim3 idx, size_t threads, size_t smem_bytes) {
+  emulator& e = state();
+  auto b = std::make_unique<block_run>();
+  b->idx = idx;
+  b->dynamic_shared.assign(smem_bytes + 16, 0xff);
+  b->exchange.assign((threads + 31) / 32, {});
+  for (size_t t = 0; t < threads; ++t) {
+    auto f = std::make_unique<fiber>();
+    if (e.spare_stacks.empty()) {
+      f->stack.reset(new unsigned char[kStackBytes]);
+    } else {
+      f->stack = std::move(e.spare_stacks.back());
+      e.spare_stacks.pop_back();
+    }
+    f->linear = static_cast<int32_t>(t);
+    f->block = b.get();
+    f->thread_idx = dim3(static_cast<unsigned>(t % e.block_dim.x),
+                         static_cast<unsigned>((t / e.block_dim.x) % e.block_dim.y),
+                         static_cast<unsigned>(t / (static_cast<size_t>(e.block_dim.x) * e.block_dim.y)));
+    getcontext(&f->context);
+    f->context.uc_stack.ss_sp = f->stack.get();
+    f->context.uc_stack.ss_size = kStackBytes;
+    f->context.uc_link = nullptr;
+    makecontext(&f->context, &fiber_entry, 0);
+    b->fibers.push_back(std::move(f));
+  }
+  return b;
+}
+
+/// Runs `kernel_body` for every thread of every block of `grid`, blocks interleaved.
+inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> kernel_body) {
+  emulator& e = state();
+  e.error.clear();
+  const size_t threads = static_cast<size_t>(block.x) * block.y * block.z;
+  const uint64_t blocks = static_cast<uint64_t>(grid.x) * grid.y * grid.z;
+  if (threads == 0 || threads > 1024 || blocks == 0 || grid.y > 65535 || grid.z > 65535) {
+    e.fail("invalid launch configuration");
+    return e.last_error = cudaErrorInvalidValue;
+  }
+  if (smem_bytes > e.config.max_dynamic_smem) {
+    e.fail("dynamic shared memory over the limit: " + std::to_string(smem_bytes));
+    return e.last_error = cudaErrorInvalidValue;
+  }
+  if (blocks > 4000000) {
+    e.fail("grid too large to emulate: " + std::to_string(blocks) + " blocks");
+    return e.last_error = cudaErrorInvalidValue;
+  }
+  e.grid_dim = grid;
+  e.block_dim = block;
+  e.body = std::move(kernel_body);
+  std::vector<uint64_t> order(blocks);
+  std::iota(order.begin(), order.end(), uint64_t{0});
+  // Mostly in order, with local shuffles: blocks start in no promised order.
+  for (size_t i = 0; i + 1 < order.size(); i += 4)
+    std::shuffle(order.begin() + static_cast<std::ptrdiff_t>(i),
+                 order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + 4)), e.rng);
+  size_t next = 0;
+  std::vector<std::unique_ptr<block_run>> resident;
+  int64_t idle_rounds = 0;
+  while (next < order.size() || !resident.empty()) {
+    while (next < order.size() && resident.size() < static_cast<size_t>(e.config.concurrent_blocks)) {
+      uint64_t id = order[next++];
+      dim3 idx(static_cast<unsigned>(id % grid.x), static_cast<unsigned>(id / grid.x % grid.y),
+               static_cast<unsigned>(id / (static_cast<uint64_t>(grid.x) * grid.y)));
+      resident.push_back(start_block(idx, threads, smem_bytes));
+    }
+    bool progressed = false;
+    for (auto& b : resident) {
+      progressed = step_block(*b) || progressed;
+      if (!e.error.empty())
+        return e.last_error = cudaErrorLaunchFailure;
+    }
+    for (auto& b : resident)
+      if (b->finished)
+        for (auto& f : b->fibers)
+          e.spare_stacks.push_back(std::move(f->stack));
+    resident.erase(std::remove_if(resident.begin(), resident.end(),
+                                  [](const std::unique_ptr<block_run>& b) { return b->finished; }),
+                   resident.end());
+    idle_rounds = progressed ? 0 : idle_rounds + 1;
+    if (idle_rounds > 200000) {
+      e.fail("no block makes progress: a wait for a block that never runs, or a barrier not "
+             "every thread reaches");
+      return e.last_error = cudaErrorLaunchFailure;
+    }
+  }
+  return cudaSuccess;
+}
+
+/// A warp collective: deposits `bits`, meets the warp, returns lane `from`'s deposit.
+inline uint64_t exchange(uint64_t bits, int from) {
+  fiber& f = self();
+  auto& slots = f.block->exchange[static_cast<size_t>(f.linear / 32)];
+  slots[static_cast<size_t>(f.linear % 32)] = bits;
+  wait_as(fiber_state::at_warp_barrier);
+  uint64_t got = slots[static_cast<size_t>(from & 31)];
+  wait_as(fiber_state::at_warp_barrier);  // every lane has read before any writes again
+  return got;
+}
+
+template <typename T>
+T shuffle(T v, int from) {
+  static_assert(sizeof(T) <= 8, "a shuffle moves at most 8 bytes here");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  uint64_t got = exchange(bits, from);
+  T out;
+  std::memcpy(&out, &got, sizeof(T));
+  return out;
+}
+
+inline unsigned ballot(bool pred) {
+  fiber& f = self();
+  auto& slots = f.block->exchange[static_cast<size_t>(f.linear / 32)];
+  slots[static_cast<size_t>(f.linear % 32)] = pred ? 1 : 0;
+  wait_as(fiber_state::at_warp_barrier);
+  unsigned mask = 0;
+  for (int l = 0; l < 32; ++l)
+    if (slots[static_cast<size_t>(l)] != 0)
+      mask |= 1u << l;
+  wait_as(fiber_state::at_warp_barrier);
+  return mask;
+}
+
+} // namespace ks_emu
+
+#define threadIdx (::ks_emu::self().thread_idx)
+#define blockIdx (::ks_emu::own_block().idx)
+#define blockDim (::ks_emu::state().block_dim)
+#define gridDim (::ks_emu::state().grid_dim)
+
+// -- device functions ---------------------------------------------------------------------------
+
+inline void __syncthreads() { ks_emu::wait_as(ks_emu::fiber_state::at_block_barrier); }
+inline void __syncwarp(unsigned = 0xffffffffu) { (void)ks_emu::exchange(0, 0); }
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+inline void __nanosleep(unsigned) { ks_emu::wait_as(ks_emu::fiber_state::sleeping); }
+
+template <typename T>
+T __shfl_sync(unsigned, T v, int src, int = 32) {
+  return ks_emu::shuffle(v, src);
+}
+template <typename T>
+T __shfl_up_sync(unsigned, T v, unsigned delta, int = 32) {
+  const int lane = ks_emu::self().linear % 32;
+  T got = ks_emu::shuffle(v, lane >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane);
+  return got;
+}
+template <typename T>
+T __shfl_down_sync(unsigned, T v, unsigned delta, int = 32) {
+  const int lane = ks_emu::self().linear % 32;
+  return ks_emu::shuffle(v, lane + static_cast<int>(delta) < 32 ? lane + static_cast<int>(delta) : lane);
+}
+template <typename T>
+T __shfl_xor_sync(unsigned, T v, int mask, int = 32) {
+  const int lane = ks_emu::self().linear % 32;
+  return ks_emu::shuffle(v, lane ^ mask);
+}
+inline unsigned __ballot_sync(unsigned, int pred) { return ks_emu::ballot(pred != 0); }
+inline int __any_sync(unsigned, int pred) { return ks_emu::ballot(pred != 0) != 0; }
+inline int __all_sync(unsigned, int pred) { return ks_emu::ballot(pred != 0) == 0xffffffffu; }
+inline int __ffs(unsigned x) { return x == 0 ? 0 : __builtin_ctz(x) + 1; }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+
+template <typename T> T __ldg(const T* p) { return *p; }
+template <typename T> T __ldcs(const T* p) { return *p; }
+template <typename T> T __ldcg(const T* p) { return *p; }
+template <typename T> T __ldlu(const T* p) { return *p; }
+template <typename T> void __stcs(T* p, T v) { *p = v; }
+template <typename T> void __stcg(T* p, T v) { *p = v; }
+
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  unsigned long long old = *p;
+  *p = old + v;
+  return old;
+}
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  unsigned old = *p;
+  *p = old + v;
+  return old;
+}
+inline int atomicAdd(int* p, int v) {
+  int old = *p;
+  *p = old + v;
+  return old;
+}
+inline float atomicAdd(float* p, float v) {
+  float old = *p;
+  *p = old + v;
+  return old;
+}
+
+// -- the host API the candidates call -----------------------------------------------------------
+
+inline cudaError_t cudaGetLastError() {
+  cudaError_t e = ks_emu::state().last_error;
+  ks_emu::state().last_error = cudaSuccess;
+  return e;
+}
+inline const char* cudaGetErrorString(cudaError_t) { return ks_emu::state().error.c_str(); }
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int) {
+  if (attribute == cudaDevAttrMultiProcessorCount)
+    *value = ks_emu::state().config.sm_count;
+  else if (attribute == cudaDevAttrMaxSharedMemoryPerBlockOptin)
+    *value = static_cast<int>(ks_emu::state().config.max_dynamic_smem);
+  else
+    return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+template <typename Kernel>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, int, size_t) {
+  *blocks = ks_emu::state().config.blocks_per_sm;
+  return cudaSuccess;
+}
+template <typename Kernel>
+cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute attribute, int value) {
+  if (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize &&
+      static_cast<size_t>(value) > ks_emu::state().config.max_dynamic_smem)
+    return ks_emu::state().last_error = cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMalloc(void** p, size_t bytes) {
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  if (*p != nullptr)
+    std::memset(*p, 0xff, (bytes + 255) / 256 * 256);  // NaN: memory nothing wrote
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t = nullptr) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+
+/// Lets a test choose the emulator's settings and read the first error of the last launch;
+/// every compiled candidate has its own emulator.
+extern "C" __attribute__((visibility("default"))) void
+ks_emulator_configure(int sm_count, int blocks_per_sm, int concurrent_blocks, unsigned long long seed) {
+  ks_emu::settings& s = ks_emu::state().config;
+  s.sm_count = sm_count;
+  s.blocks_per_sm = blocks_per_sm;
+  s.concurrent_blocks = concurrent_blocks;
+  s.seed = seed;
+  ks_emu::state().rng.seed(seed);
+}
+
+extern "C" __attribute__((visibility("default"))) const char* ks_emulator_error() {
+  return ks_emu::state().error.c_str();
+}

@@ -1,0 +1,604 @@
+// The memory-bound families' skills (elementwise, scan, pool, matvec) against a spread of
+// shapes that the suites do not hold: odd sizes, a dim of 1, sizes that are no multiple of 4,
+// broadcast inputs, reversed and exclusive scans, scans over a middle dim, average and dilated
+// pools, 1-d pools, tall-skinny and transposed matrix-vector products. Each task is a family
+// manifest loaded as the engine loads any (so the templates see exactly the derived values of
+// docs/tasks.md); every skill of this set that applies renders its planner's first
+// instantiation and the corners of its space, which must compile for sm_90a with no warning,
+// and the first instantiation (plus a corner) runs on the CPU emulator
+// (memops_cuda_emulator.hpp): twice, so that state a kernel keeps between calls (look-back
+// tickets, arrival counters) is proven reset, and once more with every pointer shifted by one
+// float, so that the scalar paths run. Outputs are compared with the task's tolerance against
+// the family's own reference run on the same emulator (elementwise, pool) or a double-precision
+// loop here (scan and matvec, whose references use CUB). No GPU: nvcc and g++ run on the CPU.
+
+#include "engine/skill_library.hpp"
+#include "engine/skill_template.hpp"
+#include "engine/task_manifest.hpp"
+#include "gpu/compiler.hpp"
+#include "kernelskill/abi.h"
+
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <map>
+#include <random>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/test_context.hpp"
+
+using namespace ks;
+using engine::param_values;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The skills this test covers: the memory-bound families' templates.
+const std::set<std::string> covered_skills = {
+    "elementwise_vectorized", "elementwise_broadcast_rows", "scan_warp_rows",
+    "scan_block_rows",        "scan_decoupled_lookback",    "scan_columns",
+    "pool_shared_tile",       "matvec_split_k",             "matvec_block_rows"};
+
+struct manifest_case {
+  std::string file;  ///< the manifest's name
+  std::string toml;  ///< its text
+  std::vector<std::string> expected_skills;  ///< skills that must apply
+};
+
+std::string tensor(const std::string& name, const std::string& shape, const std::string& init = "") {
+  return "{ name = \"" + name + "\", dtype = \"f32\", shape = " + shape +
+         (init.empty() ? "" : ", init = \"" + init + "\"") + " }";
+}
+
+manifest_case family_task(const std::string& name, const std::string& family,
+                          const std::vector<std::string>& inputs, const std::string& output,
+                          const std::string& params, const std::string& tolerance,
+                          std::vector<std::string> expected) {
+  std::string text = "name = \"" + name + "\"\nfamily = \"" + family + "\"\ninputs = [";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    text += (i ? ", " : "") + inputs[i];
+  text += "]\noutputs = [" + output + "]\nparams = " + params + "\ntolerance = " + tolerance + "\n";
+  return {name + ".toml", text, std::move(expected)};
+}
+
+/// The spread of shapes: each task small enough to emulate in well under a second.
+std::vector<manifest_case> cases() {
+  const std::string exact = "{ atol = 1e-6, rtol = 1e-6, norm_rel = 1e-6 }";
+  const std::string ew = "{ atol = 1e-5, rtol = 1e-5, norm_rel = 1e-5 }";
+  const std::string sums = "{ atol = 1e-3, rtol = 1e-4, norm_rel = 2e-5 }";
+  const std::string products = "{ atol = 1e-6, rtol = 1e-4, norm_rel = 1e-5 }";
+  const std::string dots = "{ atol = 2e-3, rtol = 1e-4, norm_rel = 2e-5 }";
+  return {
+      // elementwise: odd sizes, several inputs, broadcasting (row, column, scalar, middle dim)
+      family_task("relu_odd", "elementwise", {tensor("x", "[3, 1001]")}, tensor("y", "[3, 1001]"),
+                  "{ op = \"relu(x)\" }", exact, {"elementwise_vectorized"}),
+      family_task("fma_same", "elementwise", {tensor("a", "[4099]"), tensor("b", "[4099]"), tensor("c", "[4099]")},
+                  tensor("y", "[4099]"), "{ op = \"a + b * c\" }", ew, {"elementwise_vectorized"}),
+      family_task("gelu_scalar", "elementwise", {tensor("x", "[1]")}, tensor("y", "[1]"),
+                  "{ op = \"gelu(x)\" }", ew, {"elementwise_vectorized"}),
+      family_task("bias_rows", "elementwise", {tensor("x", "[33, 256]"), tensor("b", "[256]")},
+                  tensor("y", "[33, 256]"), "{ op = \"silu(x + b)\" }", ew, {"elementwise_broadcast_rows"}),
+      family_task("column_scale", "elementwise", {tensor("x", "[37, 101]"), tensor("s", "[37, 1]")},
+                  tensor("y", "[37, 101]"), "{ op = \"x * s\" }", ew, {"elementwise_broadcast_rows"}),
+      family_task("channel_where", "elementwise",
+                  {tensor("x", "[2, 3, 5, 8]"), tensor("w", "[3, 1, 1]"), tensor("t", "[1]")},
+                  tensor("y", "[2, 3, 5, 8]"), "{ op = \"where(x > t, x * w, 0.0)\" }", ew,
+                  {"elementwise_broadcast_rows"}),
+      family_task("outer_sum", "elementwise", {tensor("a", "[7, 1]"), tensor("b", "[1, 13]")},
+                  tensor("y", "[7, 13]"), "{ op = \"a + b\" }", ew, {"elementwise_broadcast_rows"}),
+      // scan: rows (odd, long, a single one, one element), a middle dim, reverse, exclusive, cumprod
+      family_task("cumsum_rows", "scan", {tensor("x", "[5, 1001]")}, tensor("y", "[5, 1001]"),
+                  "{ op = \"cumsum\", dim = 1 }", sums,
+                  {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+      family_task("cumsum_long_row", "scan", {tensor("x", "[9000]")}, tensor("y", "[9000]"),
+                  "{ op = \"cumsum\", dim = 0, reverse = true }", sums,
+                  {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+      family_task("cumsum_exclusive", "scan", {tensor("x", "[3, 4, 515]")}, tensor("y", "[3, 4, 515]"),
+                  "{ op = \"cumsum\", dim = -1, exclusive = true }", sums,
+                  {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+      family_task("cumprod_rows", "scan", {tensor("x", "[4, 700]", "positive")}, tensor("y", "[4, 700]"),
+                  "{ op = \"cumprod\", dim = 1, reverse = true, exclusive = true }", products,
+                  {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+      family_task("cumsum_single", "scan", {tensor("x", "[6, 1]")}, tensor("y", "[6, 1]"),
+                  "{ op = \"cumsum\", dim = 1 }", sums,
+                  {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+      family_task("cumsum_dim0", "scan", {tensor("x", "[300, 260]")}, tensor("y", "[300, 260]"),
+                  "{ op = \"cumsum\", dim = 0 }", sums, {"scan_columns"}),
+      family_task("cumsum_middle", "scan", {tensor("x", "[3, 77, 7]")}, tensor("y", "[3, 77, 7]"),
+                  "{ op = \"cumsum\", dim = 1, reverse = true, exclusive = true }", sums, {"scan_columns"}),
+      family_task("cumprod_channels", "scan", {tensor("x", "[2, 9, 4, 16]", "positive")},
+                  tensor("y", "[2, 9, 4, 16]"), "{ op = \"cumprod\", dim = 1 }", products, {"scan_columns"}),
+      // pool: the KernelBench window on odd planes, strides, dilation, ceil mode, avg both ways, 1-d
+      family_task("maxpool_k4", "pool", {tensor("x", "[2, 3, 37, 41]")}, tensor("y", "[2, 3, 36, 40]"),
+                  "{ op = \"max\", kernel_size = 4, stride = 1, padding = 1 }", exact, {"pool_shared_tile"}),
+      family_task("maxpool_dilated", "pool", {tensor("x", "[1, 2, 23, 30]")}, tensor("y", "[1, 2, 10, 13]"),
+                  "{ op = \"max\", kernel_size = 3, stride = 2, padding = 1, dilation = 2, ceil_mode = true }",
+                  exact, {"pool_shared_tile"}),
+      family_task("avgpool_excl", "pool", {tensor("x", "[2, 2, 19, 21]")}, tensor("y", "[2, 2, 10, 11]"),
+                  "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1, count_include_pad = false }",
+                  ew, {"pool_shared_tile"}),
+      family_task("avgpool_rect", "pool", {tensor("x", "[1, 3, 17, 29]")}, tensor("y", "[1, 3, 9, 15]"),
+                  "{ op = \"avg\", kernel_size = [3, 2], stride = 2, padding = [1, 1], ceil_mode = true }",
+                  ew, {"pool_shared_tile"}),
+      family_task("avgpool1d", "pool", {tensor("x", "[4, 3, 257]")}, tensor("y", "[4, 3, 129]"),
+                  "{ op = \"avg\", dims = 1, kernel_size = 4, stride = 2, padding = 2 }", ew,
+                  {"pool_shared_tile"}),
+      family_task("maxpool1d", "pool", {tensor("x", "[2, 5, 100]")}, tensor("y", "[2, 5, 98]"),
+                  "{ op = \"max\", dims = 1, kernel_size = 3, stride = 1 }", exact, {"pool_shared_tile"}),
+      // matvec: long rows, odd k, tall-skinny, transposed (odd m too)
+      family_task("matvec_long", "matvec", {tensor("A", "[9, 20000]"), tensor("x", "[20000, 1]")},
+                  tensor("y", "[9, 1]"), "{ m = 9, k = 20000 }", dots, {"matvec_split_k", "matvec_block_rows"}),
+      family_task("matvec_odd", "matvec", {tensor("A", "[37, 1001]"), tensor("x", "[1001]")},
+                  tensor("y", "[37]"), "{ m = 37, k = 1001 }", dots, {"matvec_split_k", "matvec_block_rows"}),
+      family_task("matvec_skinny", "matvec", {tensor("A", "[5000, 24]"), tensor("x", "[24, 1]")},
+                  tensor("y", "[5000, 1]"), "{ m = 5000, k = 24 }", dots, {"matvec_split_k", "matvec_block_rows"}),
+      family_task("matvec_transposed", "matvec", {tensor("A", "[3000, 96]"), tensor("x", "[3000, 1]")},
+                  tensor("y", "[96, 1]"), "{ m = 96, k = 3000, transpose_a = true }", dots, {"matvec_split_k"}),
+      family_task("matvec_transposed_odd", "matvec", {tensor("A", "[300, 45]"), tensor("x", "[300]")},
+                  tensor("y", "[45]"), "{ m = 45, k = 300, transpose_a = true }", dots, {"matvec_split_k"}),
+  };
+}
+
+// -- the emulator -------------------------------------------------------------------------------
+
+/// Returns `cuda` rewritten for the host compiler and memops_cuda_emulator.hpp: every launch
+/// `k<<<grid, block, smem, stream>>>(args)` becomes ks_emu::launch of a lambda that calls k with
+/// the args; every `__shared__ T name[dims];` a per-block variable; `extern __shared__ T
+/// name[];` a pointer to the block's dynamic shared memory.
+std::string emulation_source(const std::string& cuda) {
+  std::string src;
+  {
+    static const std::regex shared(
+        R"((extern\s+)?__shared__\s+([\w:<>, ]+?)\s+(\w+)\s*((?:\[[^\]]*\])*)\s*;)");
+    int id = 0;
+    auto it = std::sregex_iterator(cuda.begin(), cuda.end(), shared);
+    size_t at = 0;
+    for (; it != std::sregex_iterator(); ++it) {
+      const std::smatch& m = *it;
+      src += cuda.substr(at, static_cast<size_t>(m.position()) - at);
+      if (m[1].matched)
+        src += m[2].str() + "* " + m[3].str() + " = (" + m[2].str() + "*)::ks_emu::dynamic_shared();";
+      else
+        src += "auto& " + m[3].str() + " = ::ks_emu::block_shared<" + m[2].str() + m[4].str() +
+               ">(" + std::to_string(++id) + ");";
+      at = static_cast<size_t>(m.position() + m.length());
+    }
+    src += cuda.substr(at);
+  }
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t open = src.find("<<<", pos);
+    if (open == std::string::npos) {
+      out += src.substr(pos);
+      return out;
+    }
+    size_t begin = open;  // the kernel's name, template arguments included
+    if (src[begin - 1] == '>') {
+      int depth = 0;
+      do {
+        --begin;
+        depth += src[begin] == '>' ? 1 : src[begin] == '<' ? -1 : 0;
+      } while (depth > 0);
+    }
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(src[begin - 1])) || src[begin - 1] == '_' ||
+                         src[begin - 1] == ':'))
+      --begin;
+    size_t close = src.find(">>>", open);
+    std::vector<std::string> config{""};
+    int depth = 0;
+    for (size_t i = open + 3; i < close; ++i) {
+      char c = src[i];
+      depth += (c == '(' || c == '[' || c == '{') ? 1 : (c == ')' || c == ']' || c == '}') ? -1 : 0;
+      if (c == ',' && depth == 0)
+        config.emplace_back();
+      else
+        config.back() += c;
+    }
+    size_t args_open = src.find('(', close);
+    size_t args_close = args_open;
+    depth = 0;
+    do {
+      depth += src[args_close] == '(' ? 1 : src[args_close] == ')' ? -1 : 0;
+      ++args_close;
+    } while (depth > 0);
+    out += src.substr(pos, begin - pos);
+    out += "::ks_emu::launch(dim3(" + config[0] + "), dim3(" + config[1] + "), (size_t)(" +
+           (config.size() > 2 ? config[2] : std::string("0")) + "), [=]() { " +
+           src.substr(begin, open - begin) + src.substr(args_open, args_close - args_open) + "; })";
+    pos = args_close;
+  }
+}
+
+/// Compiles `cuda` for the emulator into a shared object (cached by content in `dir`); returns
+/// its path, or empty with the compiler's output in `log`.
+fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log) {
+  std::string src = emulation_source(cuda);
+  fs::create_directories(dir);
+  fs::path include = dir / "include";
+  fs::create_directories(include);
+  {
+    std::string header = "#pragma once\n#include \"" +
+                         (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() +
+                         "\"\n";
+    if (test::read_file(include / "cuda_runtime.h") != header)
+      std::ofstream(include / "cuda_runtime.h") << header;
+  }
+  std::string key = std::to_string(std::hash<std::string>{}(
+      src + test::read_file(test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp")));
+  fs::path so = dir / (key + ".so");
+  if (fs::exists(so))
+    return so;
+  fs::path cpp = dir / (key + ".cpp");
+  std::ofstream(cpp) << src;
+  fs::path out = dir / (key + ".log");
+  std::string command = "g++ -std=c++17 -O1 -shared -fPIC -w -I" + include.string() + " -I" +
+                        (test::source_dir() / "gpu" / "include").string() + " -o " +
+                        (dir / (key + ".tmp.so")).string() + " " + cpp.string() + " > " +
+                        out.string() + " 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    log = test::read_file(out);
+    return {};
+  }
+  fs::rename(dir / (key + ".tmp.so"), so);
+  return so;
+}
+
+using forward_fn = int (*)(const ks_tensor*, int32_t, ks_tensor*, int32_t, void*);
+
+/// A tensor's host storage, `shift` floats into its allocation (1: not 16-byte aligned).
+struct host_tensor {
+  std::vector<float> storage;
+  std::vector<int64_t> shape;
+  int shift = 0;
+  float* data() { return storage.data() + shift; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    return n;
+  }
+  ks_tensor abi() {
+    ks_tensor t{};
+    t.data = data();
+    t.dtype = KS_F32;
+    t.ndim = static_cast<int32_t>(shape.size());
+    int64_t stride = 1;
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      t.shape[d] = shape[static_cast<size_t>(d)];
+      t.stride[d] = stride;
+      stride *= shape[static_cast<size_t>(d)];
+    }
+    return t;
+  }
+};
+
+host_tensor allocate(const std::vector<int64_t>& shape, int shift) {
+  host_tensor t;
+  t.shape = shape;
+  t.shift = shift;
+  t.storage.assign(static_cast<size_t>(t.numel()) + 8, NAN);
+  return t;
+}
+
+/// Runs the candidate in `so` on `inputs` (values), `calls` times; returns the output of the
+/// last call, or an error message.
+struct run_outcome {
+  std::vector<float> output;
+  std::string error;
+};
+
+run_outcome run_emulated(const fs::path& so, const engine::task& t,
+                         const std::vector<std::vector<float>>& inputs, int shift, int calls,
+                         uint64_t seed) {
+  run_outcome outcome;
+  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    outcome.error = std::string("dlopen: ") + dlerror();
+    return outcome;
+  }
+  auto forward = reinterpret_cast<forward_fn>(dlsym(handle, "ks_forward"));
+  auto configure = reinterpret_cast<void (*)(int, int, int, unsigned long long)>(
+      dlsym(handle, "ks_emulator_configure"));
+  auto error = reinterpret_cast<const char* (*)()>(dlsym(handle, "ks_emulator_error"));
+  configure(4, 2, 3, seed);
+  std::vector<host_tensor> in;
+  std::vector<ks_tensor> in_abi;
+  for (size_t i = 0; i < t.inputs.size(); ++i) {
+    in.push_back(allocate(t.inputs[i].shape, shift));
+    std::copy(inputs[i].begin(), inputs[i].end(), in.back().data());
+  }
+  for (host_tensor& h : in)
+    in_abi.push_back(h.abi());
+  host_tensor out = allocate(t.outputs.front().shape, shift);
+  ks_tensor out_abi = out.abi();
+  for (int call = 0; call < calls && outcome.error.empty(); ++call) {
+    std::fill(out.storage.begin(), out.storage.end(), NAN);  // an unwritten output fails
+    int rc = forward(in_abi.data(), static_cast<int32_t>(in_abi.size()), &out_abi, 1, nullptr);
+    if (rc != 0)
+      outcome.error = "ks_forward returned " + std::to_string(rc) + ": " + error();
+  }
+  for (size_t i = 0; i < in.size() && outcome.error.empty(); ++i)
+    if (!std::equal(inputs[i].begin(), inputs[i].end(), in[i].data()))
+      outcome.error = "the candidate changed input " + std::to_string(i);
+  outcome.output.assign(out.data(), out.data() + out.numel());
+  // The shared object stays loaded: its static state (workspaces) must outlive nothing here,
+  // and unloading a library whose fibers ran is not worth the risk in a test.
+  return outcome;
+}
+
+// -- references for the families whose own reference uses CUB ----------------------------------
+
+int64_t integer(const engine::task& t, const std::string& name) {
+  return std::get<int64_t>(t.derived.scalars.at(name));
+}
+bool flag(const engine::task& t, const std::string& name) {
+  return std::get<bool>(t.derived.scalars.at(name));
+}
+
+std::vector<double> scan_reference(const engine::task& t, const std::vector<float>& x) {
+  const int64_t outer = integer(t, "outer"), axis = integer(t, "axis"), inner = integer(t, "inner");
+  const bool product = std::get<std::string>(t.derived.scalars.at("op")) == "cumprod";
+  const bool reverse = flag(t, "reverse"), exclusive = flag(t, "exclusive");
+  std::vector<double> y(x.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double carry = product ? 1.0 : 0.0;
+      for (int64_t s = 0; s < axis; ++s) {
+        const int64_t a = reverse ? axis - 1 - s : s;
+        const size_t at = static_cast<size_t>((o * axis + a) * inner + i);
+        if (exclusive)
+          y[at] = carry;
+        carry = product ? carry * x[at] : carry + x[at];
+        if (!exclusive)
+          y[at] = carry;
+      }
+    }
+  return y;
+}
+
+std::vector<double> matvec_reference(const engine::task& t, const std::vector<float>& A,
+                                     const std::vector<float>& x) {
+  const int64_t m = integer(t, "m"), k = integer(t, "k");
+  const bool transposed = flag(t, "transpose_a");
+  std::vector<double> y(static_cast<size_t>(m));
+  for (int64_t r = 0; r < m; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < k; ++c)
+      sum += static_cast<double>(A[static_cast<size_t>(transposed ? c * m + r : r * k + c)]) * x[static_cast<size_t>(c)];
+    y[static_cast<size_t>(r)] = sum;
+  }
+  return y;
+}
+
+/// Says how `got` misses `want` under the task's tolerance; empty when it passes.
+std::string mismatch(const engine::task& t, const std::vector<float>& got, const std::vector<double>& want) {
+  if (got.size() != want.size())
+    return "the output has " + std::to_string(got.size()) + " elements, not " + std::to_string(want.size());
+  double diff2 = 0, ref2 = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(d <= t.tol.atol + t.tol.rtol * std::fabs(want[i])))
+      return "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", the reference " +
+             std::to_string(want[i]);
+    diff2 += d * d;
+    ref2 += want[i] * want[i];
+  }
+  double rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (rel > t.tol.norm_rel)
+    return "norm-relative error " + std::to_string(rel) + " over " + std::to_string(t.tol.norm_rel);
+  return {};
+}
+
+std::vector<std::vector<float>> draw_inputs(const engine::task& t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<float>> values;
+  for (const engine::tensor_spec& spec : t.inputs) {
+    std::vector<float> v(static_cast<size_t>(spec.numel()));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<float> positive(0.5f, 1.5f);
+    for (float& e : v)
+      e = spec.init == engine::init_kind::positive ? positive(rng) : normal(rng);
+    values.push_back(std::move(v));
+  }
+  return values;
+}
+
+/// Every instantiation of `space` (the odometer, last parameter fastest).
+std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
+  std::vector<param_values> out{param_values{}};
+  for (const engine::param_space& p : space) {
+    std::vector<param_values> next;
+    for (const param_values& partial : out)
+      for (int64_t v : p.values) {
+        param_values one = partial;
+        one[p.name] = v;
+        next.push_back(std::move(one));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+struct rendered_case {
+  std::string label;
+  std::string source;
+  const engine::task* subject;
+  bool emulate;  // the first instantiation and one corner run; the rest only compile
+};
+
+} // namespace
+
+TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm_90a without "
+          "warnings, and compute what the family reference computes on the CPU emulator",
+          "[skills][nvcc][emulator]") {
+  test::test_context context;
+  auto library = engine::load_skill_library(test::source_dir() / "skills");
+  INFO((library ? "" : library.error().message()));
+  REQUIRE(library.has_value());
+  for (const std::string& id : covered_skills)
+    REQUIRE(library->find(id) != nullptr);
+
+  std::vector<engine::task> tasks;
+  std::vector<manifest_case> all = cases();
+  for (const manifest_case& c : all) {
+    auto loaded = engine::load_task_manifest(context.write(c.file, c.toml));
+    INFO(c.file << "\n" << (loaded ? "" : loaded.error().message()));
+    REQUIRE(loaded.has_value());
+    tasks.push_back(std::move(*loaded));
+  }
+
+  std::vector<rendered_case> rendered;
+  for (size_t n = 0; n < tasks.size(); ++n) {
+    const engine::task& t = tasks[n];
+    auto reference = engine::read_reference(t);
+    REQUIRE(reference.has_value());
+    std::set<std::string> applied;
+    for (const engine::skill& s : library->skills) {
+      if (covered_skills.count(s.id) == 0 || !s.applies_to(t.family))
+        continue;
+      engine::applicability a = engine::check_applies(s, t, nullptr, *reference);
+      INFO(t.name << " with skill " << s.id << ": " << a.why_not);
+      // A skill that does not apply says so by its preconditions, never by a missing value.
+      CHECK(a.why_not.find("has no") == std::string::npos);
+      if (!a.applies)
+        continue;
+      applied.insert(s.id);
+      for (const engine::skill_template& tp : s.templates) {
+        auto space = engine::space_of(tp, t, *reference);
+        REQUIRE(space.has_value());
+        std::vector<param_values> valid;
+        for (const param_values& v : all_instantiations(*space)) {
+          auto why = engine::check_params(tp, *space, v, t);
+          REQUIRE(why.has_value());
+          if (!*why)
+            valid.push_back(v);
+        }
+        if (valid.empty())
+          continue;  // a template for another case of the family (transpose_a)
+        auto first = engine::first_valid(tp, *space, t);
+        REQUIRE(first.has_value());
+        REQUIRE(first->has_value());
+        std::vector<std::pair<param_values, bool>> chosen{
+            {**first, true}, {valid.front(), true}, {valid.back(), false}};
+        std::set<param_values> seen;
+        for (const auto& [v, emulate] : chosen) {
+          if (!seen.insert(v).second)
+            continue;
+          auto text = engine::render(s, tp, t, v, *reference);
+          INFO(t.name << " " << s.id << "/" << tp.name << ": " << (text ? "" : text.error().message()));
+          REQUIRE(text.has_value());
+          std::string label = t.name + " " + s.id + "/" + tp.name;
+          for (const auto& [name, value] : v)
+            label += " " + name + "=" + std::to_string(value);
+          rendered.push_back({label, *text, &t, emulate});
+        }
+      }
+    }
+    for (const std::string& id : all[n].expected_skills) {
+      INFO(t.name << " should be served by " << id);
+      CHECK(applied.count(id) == 1);
+    }
+  }
+  CHECK(rendered.size() > 60);
+
+  SECTION("each rendering compiles for sm_90a without a warning") {
+    gpu::compiler_options options;
+    options.arch = "sm_90a";
+    options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
+    options.include_dir = test::source_dir() / "gpu" / "include";
+    auto compiler = gpu::compiler::create(options);
+    if (!compiler) {
+      WARN("skipped the nvcc half: " << compiler.error().message());
+      return;
+    }
+    std::vector<gpu::compile_request> requests;
+    for (const rendered_case& c : rendered)
+      requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
+    std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+    REQUIRE(results.size() == rendered.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      INFO(rendered[i].label << "\n" << results[i].diagnostics);
+      CHECK(results[i].ok);
+      std::string lower = results[i].diagnostics;
+      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+      CHECK(lower.find("warning") == std::string::npos);
+      static const std::regex spills("[1-9][0-9]* bytes spill");  // ptxas -v: a spilled kernel
+      CHECK_FALSE(std::regex_search(lower, spills));
+    }
+  }
+
+  SECTION("each kernel computes the reference's result on the emulator, twice in a row and "
+          "from unaligned pointers") {
+    const fs::path dir = test::bin_dir().parent_path() / "memops-emulator-cache";
+    // Compile the candidates and the references first, two at a time (g++ takes seconds each).
+    std::vector<const rendered_case*> runs;
+    for (const rendered_case& c : rendered)
+      if (c.emulate)
+        runs.push_back(&c);
+    std::map<const engine::task*, std::string> references;
+    for (const engine::task& t : tasks)
+      if (t.family == "elementwise" || t.family == "pool")
+        references[&t] = *engine::read_reference(t);
+    std::vector<std::string> sources;
+    for (const rendered_case* c : runs)
+      sources.push_back(c->source);
+    for (const auto& [t, text] : references)
+      sources.push_back(text);
+    std::vector<fs::path> objects(sources.size());
+    std::vector<std::string> logs(sources.size());
+    for (size_t i = 0; i < sources.size(); i += 2) {
+      auto second = i + 1 < sources.size()
+                        ? std::async(std::launch::async, [&, i] { return emulated(sources[i + 1], dir, logs[i + 1]); })
+                        : std::future<fs::path>{};
+      objects[i] = emulated(sources[i], dir, logs[i]);
+      if (second.valid())
+        objects[i + 1] = second.get();
+    }
+    std::map<const engine::task*, fs::path> reference_objects;
+    size_t next = runs.size();
+    for (const auto& [t, text] : references) {
+      INFO("the " << t->family << " reference of " << t->name << "\n" << logs[next]);
+      REQUIRE_FALSE(objects[next].empty());
+      reference_objects[t] = objects[next++];
+    }
+
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const rendered_case& c = *runs[r];
+      const engine::task& t = *c.subject;
+      INFO(c.label << "\n" << logs[r]);
+      REQUIRE_FALSE(objects[r].empty());
+      for (int shift : {0, 1}) {
+        std::vector<std::vector<float>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
+        std::vector<double> want;
+        if (t.family == "scan") {
+          want = scan_reference(t, inputs[0]);
+        } else if (t.family == "matvec") {
+          want = matvec_reference(t, inputs[0], inputs[1]);
+        } else {
+          run_outcome ref = run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
+          INFO("the family reference: " << ref.error);
+          REQUIRE(ref.error.empty());
+          want.assign(ref.output.begin(), ref.output.end());
+        }
+        run_outcome got = run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
+        INFO("pointers shifted by " << shift << " float(s)");
+        CHECK(got.error == "");
+        if (got.error.empty())
+          CHECK(mismatch(t, got.output, want) == "");
+      }
+    }
+  }
+}

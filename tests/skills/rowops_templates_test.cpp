@@ -1,0 +1,381 @@
+// The row-op skills (softmax, norm and reduce families, issue 10) against a spread of shapes
+// in the [outer, axis, inner] view of docs/tasks.md: the suites' shapes, odd lengths, a dim of
+// 1, lengths that are not a multiple of 4, tiny and huge axes, inner 1 and inner > 1. Each
+// skill applies where its regime is (and not elsewhere), every valid instantiation renders,
+// the planner's first choice for the suites' big shapes is the one meant to be fastest, and
+// the first choice for every shape (plus the corners of one shape's space) compiles with nvcc
+// for sm_90a without a warning. No GPU: nvcc runs on the CPU.
+//
+// The tasks are built here with the values the family loader derives (task.outer, task.axis,
+// task.inner, task.op, task.eps, ...), so the test does not depend on how manifests spell them.
+
+#include "engine/skill_library.hpp"
+#include "engine/skill_template.hpp"
+#include "engine/task.hpp"
+#include "gpu/compiler.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/test_context.hpp"
+
+using namespace ks;
+using engine::param_values;
+
+namespace {
+
+const std::vector<std::string> row_op_skills = {
+  "softmax_cluster_rows", "softmax_warp_rows", "softmax_grid_rows",  "softmax_online_rows",
+  "softmax_inner_columns", "norm_cluster_rows", "norm_warp_rows",    "norm_grid_rows",
+  "rmsnorm_channels_registers", "reduce_split_columns", "reduce_rows",
+};
+
+int64_t product(const std::vector<int64_t>& shape, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i)
+    p *= shape[i];
+  return p;
+}
+
+engine::tensor_spec tensor(const std::string& name, std::vector<int64_t> shape,
+                           engine::dtype type = engine::dtype::f32) {
+  engine::tensor_spec t;
+  t.name = name;
+  t.type = type;
+  t.shape = std::move(shape);
+  return t;
+}
+
+/// Returns a task of `family` acting on dims [first, last] of `shape`, with the values the
+/// family loader derives.
+engine::task axis_task(const std::string& name, const std::string& family, const std::string& op,
+                       const std::vector<int64_t>& shape, size_t first, size_t last) {
+  engine::task t;
+  t.name = name;
+  t.family = family;
+  t.inputs.push_back(tensor("x", shape));
+  t.params["op"] = op;
+  t.params["dim"] = static_cast<int64_t>(first);
+  t.params["outer"] = product(shape, 0, first);
+  t.params["axis"] = product(shape, first, last + 1);
+  t.params["inner"] = product(shape, last + 1, shape.size());
+  t.params["axis_is_last"] = last + 1 == shape.size();
+  return t;
+}
+
+engine::task softmax_task(const std::string& name, const std::string& op,
+                          const std::vector<int64_t>& shape, size_t dim) {
+  engine::task t = axis_task(name, "softmax", op, shape, dim, dim);
+  t.outputs.push_back(tensor("y", shape));
+  return t;
+}
+
+engine::task norm_task(const std::string& name, const std::string& op,
+                       const std::vector<int64_t>& shape, size_t first, size_t last, bool affine) {
+  engine::task t = axis_task(name, "norm", op, shape, first, last);
+  t.params["eps"] = op == "l2" ? 1e-12 : 1e-5;
+  t.params["affine"] = affine;
+  int64_t axis = std::get<int64_t>(t.params["axis"]);
+  if (affine)
+    t.inputs.push_back(tensor("weight", {axis}));
+  if (affine && op == "layer")
+    t.inputs.push_back(tensor("bias", {axis}));
+  t.outputs.push_back(tensor("y", shape));
+  return t;
+}
+
+engine::task reduce_task(const std::string& name, const std::string& op,
+                         const std::vector<int64_t>& shape, size_t dim, bool keepdim) {
+  engine::task t = axis_task(name, "reduce", op, shape, dim, dim);
+  t.params["keepdim"] = keepdim;
+  std::vector<int64_t> out = shape;
+  if (keepdim)
+    out[dim] = 1;
+  else
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(dim));
+  bool index = op == "argmax" || op == "argmin";
+  t.outputs.push_back(tensor("y", out, index ? engine::dtype::i64 : engine::dtype::f32));
+  return t;
+}
+
+/// The shapes of the three families: the suites' (kernelbench-l1 and quickstart), KernelBench
+/// level 1's other row ops at their real shapes, and odd corners.
+std::vector<engine::task> spread() {
+  return {
+    // softmax
+    softmax_task("softmax_kb", "softmax", {4096, 393216}, 1),
+    softmax_task("softmax_quick", "softmax", {256, 4096}, 1),
+    softmax_task("log_softmax_kb", "log_softmax", {4096, 393216}, 1),
+    softmax_task("log_softmax_odd", "log_softmax", {32768, 65535}, 1),
+    softmax_task("softmax_short_odd", "softmax", {100003, 7}, 1),
+    softmax_task("softmax_axis_1", "softmax", {5, 1}, 1),
+    softmax_task("softmax_1d", "log_softmax", {1000}, 0),
+    softmax_task("softmax_2047", "softmax", {513, 2047}, 1),
+    softmax_task("softmax_channels", "softmax", {8, 64, 32, 64}, 1),
+    softmax_task("softmax_channels_odd", "log_softmax", {3, 1000, 5}, 1),
+    softmax_task("softmax_channels_axis_1", "softmax", {7, 1, 3}, 1),
+    softmax_task("softmax_channels_long", "softmax", {2, 2048, 4095}, 1),
+    softmax_task("softmax_few_long_rows", "softmax", {4, 4194304}, 1),
+    softmax_task("log_softmax_everything", "log_softmax", {1879048192}, 0),
+    // norm
+    norm_task("rmsnorm_kb", "rms", {112, 64, 512, 512}, 1, 1, false),
+    norm_task("rmsnorm_quick", "rms", {8, 64, 32, 64}, 1, 1, false),
+    norm_task("l2norm_kb", "l2", {32768, 65535}, 1, 1, false),
+    norm_task("layernorm_kb", "layer", {16, 64, 256, 256}, 1, 3, true),
+    norm_task("layernorm_hidden", "layer", {4096, 1024}, 1, 1, true),
+    norm_task("rmsnorm_hidden_affine", "rms", {1000, 3000}, 1, 1, true),
+    norm_task("rmsnorm_short_odd", "rms", {100003, 7}, 1, 1, false),
+    norm_task("l2norm_axis_1", "l2", {5, 1}, 1, 1, false),
+    norm_task("layernorm_channels_odd", "layer", {3, 1000, 5}, 1, 1, true),
+    norm_task("l2norm_channels_long", "l2", {2, 2048, 4095}, 1, 1, false),
+    norm_task("rmsnorm_one_long_row", "rms", {1, 7000001}, 1, 1, false),
+    norm_task("rmsnorm_two_rows", "rms", {2, 300000}, 1, 1, true),
+    norm_task("l2norm_everything", "l2", {112, 64, 512, 512}, 0, 3, false),
+    // reduce
+    reduce_task("sum_kb", "sum", {128, 4096, 4095}, 1, true),
+    reduce_task("sum_quick", "sum", {16, 256, 255}, 1, true),
+    reduce_task("mean_kb", "mean", {128, 4096, 4095}, 1, false),
+    reduce_task("max_kb", "max", {128, 4096, 4095}, 1, false),
+    reduce_task("argmax_kb", "argmax", {128, 4096, 4095}, 1, false),
+    reduce_task("argmin_kb", "argmin", {128, 4096, 4095}, 1, false),
+    reduce_task("min_kb", "min", {128, 4096, 4095}, 1, false),
+    reduce_task("prod_small", "prod", {16, 256, 256}, 1, false),
+    reduce_task("sum_rows_odd", "sum", {4096, 4095}, 1, false),
+    reduce_task("sum_everything", "sum", {1879048192}, 0, false),
+    reduce_task("argmax_one_long_row", "argmax", {1, 100000001}, 1, true),
+    reduce_task("argmin_short_odd", "argmin", {100003, 7}, 1, false),
+    reduce_task("prod_tiny", "prod", {3, 5}, 1, false),
+    reduce_task("max_axis_1", "max", {7, 1}, 1, true),
+    reduce_task("argmax_tall_columns", "argmax", {1, 1000000, 64}, 1, false),
+    reduce_task("mean_tall_columns", "mean", {2, 5000000, 3}, 1, true),
+  };
+}
+
+/// Every instantiation of `space` (the odometer, last parameter fastest).
+std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
+  std::vector<param_values> out{param_values{}};
+  for (const engine::param_space& p : space) {
+    std::vector<param_values> next;
+    for (const param_values& partial : out)
+      for (int64_t v : p.values) {
+        param_values one = partial;
+        one[p.name] = v;
+        next.push_back(std::move(one));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+/// The skills of `library` (by id) that apply to `t`.
+std::set<std::string> applicable(const engine::skill_library& library, const engine::task& t) {
+  std::set<std::string> ids;
+  for (const std::string& id : row_op_skills) {
+    const engine::skill* s = library.find(id);
+    REQUIRE(s != nullptr);
+    if (engine::check_applies(*s, t, nullptr, "").applies)
+      ids.insert(id);
+  }
+  return ids;
+}
+
+/// The planner's first instantiation of skill `id`'s first template for `t`.
+param_values first_choice(const engine::skill_library& library, const std::string& id,
+                          const engine::task& t) {
+  const engine::skill* s = library.find(id);
+  REQUIRE(s != nullptr);
+  const engine::skill_template& tp = s->templates.front();
+  auto space = engine::space_of(tp, t, "");
+  REQUIRE(space.has_value());
+  auto first = engine::first_valid(tp, *space, t);
+  REQUIRE(first.has_value());
+  REQUIRE(first->has_value());
+  return **first;
+}
+
+engine::task find_task(const std::vector<engine::task>& tasks, const std::string& name) {
+  auto it = std::find_if(tasks.begin(), tasks.end(), [&](const engine::task& t) { return t.name == name; });
+  REQUIRE(it != tasks.end());
+  return *it;
+}
+
+/// Checks whether ptxas's resource lines in `diagnostics` report a spill ("8 bytes spill
+/// stores"); ptxas reports spills as information, not as warnings.
+bool spills(const std::string& diagnostics) {
+  const std::string marker = " bytes spill stores";
+  for (size_t at = diagnostics.find(marker); at != std::string::npos;
+       at = diagnostics.find(marker, at + 1)) {
+    size_t start = at;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(diagnostics[start - 1])))
+      --start;
+    if (diagnostics.substr(start, at - start) != "0")
+      return true;
+  }
+  return false;
+}
+
+engine::skill_library load_library() {
+  auto library = engine::load_skill_library(test::source_dir() / "skills");
+  INFO((library ? "" : library.error().message()));
+  REQUIRE(library.has_value());
+  return *library;
+}
+
+} // namespace
+
+TEST_CASE("each row-op skill applies in its regime: the row held on chip, a warp per short row, "
+          "columns for inner > 1, a grid for few long rows",
+          "[skills]") {
+  engine::skill_library library = load_library();
+  std::vector<engine::task> tasks = spread();
+  auto skills_for = [&](const std::string& name) { return applicable(library, find_task(tasks, name)); };
+
+  CHECK(skills_for("softmax_kb") == std::set<std::string>{"softmax_cluster_rows", "softmax_online_rows"});
+  CHECK(skills_for("log_softmax_odd") == std::set<std::string>{"softmax_cluster_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_quick") == std::set<std::string>{"softmax_cluster_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_short_odd") == std::set<std::string>{"softmax_warp_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_2047") ==
+        std::set<std::string>{"softmax_cluster_rows", "softmax_warp_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_channels") == std::set<std::string>{"softmax_inner_columns"});
+  CHECK(skills_for("softmax_channels_axis_1") == std::set<std::string>{"softmax_inner_columns"});
+  CHECK(skills_for("softmax_few_long_rows") == std::set<std::string>{"softmax_grid_rows", "softmax_online_rows"});
+  CHECK(skills_for("log_softmax_everything") ==
+        std::set<std::string>{"softmax_grid_rows", "softmax_online_rows"});
+
+  CHECK(skills_for("rmsnorm_kb") == std::set<std::string>{"rmsnorm_channels_registers"});
+  CHECK(skills_for("l2norm_kb") == std::set<std::string>{"norm_cluster_rows"});
+  CHECK(skills_for("layernorm_kb") == std::set<std::string>{"norm_grid_rows"});
+  CHECK(skills_for("layernorm_hidden") == std::set<std::string>{"norm_cluster_rows", "norm_warp_rows"});
+  CHECK(skills_for("rmsnorm_short_odd") == std::set<std::string>{"norm_warp_rows"});
+  CHECK(skills_for("rmsnorm_one_long_row") == std::set<std::string>{"norm_grid_rows"});
+  CHECK(skills_for("rmsnorm_two_rows") == std::set<std::string>{"norm_cluster_rows", "norm_grid_rows"});
+  CHECK(skills_for("l2norm_everything") == std::set<std::string>{"norm_grid_rows"});
+  CHECK(skills_for("l2norm_channels_long") == std::set<std::string>{"rmsnorm_channels_registers"});
+
+  CHECK(skills_for("sum_kb") == std::set<std::string>{"reduce_split_columns"});
+  CHECK(skills_for("argmax_kb") == std::set<std::string>{"reduce_split_columns"});
+  CHECK(skills_for("sum_rows_odd") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("sum_everything") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("max_axis_1") == std::set<std::string>{"reduce_rows"});
+
+  // Every shape of the spread has a row-op skill.
+  for (const engine::task& t : tasks) {
+    INFO(t.name);
+    CHECK_FALSE(applicable(library, t).empty());
+  }
+}
+
+TEST_CASE("the planner's first choice for the suites' big shapes is the configuration meant to "
+          "be fastest",
+          "[skills]") {
+  engine::skill_library library = load_library();
+  std::vector<engine::task> tasks = spread();
+  // 16 CTAs per row, two per SM (96 KB of the row each), 512 threads.
+  CHECK(first_choice(library, "softmax_cluster_rows", find_task(tasks, "softmax_kb")) ==
+        param_values{{"ctas_per_sm", 2}, {"threads", 512}});
+  // 64 channels of one position per thread, in registers.
+  CHECK(first_choice(library, "rmsnorm_channels_registers", find_task(tasks, "rmsnorm_kb")) ==
+        param_values{{"threads", 256}, {"ty", 1}, {"vec", 1}});
+  // A warp across 32 columns, 16 warps down the axis (as torch's reduction), 8 loads in flight
+  // per thread.
+  CHECK(first_choice(library, "reduce_split_columns", find_task(tasks, "sum_kb")) ==
+        param_values{{"tx", 32}, {"ty", 16}, {"unroll", 8}});
+  // 65535 columns: no 16-byte row loads for a warp... but 4 CTAs of a cluster at two per SM.
+  CHECK(first_choice(library, "norm_cluster_rows", find_task(tasks, "l2norm_kb")) ==
+        param_values{{"ctas_per_sm", 2}, {"threads", 512}});
+  CHECK(first_choice(library, "norm_grid_rows", find_task(tasks, "layernorm_kb")) ==
+        param_values{{"ctas_per_sm", 1}, {"threads", 1024}});
+  // A row length that is not a multiple of 4 turns the 16-byte loads off, the rest stays.
+  CHECK(first_choice(library, "softmax_warp_rows", find_task(tasks, "softmax_short_odd")) ==
+        param_values{{"lanes", 32}, {"threads", 128}, {"vec", 0}});
+  // 1000 channels: split over 16 threads along the axis (63 values each).
+  CHECK(first_choice(library, "softmax_inner_columns", find_task(tasks, "softmax_channels_odd")) ==
+        param_values{{"threads", 256}, {"ty", 16}, {"vec", 1}});
+}
+
+TEST_CASE("every instantiation of every row-op skill renders for every shape it applies to, and "
+          "the first choices and corners compile for sm_90a without warnings",
+          "[skills][nvcc]") {
+  engine::skill_library library = load_library();
+  struct case_t {
+    std::string label;
+    std::string source;
+  };
+  std::vector<case_t> to_compile;
+  std::set<std::string> corners_done;
+  int64_t rendered = 0;
+  for (const engine::task& t : spread()) {
+    for (const std::string& id : row_op_skills) {
+      const engine::skill& s = *library.find(id);
+      if (!s.applies_to(t.family) || !engine::check_applies(s, t, nullptr, "").applies)
+        continue;
+      INFO(t.name << " with skill " << id);
+      for (const engine::skill_template& tp : s.templates) {
+        auto space = engine::space_of(tp, t, "");
+        REQUIRE(space.has_value());
+        std::vector<param_values> valid;
+        for (const param_values& v : all_instantiations(*space)) {
+          auto why = engine::check_params(tp, *space, v, t);
+          REQUIRE(why.has_value());
+          if (*why)
+            continue;
+          auto text = engine::render(s, tp, t, v, "");
+          INFO((text ? "" : text.error().message()));
+          REQUIRE(text.has_value());
+          CHECK(text->find("{{") == std::string::npos);
+          ++rendered;
+          valid.push_back(v);
+        }
+        REQUIRE_FALSE(valid.empty());
+        // The first choice for every shape; the corners of the space for the first shape a
+        // skill meets (the suites' big shapes come first in the spread).
+        std::vector<param_values> chosen{first_choice(library, id, t)};
+        if (corners_done.insert(id + "/" + tp.name).second) {
+          chosen.push_back(valid.front());
+          chosen.push_back(valid.back());
+        }
+        std::sort(chosen.begin(), chosen.end());
+        chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+        for (const param_values& v : chosen) {
+          std::string label = t.name + " " + id + "/" + tp.name;
+          for (const auto& [name, value] : v)
+            label += " " + name + "=" + std::to_string(value);
+          to_compile.push_back({label, *engine::render(s, tp, t, v, "")});
+        }
+      }
+    }
+  }
+  CHECK(rendered > 300);
+  CHECK(corners_done.size() == row_op_skills.size());
+
+  gpu::compiler_options options;
+  options.arch = "sm_90a";
+  options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
+  options.include_dir = test::source_dir() / "gpu" / "include";
+  auto compiler = gpu::compiler::create(options);
+  if (!compiler) {
+    WARN("skipped the nvcc half: " << compiler.error().message());
+    return;
+  }
+  std::vector<gpu::compile_request> requests;
+  for (const case_t& c : to_compile)
+    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}});
+  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  REQUIRE(results.size() == to_compile.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(to_compile[i].label << "\n" << results[i].diagnostics);
+    CHECK(results[i].ok);
+    // A warning of nvcc, the host compiler or ptxas fails the template; so does a spill, which
+    // ptxas reports as information ("bytes spill stores").
+    std::string lower = results[i].diagnostics;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    CHECK(lower.find("warning") == std::string::npos);
+    CHECK_FALSE(spills(lower));
+  }
+}
