@@ -305,6 +305,19 @@ job_result<timing_result> worker_client::time(const engine::task& t, const std::
   });
 }
 
+job_result<engine::profile> worker_client::profile(const engine::task& t, const std::string& kernel,
+                                                  const profile_options& opt, uint64_t seed) {
+  request req;
+  req.job = job_kind::profile;
+  req.task = t;
+  req.kernel = kernel;
+  req.profile = opt;
+  req.verify.seed = seed;
+  return run(std::move(req), options_.profile_timeout).and_then([](response&& r) {
+    return payload_of<engine::profile>(std::move(r), job_kind::profile);
+  });
+}
+
 void worker_client::shutdown() {
   if (!process_ || !process_->running()) {
     process_.reset();

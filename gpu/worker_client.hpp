@@ -33,6 +33,7 @@ struct worker_options {
   std::chrono::milliseconds calibrate_timeout{60000};
   std::chrono::milliseconds verify_timeout{60000};
   std::chrono::milliseconds time_timeout{120000};
+  std::chrono::milliseconds profile_timeout{60000};
   std::vector<std::string> extra_args;             ///< appended to the worker's command line
   /// Its environment, private folder and sandbox (worker_sandbox.hpp); the environment is
   /// scrubbed whatever this says.
@@ -61,6 +62,14 @@ public:
   /// `reference` (both shared objects; the same path when the reference itself is timed).
   job_result<timing_result> time(const engine::task& t, const std::string& kernel,
                                  const std::string& reference, const timing_options& opt);
+
+  /// Profiles one call of `kernel` (a shared object) on `t`'s shapes, inputs drawn from
+  /// `seed` as for timing: every kernel it launches and, where the device lets CUPTI read
+  /// them, the hardware metrics (engine/profile.hpp). Counters that cannot be read are no
+  /// failure: the profile says why (counters_unavailable) and holds the activity part.
+  job_result<engine::profile> profile(const engine::task& t, const std::string& kernel,
+                                      const profile_options& opt = {},
+                                      uint64_t seed = verify_options{}.seed);
 
   /// Asks the worker to exit and waits for it; its private folder is removed.
   void shutdown();

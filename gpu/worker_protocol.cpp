@@ -323,6 +323,150 @@ timing_result decode_timing_result(const json::object& o) {
   return t;
 }
 
+
+// -- profiles ------------------------------------------------------------------------------
+
+json::object encode_metrics(const std::map<std::string, double>& metrics) {
+  json::object out;
+  for (const auto& [name, value] : metrics)
+    if (std::isfinite(value))
+      out[name] = value;
+  return out;
+}
+
+std::map<std::string, double> decode_metrics(const json::object& o, std::string_view key) {
+  std::map<std::string, double> out;
+  if (!o.contains(key))
+    return out;
+  for (const auto& [name, value] : as_object(o.at(key), key)) {
+    if (value.is_null())
+      continue;  // not a finite number where it was measured: left out
+    if (!value.is_number())
+      throw decode_error("metric '" + std::string(name) + "' must be a number");
+    out[std::string(name)] = value.to_number<double>();
+  }
+  return out;
+}
+
+json::array encode_triple(const std::array<int32_t, 3>& v) {
+  return json::array{v[0], v[1], v[2]};
+}
+
+std::array<int32_t, 3> decode_triple(const json::object& o, std::string_view key) {
+  std::array<int32_t, 3> out{1, 1, 1};
+  if (!o.contains(key))
+    return out;
+  const auto& a = as_array(o.at(key), key);
+  if (a.size() != 3)
+    throw decode_error("'" + std::string(key) + "' must hold 3 integers");
+  for (size_t i = 0; i < 3; ++i) {
+    if (!a[i].is_int64() && !a[i].is_uint64())
+      throw decode_error("'" + std::string(key) + "' must hold 3 integers");
+    out[i] = static_cast<int32_t>(a[i].is_int64() ? a[i].get_int64() : a[i].get_uint64());
+  }
+  return out;
+}
+
+json::object encode_kernel(const engine::kernel_profile& k) {
+  return {{"name", k.name},
+          {"launches", k.launches},
+          {"duration_ms", k.duration_ms},
+          {"grid", encode_triple(k.grid)},
+          {"block", encode_triple(k.block)},
+          {"registers", k.registers},
+          {"static_shared_bytes", k.static_shared_bytes},
+          {"dynamic_shared_bytes", k.dynamic_shared_bytes},
+          {"local_bytes_per_thread", k.local_bytes_per_thread},
+          {"metrics", encode_metrics(k.metrics)}};
+}
+
+engine::kernel_profile decode_kernel(const json::value& v) {
+  const auto& o = as_object(v, "kernel");
+  engine::kernel_profile k;
+  k.name = get_string(o, "name");
+  k.launches = get_number_or<int64_t>(o, "launches", 1);
+  k.duration_ms = get_number_or<double>(o, "duration_ms", 0);
+  k.grid = decode_triple(o, "grid");
+  k.block = decode_triple(o, "block");
+  k.registers = get_number_or<int32_t>(o, "registers", 0);
+  k.static_shared_bytes = get_number_or<int64_t>(o, "static_shared_bytes", 0);
+  k.dynamic_shared_bytes = get_number_or<int64_t>(o, "dynamic_shared_bytes", 0);
+  k.local_bytes_per_thread = get_number_or<int64_t>(o, "local_bytes_per_thread", 0);
+  k.metrics = decode_metrics(o, "metrics");
+  return k;
+}
+
+json::object encode_payload(const engine::profile& p) {
+  json::array kernels, notes;
+  for (const auto& k : p.kernels)
+    kernels.push_back(encode_kernel(k));
+  for (const auto& n : p.notes)
+    notes.push_back(json::string(n));
+  const engine::device_limits& d = p.device;
+  return {{"launches", p.launches},
+          {"copies", p.copies},
+          {"kernel_ms", p.kernel_ms},
+          {"span_ms", p.span_ms},
+          {"counters", p.counters},
+          {"counters_unavailable", p.counters_unavailable},
+          {"range", p.range},
+          {"replay", p.replay},
+          {"passes", p.passes},
+          {"metrics", encode_metrics(p.metrics)},
+          {"notes", std::move(notes)},
+          {"device",
+           {{"sms", d.sms},
+            {"max_warps_per_sm", d.max_warps_per_sm},
+            {"max_blocks_per_sm", d.max_blocks_per_sm},
+            {"registers_per_sm", d.registers_per_sm},
+            {"max_registers_per_block", d.max_registers_per_block},
+            {"shared_bytes_per_sm", d.shared_bytes_per_sm},
+            {"shared_bytes_per_block_optin", d.shared_bytes_per_block_optin},
+            {"reserved_shared_bytes_per_block", d.reserved_shared_bytes_per_block}}},
+          {"profile_ms", p.profile_ms},
+          {"kernels", std::move(kernels)}};
+}
+
+engine::profile decode_profile_object(const json::object& o) {
+  engine::profile p;
+  p.launches = get_number<int64_t>(o, "launches");
+  p.copies = get_number_or<int64_t>(o, "copies", 0);
+  p.kernel_ms = get_number_or<double>(o, "kernel_ms", 0);
+  p.span_ms = get_number_or<double>(o, "span_ms", 0);
+  p.counters = get_bool_or(o, "counters", false);
+  p.counters_unavailable = get_string_or(o, "counters_unavailable", "");
+  p.range = get_string_or(o, "range", "");
+  p.replay = get_string_or(o, "replay", "");
+  p.passes = get_number_or<int32_t>(o, "passes", 0);
+  p.metrics = decode_metrics(o, "metrics");
+  if (o.contains("notes"))
+    for (const auto& n : as_array(o.at("notes"), "notes")) {
+      if (!n.is_string())
+        throw decode_error("'notes' must hold strings");
+      p.notes.emplace_back(n.get_string());
+    }
+  if (o.contains("device")) {
+    const auto& d = as_object(o.at("device"), "device");
+    engine::device_limits& l = p.device;
+    l.sms = get_number_or<int32_t>(d, "sms", l.sms);
+    l.max_warps_per_sm = get_number_or<int32_t>(d, "max_warps_per_sm", l.max_warps_per_sm);
+    l.max_blocks_per_sm = get_number_or<int32_t>(d, "max_blocks_per_sm", l.max_blocks_per_sm);
+    l.registers_per_sm = get_number_or<int32_t>(d, "registers_per_sm", l.registers_per_sm);
+    l.max_registers_per_block =
+      get_number_or<int32_t>(d, "max_registers_per_block", l.max_registers_per_block);
+    l.shared_bytes_per_sm = get_number_or<int64_t>(d, "shared_bytes_per_sm", l.shared_bytes_per_sm);
+    l.shared_bytes_per_block_optin =
+      get_number_or<int64_t>(d, "shared_bytes_per_block_optin", l.shared_bytes_per_block_optin);
+    l.reserved_shared_bytes_per_block = get_number_or<int64_t>(
+      d, "reserved_shared_bytes_per_block", l.reserved_shared_bytes_per_block);
+  }
+  p.profile_ms = get_number_or<double>(o, "profile_ms", 0);
+  if (o.contains("kernels"))
+    for (const auto& k : as_array(o.at("kernels"), "kernels"))
+      p.kernels.push_back(decode_kernel(k));
+  return p;
+}
+
 json::object encode_failure(const failure& f) {
   json::object obj{{"kind", to_string(f.kind)}, {"message", f.message}};
   if (f.return_code)
@@ -351,8 +495,7 @@ failure decode_failure(const json::object& o) {
 }
 
 std::optional<job_kind> parse_job(std::string_view name) {
-  for (auto job : {job_kind::info, job_kind::calibrate, job_kind::verify, job_kind::time,
-                   job_kind::shutdown})
+  for (auto job : all_job_kinds)
     if (name == to_string(job))
       return job;
   return std::nullopt;
@@ -367,6 +510,7 @@ const char* to_string(job_kind job) noexcept {
     case job_kind::verify: return "verify";
     case job_kind::time: return "time";
     case job_kind::shutdown: return "shutdown";
+    case job_kind::profile: return "profile";
   }
   return "unknown";
 }
@@ -392,6 +536,12 @@ std::string encode(const request& r) {
                                  {"stable_rel", r.timing.stable_rel},
                                  {"host_check_batch", r.timing.host_check_batch},
                                  {"flush_l2", r.timing.flush_l2}};
+  } else if (r.job == job_kind::profile) {
+    obj["kernel"] = r.kernel;
+    obj["seed"] = r.verify.seed;
+    obj["profile"] = json::object{{"counters", r.profile.counters},
+                                  {"max_ranges", r.profile.max_ranges},
+                                  {"max_passes", r.profile.max_passes}};
   }
   return json::serialize(obj);
 }
@@ -432,7 +582,7 @@ engine::expected<request> decode_request(std::string_view line) {
     if (!job)
       throw decode_error("unknown job '" + job_name + "'");
     r.job = *job;
-    if (r.job == job_kind::verify || r.job == job_kind::time)
+    if (r.job == job_kind::verify || r.job == job_kind::time || r.job == job_kind::profile)
       r.task = decode_task(field(obj, "task"));
     if (r.job == job_kind::verify) {
       r.reference = get_string(obj, "reference");
@@ -452,6 +602,16 @@ engine::expected<request> decode_request(std::string_view line) {
         o.stable_rel = get_number_or<double>(t, "stable_rel", o.stable_rel);
         o.host_check_batch = get_number_or<int32_t>(t, "host_check_batch", o.host_check_batch);
         o.flush_l2 = get_bool_or(t, "flush_l2", o.flush_l2);
+      }
+    } else if (r.job == job_kind::profile) {
+      r.kernel = get_string(obj, "kernel");
+      r.verify.seed = get_number_or<uint64_t>(obj, "seed", r.verify.seed);
+      if (obj.contains("profile")) {
+        const auto& p = as_object(obj.at("profile"), "profile");
+        auto& o = r.profile;
+        o.counters = get_bool_or(p, "counters", o.counters);
+        o.max_ranges = get_number_or<int32_t>(p, "max_ranges", o.max_ranges);
+        o.max_passes = get_number_or<int32_t>(p, "max_passes", o.max_passes);
       }
     }
     return r;
@@ -480,11 +640,28 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
       case job_kind::verify: r.result = decode_verify_result(result); break;
       case job_kind::time: r.result = decode_timing_result(result); break;
       case job_kind::shutdown: break;
+      case job_kind::profile: r.result = decode_profile_object(result); break;
     }
     return r;
   } catch (const std::exception& e) {
     return engine::fail(engine::errc::protocol,
                         std::string("bad ") + to_string(job) + " response: " + e.what());
+  }
+}
+
+std::string encode_profile(const engine::profile& p) {
+  return json::serialize(encode_payload(p));
+}
+
+engine::expected<engine::profile> decode_profile(std::string_view text) {
+  try {
+    json::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec)
+      throw decode_error("not JSON (" + ec.message() + ")");
+    return decode_profile_object(as_object(v, "profile"));
+  } catch (const std::exception& e) {
+    return engine::fail(engine::errc::protocol, std::string("bad profile: ") + e.what());
   }
 }
 

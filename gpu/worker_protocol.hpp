@@ -12,6 +12,9 @@
 //                          "seed":INT
 //             | "time"    with "task":TASK, "kernel":PATH, "reference":PATH, "timing":TIMING
 //                          (the reference's outputs are what timed calls are checked against)
+//             | "profile" with "task":TASK, "kernel":PATH, ["seed":INT],
+//                          ["profile":{"counters":BOOL, "max_ranges":INT, "max_passes":INT}]
+//                          (never timed: its calls run under CUPTI, apart from any timing)
 //   TASK     := {"name":STR, "inputs":[TENSOR...], "outputs":[TENSOR...],
 //                "tolerance":{"atol":NUM, "rtol":NUM, "norm_rel":NUM},
 //                ["cost":{"flops":NUM, "bytes":NUM}]}   (timing checks compute-bound tasks
@@ -21,11 +24,27 @@
 //             | {"v":1, "id":INT, "ok":false, "failure":FAILURE}
 //   FAILURE  := {"kind":STR, "message":STR, ["return_code":INT], ["cuda_error":STR],
 //                ["verify":VERIFY]}
+//   PROFILE  := (the result of "profile", engine::profile)
+//               {"launches":INT, "copies":INT, "kernel_ms":NUM, "span_ms":NUM,
+//                "counters":BOOL, "counters_unavailable":STR, "range":STR, "replay":STR,
+//                "passes":INT, "metrics":{METRIC:NUM...}, "notes":[STR...],
+//                "device":{"sms":INT, "max_warps_per_sm":INT, "max_blocks_per_sm":INT,
+//                          "registers_per_sm":INT, "max_registers_per_block":INT,
+//                          "shared_bytes_per_sm":INT, "shared_bytes_per_block_optin":INT,
+//                          "reserved_shared_bytes_per_block":INT},
+//                "profile_ms":NUM, "kernels":[KERNEL...]}
+//   KERNEL   := {"name":STR, "launches":INT, "duration_ms":NUM, "grid":[INT,INT,INT],
+//                "block":[INT,INT,INT], "registers":INT, "static_shared_bytes":INT,
+//                "dynamic_shared_bytes":INT, "local_bytes_per_thread":INT,
+//                "metrics":{METRIC:NUM...}}
+//               METRIC is CUPTI's name (engine/profile.hpp); a value that is not a finite
+//               number is left out.
 //
 // "v" is the protocol version; a peer refuses any other. "id" echoes the request's id so a
 // late reply to a killed job can never be taken for the next job's. A worker that hits a
 // sticky CUDA error answers the job and then exits; the client starts a new one.
 
+#include "engine/profile.hpp"
 #include "engine/task.hpp"
 #include "gpu/failure.hpp"
 
@@ -40,8 +59,21 @@ namespace ks::gpu {
 /// The protocol version both peers must speak.
 inline constexpr int protocol_version = 1;
 
-/// The jobs a worker runs.
-enum class job_kind : int32_t { info = 0, calibrate = 1, verify = 2, time = 3, shutdown = 4 };
+/// The jobs a worker runs; the actors' bench jobs are these too (actors::bench_kind). The
+/// numbers are stable.
+enum class job_kind : int32_t {
+  info = 0,
+  calibrate = 1,
+  verify = 2,
+  time = 3,
+  shutdown = 4,
+  profile = 5,
+};
+
+/// Lists every job kind, in the order of their numbers.
+inline constexpr job_kind all_job_kinds[] = {job_kind::info,   job_kind::calibrate,
+                                             job_kind::verify, job_kind::time,
+                                             job_kind::shutdown, job_kind::profile};
 
 /// Returns the wire name of `job`.
 const char* to_string(job_kind job) noexcept;
@@ -64,16 +96,25 @@ struct timing_options {
   bool flush_l2 = true;         ///< flush L2 before every timed call
 };
 
+/// Options of a profile job.
+struct profile_options {
+  bool counters = true;      ///< read hardware counters (false: the activity records only)
+  int32_t max_ranges = 64;   ///< a call launching more kernels is profiled as one range
+  int32_t max_passes = 64;   ///< a metric set needing more replay passes falls back to the
+                             ///< core metrics
+};
+
 /// One request to the worker.
 struct request {
   int64_t id = 0;
   job_kind job = job_kind::info;
-  std::optional<engine::task> task;  ///< verify and time
+  std::optional<engine::task> task;  ///< verify, time and profile
   std::string reference;             ///< verify and time: reference shared object
   std::string candidate;             ///< verify: candidate shared object
-  std::string kernel;                ///< time: shared object to time
-  verify_options verify;
+  std::string kernel;                ///< time and profile: shared object to time or profile
+  verify_options verify;             ///< its seed also draws a profile job's inputs
   timing_options timing;
+  profile_options profile;
 };
 
 /// What the worker reads off its device.
@@ -145,9 +186,30 @@ struct failure {
   std::optional<verify_result> verify;    ///< wrong_result details
 };
 
-/// The payload of a successful response.
-using result_payload =
-  std::variant<std::monostate, device_info, calibration, verify_result, timing_result>;
+/// The payload of a successful response: one result type per job kind (shutdown's is
+/// monostate, profile's is engine::profile).
+using result_payload = std::variant<std::monostate, device_info, calibration, verify_result,
+                                    timing_result, engine::profile>;
+
+/// Names the result type of job kind K (result_of<job_kind::time> is timing_result).
+template <job_kind K>
+struct job_result_type;
+template <>
+struct job_result_type<job_kind::info> { using type = device_info; };
+template <>
+struct job_result_type<job_kind::calibrate> { using type = calibration; };
+template <>
+struct job_result_type<job_kind::verify> { using type = verify_result; };
+template <>
+struct job_result_type<job_kind::time> { using type = timing_result; };
+template <>
+struct job_result_type<job_kind::shutdown> { using type = std::monostate; };
+template <>
+struct job_result_type<job_kind::profile> { using type = engine::profile; };
+
+/// The result type of job kind K.
+template <job_kind K>
+using result_of = typename job_result_type<K>::type;
 
 /// One response of the worker.
 struct response {
@@ -176,5 +238,14 @@ engine::expected<request> decode_request(std::string_view line);
 engine::expected<response> decode_response(std::string_view line, job_kind job);
 /// Decodes the hello line; errc::protocol otherwise.
 engine::expected<hello> decode_hello(std::string_view line);
+
+/// Encodes a profile as the JSON object of the grammar's PROFILE (one line, no '\n'): the
+/// profile job's result, and what `kernelskill profile --json` and the analyst's recorded
+/// fixtures hold.
+std::string encode_profile(const engine::profile& p);
+
+/// Decodes a PROFILE object (whitespace and newlines allowed); errc::protocol naming the
+/// field otherwise.
+engine::expected<engine::profile> decode_profile(std::string_view text);
 
 } // namespace ks::gpu

@@ -30,6 +30,12 @@
 // fresh_inputs below). Warm-up synchronizes the device after every call, so a
 // stray candidate cannot queue unbounded work before it is caught.
 //
+// Profiling (a job of its own, never part of a timing): one call after a warm-up is recorded
+// under CUPTI's activity API (every kernel with its launch configuration and duration), then
+// replayed under the range profiler for the hardware metrics (profiler.cpp), L2 flushed by a
+// read before each call as before a timed call. Counters the device refuses are no failure:
+// the profile says why and holds the activity part.
+//
 // Errors: a sticky CUDA error (illegal address, a trap, a launch failure) poisons the whole
 // context, so the session answers the job and marks itself for exit; the engine's client
 // then starts a fresh worker for the next job.
@@ -38,6 +44,7 @@
 
 #include "gpu/worker/calibration.hpp"
 #include "gpu/worker/device_kernels.hpp"
+#include "gpu/worker/profiler.hpp"
 #include "gpu/worker/stream_audit.hpp"
 #include "kernelskill/abi.h"
 
@@ -1160,6 +1167,89 @@ struct bench_session::impl {
     account_blind_checks(last);
     evaluate_checks(t, last);
   }
+
+  // -- profile ---------------------------------------------------------------------------
+
+  engine::device_limits device_limits() const {
+    engine::device_limits d;
+    d.sms = prop.multiProcessorCount;
+    d.max_warps_per_sm = prop.maxThreadsPerMultiProcessor / std::max(prop.warpSize, 1);
+    d.max_blocks_per_sm = prop.maxBlocksPerMultiProcessor;
+    d.registers_per_sm = prop.regsPerMultiprocessor;
+    d.max_registers_per_block = prop.regsPerBlock;
+    d.shared_bytes_per_sm = static_cast<int64_t>(prop.sharedMemPerMultiprocessor);
+    d.shared_bytes_per_block_optin = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+    d.reserved_shared_bytes_per_block = static_cast<int64_t>(prop.reservedSharedMemPerBlock);
+    return d;
+  }
+
+  engine::profile profile(const request& req) {
+    auto start = clock_type::now();
+    init();
+    const auto& t = *req.task;
+    prepare(t);
+    auto fn = load(req.kernel);
+    if (!flush_buffer.ptr)
+      flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
+                              "the L2 flush buffer");
+    // The inputs a timed call sees (uniform on [0, 1) unless the task says otherwise).
+    fill_inputs(t, req.verify.seed, 0, true);
+    undo_l2_persistence();
+    check(cudaDeviceSynchronize(), "preparing the profile");
+
+    auto* counts = reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch.ptr) + 2048);
+    profiled_call replay;
+    // Reading the flush buffer (comparing its halves) evicts everything, and leaves nothing
+    // dirty in L2 that would be written back, and counted, inside the next range.
+    replay.prepare = [&] {
+      int64_t half = flush_buffer.bytes / 2;
+      check(compare_bytes(flush_buffer.ptr, static_cast<char*>(flush_buffer.ptr) + half, half,
+                          counts, counts + 1, stream),
+            "flushing L2");
+      check(cudaStreamSynchronize(stream), "flushing L2");
+    };
+    replay.run = [&] {
+      if (int rc = call(fn, t, inputs, outputs, "kernel"); rc != 0) {
+        failure f;
+        f.kind = failure_kind::launch_error;
+        f.return_code = rc;
+        f.message = "ks_forward returned " + std::to_string(rc) + " while profiling";
+        throw job_failure{std::move(f)};
+      }
+      check(cudaDeviceSynchronize(), "running the kernel under the profiler");
+      undo_l2_persistence();
+    };
+
+    engine::profile p;
+    p.device = device_limits();
+    // Module loading and lazy initialization happen here, not in the recorded call.
+    replay.run();
+    stream_audit& audit = stream_audit::instance();
+    replay.prepare();
+    if (!audit.begin()) {
+      p.counters_unavailable = "no activity records: " + audit.unavailable_reason();
+      p.profile_ms = ms_since(start);
+      return p;
+    }
+    uint64_t dropped = 0;
+    std::vector<activity> records;
+    try {
+      replay.run();
+    } catch (...) {
+      audit.end(dropped);
+      throw;
+    }
+    records = audit.end(dropped);
+    if (dropped > 0)
+      p.notes.push_back("CUPTI dropped " + std::to_string(dropped) + " activity records");
+    std::vector<activity> launches = fill_activity(p, std::move(records));
+    if (req.profile.counters)
+      range_profiler::instance().collect(p, launches, replay, req.profile, device);
+    else
+      p.counters_unavailable = "not asked for";
+    p.profile_ms = ms_since(start);
+    return p;
+  }
 };
 
 bench_session::bench_session(int32_t device) : impl_(std::make_unique<impl>(device)) {}
@@ -1209,6 +1299,7 @@ response bench_session::handle(const request& req) {
         break;
       }
       case job_kind::time: resp.result = impl_->time(req); break;
+      case job_kind::profile: resp.result = impl_->profile(req); break;
       case job_kind::shutdown: resp.result = std::monostate{}; break;
     }
     resp.ok = true;

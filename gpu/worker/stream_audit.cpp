@@ -1,8 +1,8 @@
 // The stream audit (see stream_audit.hpp).
 //
-// CUPTI is dlopen'ed rather than linked, so that the worker starts where CUPTI is missing (a
-// machine without the CUDA toolkit's extras, CI without a driver) and says why the audit is
-// off. Only its activity API is used, whose kernel, memcpy and memset records carry the
+// CUPTI is dlopen'ed rather than linked (cupti_library.hpp), so that the worker starts where
+// CUPTI is missing (a machine without the CUDA toolkit's extras, CI without a driver) and
+// says why the audit is off. Only its activity API is used, whose kernel, memcpy and memset records carry the
 // stream each piece of work ran on; the activity API needs no profiling permission, unlike
 // hardware counters. Records arrive in buffers that CUPTI hands back from its own thread or
 // from cuptiActivityFlushAll, hence the mutex around the collected list.
@@ -13,9 +13,10 @@
 
 #include "gpu/worker/stream_audit.hpp"
 
+#include "gpu/worker/cupti_library.hpp"
+
 #include <cupti.h>
 #include <cxxabi.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +39,6 @@ struct cupti_api {
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiActivityGetNumDroppedRecords) dropped_records = nullptr;
   decltype(&cuptiGetStreamIdEx) stream_id = nullptr;
-  decltype(&cuptiGetResultString) result_string = nullptr;
 };
 
 std::mutex collected_mutex;
@@ -87,6 +87,18 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
         a.name = demangle(k->name);
         a.stream = k->streamId;
         a.duration_ns = k->end > k->start ? k->end - k->start : 0;
+        a.start_ns = k->start;
+        a.end_ns = k->end;
+        a.grid[0] = k->gridX;
+        a.grid[1] = k->gridY;
+        a.grid[2] = k->gridZ;
+        a.block[0] = k->blockX;
+        a.block[1] = k->blockY;
+        a.block[2] = k->blockZ;
+        a.registers = k->registersPerThread;
+        a.static_shared_bytes = k->staticSharedMemory;
+        a.dynamic_shared_bytes = k->dynamicSharedMemory;
+        a.local_bytes_per_thread = k->localMemoryPerThread;
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -96,6 +108,8 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
         a.stream = m->streamId;
         a.bytes = m->bytes;
         a.duration_ns = m->end > m->start ? m->end - m->start : 0;
+        a.start_ns = m->start;
+        a.end_ns = m->end;
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY2: {
@@ -105,6 +119,8 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
         a.stream = m->streamId;
         a.bytes = m->bytes;
         a.duration_ns = m->end > m->start ? m->end - m->start : 0;
+        a.start_ns = m->start;
+        a.end_ns = m->end;
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -114,6 +130,8 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
         a.stream = m->streamId;
         a.bytes = m->bytes;
         a.duration_ns = m->end > m->start ? m->end - m->start : 0;
+        a.start_ns = m->start;
+        a.end_ns = m->end;
         break;
       }
       default: continue;
@@ -133,33 +151,20 @@ constexpr CUpti_ActivityKind audited_kinds[] = {
 } // namespace
 
 struct stream_audit::impl {
-  void* library = nullptr;
   cupti_api api;
   std::string unavailable;
   bool callbacks_registered = false;
 
-  std::string describe(CUptiResult r) const {
-    const char* text = nullptr;
-    if (api.result_string && api.result_string(r, &text) == CUPTI_SUCCESS && text)
-      return text;
-    return "CUPTI error " + std::to_string(static_cast<int>(r));
-  }
+  std::string describe(CUptiResult r) const { return cupti_library::instance().describe(r); }
 
   void load() {
-    const char* names[] = {"libcupti.so.13", "libcupti.so",
-                           "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                           "/usr/local/cuda/lib64/libcupti.so.13",
-                           "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13"};
-    for (const char* name : names)
-      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr)
-        break;
-    if (library == nullptr) {
-      unavailable = "CUPTI (libcupti.so.13) cannot be loaded";
+    const cupti_library& library = cupti_library::instance();
+    if (!library.loaded()) {
+      unavailable = library.unavailable_reason();
       return;
     }
     auto bind = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(library, symbol));
-      if (fn == nullptr && unavailable.empty())
+      if (!library.bind(fn, symbol) && unavailable.empty())
         unavailable = std::string("CUPTI lacks ") + symbol;
     };
     bind(api.register_callbacks, "cuptiActivityRegisterCallbacks");
@@ -169,7 +174,6 @@ struct stream_audit::impl {
     bind(api.next_record, "cuptiActivityGetNextRecord");
     bind(api.dropped_records, "cuptiActivityGetNumDroppedRecords");
     bind(api.stream_id, "cuptiGetStreamIdEx");
-    bind(api.result_string, "cuptiGetResultString");
   }
 };
 

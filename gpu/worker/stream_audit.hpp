@@ -2,8 +2,10 @@
 
 // The stream audit: which streams a candidate's GPU work actually ran on, read from CUPTI's
 // activity records (kernels, copies, memsets), so work moved off the worker's stream is seen
-// whatever its length. CUPTI is loaded at run time: a worker without it still starts and
-// falls back to the host-clock rule of the timing job.
+// whatever its length. CUPTI is loaded at run time (cupti_library.hpp): a worker without it
+// still starts and falls back to the host-clock rule of the timing job. The profile job
+// records a call through the same audit (CUPTI's activity callbacks are global to the
+// process), and reads each kernel's launch configuration off its record.
 
 #include <cuda_runtime.h>
 
@@ -22,6 +24,15 @@ struct activity {
   uint32_t stream = 0;       ///< CUPTI's stream id; invalid_stream for synchronous copies
   uint64_t bytes = 0;        ///< copies and memsets
   uint64_t duration_ns = 0;
+  uint64_t start_ns = 0;     ///< GPU timestamps
+  uint64_t end_ns = 0;
+  // Kernels only: the launch configuration.
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int32_t registers = 0;           ///< per thread
+  int32_t static_shared_bytes = 0; ///< per block
+  int32_t dynamic_shared_bytes = 0;
+  uint32_t local_bytes_per_thread = 0;
 
   /// CUPTI's id of "no stream": a synchronous copy on the legacy default stream.
   static constexpr uint32_t invalid_stream = 0xFFFFFFFFu;

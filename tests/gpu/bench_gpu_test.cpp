@@ -66,6 +66,19 @@ struct gpu_fixture {
     REQUIRE(r.ok);
     return r.shared_object.string();
   }
+
+  /// Builds the reference of `t` (rendered from its family, or hand-written).
+  std::string reference(const engine::task& t) {
+    auto source = engine::read_reference(t);
+    REQUIRE(source);
+    gpu::compile_request req;
+    req.source = std::move(*source);
+    req.label = t.name + " reference";
+    auto r = cc->compile(req);
+    INFO(t.name << " reference: " << r.diagnostics);
+    REQUIRE(r.ok);
+    return r.shared_object.string();
+  }
 };
 
 gpu_fixture& fixture() {
@@ -81,7 +94,7 @@ fs::path faulty(const std::string& name) {
 void next_job_succeeds() {
   auto& f = fixture();
   const auto& relu = f.task("19_relu.toml");
-  auto ref = f.build_ok(relu.reference_path);
+  auto ref = f.reference(relu);
   auto good = f.build_ok(faulty("relu_good.cu"));
   auto r = f.client.verify(relu, ref, good, {});
   INFO((r ? std::string() : r.error().message));
@@ -92,7 +105,7 @@ gpu::failure expect_failure(const std::string& task_file, const std::string& can
                             bool time_it) {
   auto& f = fixture();
   const auto& t = f.task(task_file);
-  auto ref = f.build_ok(t.reference_path);
+  auto ref = f.reference(t);
   auto cand = f.build_ok(faulty(candidate));
   if (time_it) {
     auto v = f.client.verify(t, ref, cand, {});
@@ -116,7 +129,7 @@ TEST_CASE("every quickstart reference verifies against itself and is timed", "[g
     if (entry.path().extension() != ".toml")
       continue;
     const auto& t = f.task(entry.path().filename().string());
-    auto ref = f.build_ok(t.reference_path);
+    auto ref = f.reference(t);
     auto v = f.client.verify(t, ref, ref, {});
     INFO(t.name << ": " << (v ? std::string("ok") : v.error().message));
     REQUIRE(v);
@@ -139,7 +152,7 @@ TEST_CASE("good candidates pass verification", "[gpu]") {
   for (auto [task_file, cand] : {std::pair{"19_relu.toml", "relu_good.cu"},
                                  std::pair{"1_matmul.toml", "matmul_good.cu"}}) {
     const auto& t = f.task(task_file);
-    auto r = f.client.verify(t, f.build_ok(t.reference_path), f.build_ok(faulty(cand)), {});
+    auto r = f.client.verify(t, f.reference(t), f.build_ok(faulty(cand)), {});
     INFO(cand << ": " << (r ? std::string("ok") : r.error().message));
     REQUIRE(r);
     CHECK(r->norm_rel_err < t.tol.norm_rel);
@@ -160,12 +173,12 @@ TEST_CASE("a kernel that never returns is a timeout and the next job succeeds", 
   o.verify_timeout = std::chrono::milliseconds(5000);
   gpu::worker_client short_fuse(o);
   const auto& t = f.task("19_relu.toml");
-  auto r = short_fuse.verify(t, f.build_ok(t.reference_path),
+  auto r = short_fuse.verify(t, f.reference(t),
                              f.build_ok(faulty("relu_infinite_loop.cu")), {});
   REQUIRE_FALSE(r);
   INFO(r.error().message);
   CHECK(r.error().kind == gpu::failure_kind::timeout);
-  auto again = short_fuse.verify(t, f.build_ok(t.reference_path),
+  auto again = short_fuse.verify(t, f.reference(t),
                                  f.build_ok(faulty("relu_good.cu")), {});
   INFO((again ? std::string() : again.error().message));
   CHECK(again);

@@ -91,6 +91,19 @@ struct hostile_fixture {
     REQUIRE(r.ok);
     return r.shared_object.string();
   }
+
+  /// Builds the reference of `t` (rendered from its family, or hand-written).
+  std::string reference(const engine::task& t) {
+    auto source = engine::read_reference(t);
+    REQUIRE(source);
+    gpu::compile_request req;
+    req.source = std::move(*source);
+    req.label = t.name + " reference";
+    auto r = cc->compile(req);
+    INFO(t.name << " reference: " << r.diagnostics);
+    REQUIRE(r.ok);
+    return r.shared_object.string();
+  }
 };
 
 hostile_fixture& fixture() {
@@ -142,7 +155,7 @@ outcome run_candidate(gpu::worker_client& client, const std::string& task_file,
                       const fs::path& source, std::vector<std::string> flags = {}) {
   auto& f = fixture();
   const auto& t = f.task(task_file);
-  auto ref = f.build(t.reference_path);
+  auto ref = f.reference(t);
   auto cand = f.build(source, std::move(flags));
   outcome out;
   auto v = client.verify(t, ref, cand, {});
@@ -162,7 +175,7 @@ outcome run_candidate(gpu::worker_client& client, const std::string& task_file,
 double honest_median(const std::string& task_file, const fs::path& source) {
   auto& f = fixture();
   const auto& t = f.task(task_file);
-  auto r = f.client.time(t, f.build(source), f.build(t.reference_path), {});
+  auto r = f.client.time(t, f.build(source), f.reference(t), {});
   INFO(source.filename().string() << ": " << (r ? std::string("ok") : r.error().message));
   REQUIRE(r);
   return r->median_ms;

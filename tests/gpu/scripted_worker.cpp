@@ -41,13 +41,15 @@
 //                              worker of the campaign and kept across worker restarts;
 //                              unset: each process counts from 1 on its own
 //   $KS_SCRIPTED_LOG=PATH      appends one line per job: JOB DEVICE KERNEL, KERNEL being
-//                              the shared object verified or timed ("-" for other jobs)
+//                              the shared object verified, timed or profiled ("-" for
+//                              other jobs)
 //   $KS_SCRIPTED_FAULTS=RULES  RULE (';' RULE)*, RULE := WHEN '->' ACTION, where
 //                              WHEN := JOB '#' N        the Nth job of that kind (1-based,
 //                                                       counted over every worker)
 //                                    | JOB '@' NAME '=' VALUE  every job of that kind on a
 //                                                       kernel whose macro NAME is VALUE
-//                              JOB := info | calibrate | verify | time | any; ACTION is one
+//                              JOB := info | calibrate | verify | time | profile | any;
+//                              ACTION is one
 //                              of the script's actions above (crash, hang, fail:KIND, ...).
 //                              Example: "verify#3->crash; time@KS_BLOCK_THREADS=1024->hang"
 //
@@ -88,6 +90,7 @@
 namespace {
 
 using namespace ks::gpu;
+using namespace ks;
 
 std::vector<std::string> split_script(const std::string& text) {
   std::vector<std::string> actions;
@@ -167,6 +170,39 @@ double argument_of(const std::string& action, double fallback) {
   return std::strtod(action.c_str() + colon + 1, nullptr);
 }
 
+// A profile of one kernel that moves the task's bytes at 72% of the DRAM peak: DRAM-bound by
+// its counters, so that a campaign's diagnoses come from counters as on a real GPU.
+engine::profile canned_profile(const request& req, double median_ms) {
+  engine::profile p;
+  engine::kernel_profile k;
+  k.name = "scripted_kernel(float const*, float*, long)";
+  k.launches = 1;
+  k.duration_ms = median_ms;
+  k.grid = {528, 1, 1};
+  k.block = {256, 1, 1};
+  k.registers = 32;
+  double bytes = req.task ? req.task->cost.bytes : 0;
+  k.metrics = {{"dram__bytes_read.sum", bytes / 2},
+               {"dram__bytes_write.sum", bytes / 2},
+               {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 72},
+               {"lts__throughput.avg.pct_of_peak_sustained_elapsed", 45},
+               {"l1tex__throughput.avg.pct_of_peak_sustained_active", 20},
+               {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 15},
+               {"sm__warps_active.avg.pct_of_peak_sustained_active", 80}};
+  p.metrics = k.metrics;
+  p.kernels.push_back(std::move(k));
+  p.launches = 1;
+  p.kernel_ms = median_ms;
+  p.span_ms = median_ms;
+  p.counters = true;
+  p.range = "per_kernel";
+  p.replay = "user";
+  p.passes = 3;
+  p.device.sms = 132;
+  p.profile_ms = 1;
+  return p;
+}
+
 result_payload canned_result(const request& req, int32_t device, double median_ms) {
   switch (req.job) {
     case job_kind::info: {
@@ -219,6 +255,8 @@ result_payload canned_result(const request& req, int32_t device, double median_m
       t.batch = req.timing.host_check_batch;
       return t;
     }
+    case job_kind::profile:
+      return canned_profile(req, median_ms);
     case job_kind::shutdown:
       break;
   }
@@ -411,6 +449,8 @@ result_payload plausible_result(const request& req, int32_t device, int32_t devi
     simulate_work();
   if (req.job == job_kind::time)
     r = plausible_timing(req);
+  if (req.job == job_kind::profile)
+    r = canned_profile(req, model_ms(kernel_macros(kernel_source(req.kernel))));
   return r;
 }
 
@@ -454,8 +494,9 @@ void log_job(const request& req, int32_t device) {
   if (path.empty())
     return;
   std::string kernel = req.job == job_kind::verify ? req.candidate
-                       : req.job == job_kind::time ? req.kernel
-                                                   : std::string("-");
+                       : req.job == job_kind::time || req.job == job_kind::profile
+                           ? req.kernel
+                           : std::string("-");
   std::string line = std::string(to_string(req.job)) + " " + std::to_string(device) + " "
                      + kernel + "\n";
   int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
@@ -500,7 +541,7 @@ std::optional<std::vector<fault_rule>> parse_faults(const std::string& text) {
       return std::nullopt;
     }
     if (rule.job != "info" && rule.job != "calibrate" && rule.job != "verify"
-        && rule.job != "time" && rule.job != "any")
+        && rule.job != "time" && rule.job != "profile" && rule.job != "any")
       return std::nullopt;
     rules.push_back(std::move(rule));
   }
