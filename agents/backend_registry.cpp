@@ -8,6 +8,7 @@
 #include "agents/llm_backend.hpp"
 #include "agents/llm_gateway.hpp"
 #include "agents/replay_service.hpp"
+#include "agents/usage_file.hpp"
 #include "engine/offline_backend.hpp"
 
 #include <cstdlib>
@@ -95,6 +96,14 @@ bool needs_model(std::string_view name) noexcept {
 }
 
 engine::expected<std::shared_ptr<model_service>> make_model_service(const service_settings& s) {
+  gateway_stats earlier;
+  if (!s.usage_file.empty()) {
+    auto read = read_usage(s.usage_file);
+    if (!read)
+      return tl::unexpected(read.error());
+    if (*read)
+      earlier = std::move((*read)->stats);
+  }
   if (s.backend == "replay") {
     if (s.replay_dir.empty())
       return fail(errc::invalid_input, "agents.backend \"replay\" needs agents.replay (the "
@@ -106,6 +115,8 @@ engine::expected<std::shared_ptr<model_service>> make_model_service(const servic
     o.price = s.price;
     o.token_budget = s.token_budget;
     o.cost_budget = s.cost_budget;
+    o.usage_file = s.usage_file;
+    o.earlier = std::move(earlier);
     auto made = replay_service::open(std::move(o));
     if (!made)
       return tl::unexpected(made.error());
@@ -136,6 +147,9 @@ engine::expected<std::shared_ptr<model_service>> make_model_service(const servic
   o.cost_budget = s.cost_budget;
   o.price = s.price;
   o.transcripts_dir = s.transcripts_dir;
+  o.usage_file = s.usage_file;
+  o.earlier = std::move(earlier);
+  o.backend_name = s.backend;
   return std::shared_ptr<model_service>(std::make_shared<llm_gateway>(std::move(o)));
 }
 

@@ -56,13 +56,15 @@ struct service_settings {
   double cost_budget = 0;                ///< 0: unlimited
   model_price price;                     ///< of `model`
   std::filesystem::path transcripts_dir; ///< empty: none written
+  std::filesystem::path usage_file;      ///< llm_usage.json: read (earlier runs), then kept
   std::filesystem::path replay_dir;      ///< "replay": the transcripts to answer from
 };
 
 /// Makes the model service `settings.backend` needs: an llm_gateway for openai and anthropic
 /// (the API key read from the environment variable api_key_env names, never written
-/// anywhere), a replay_service for replay. Fails with invalid_input when api_key_env names a
-/// variable that is not set, or for a backend that needs no model.
+/// anywhere), a replay_service for replay; either starts from what usage_file says earlier
+/// runs spent. Fails with invalid_input when api_key_env names a variable that is not set, when
+/// usage_file is malformed, or for a backend that needs no model.
 engine::expected<std::shared_ptr<model_service>> make_model_service(const service_settings& settings);
 
 } // namespace ks::agents

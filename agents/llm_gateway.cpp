@@ -17,6 +17,8 @@
 
 #include "agents/llm_gateway.hpp"
 
+#include "agents/usage_file.hpp"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -144,6 +146,11 @@ struct llm_gateway::impl {
     multi = curl_multi_init();
     jitter.seed(options.seed != 0 ? options.seed : std::random_device{}());
     options.max_concurrency = std::max<int64_t>(1, options.max_concurrency);
+    // A resumed campaign goes on counting (and spending its budgets) where it stopped.
+    stats = options.earlier;
+    stats.in_flight = 0;
+    stats.queued = 0;
+    stats.budget_spent = spent_reason();
   }
 
   ~impl() {
@@ -430,6 +437,7 @@ struct llm_gateway::impl {
     } else {
       t.error = result.error().message();
     }
+    gateway_stats now;
     {
       std::lock_guard lock(mutex);
       if (result) {
@@ -449,7 +457,10 @@ struct llm_gateway::impl {
       }
       if (stats.budget_spent.empty())
         stats.budget_spent = spent_reason();
+      now = stats;
     }
+    if (!options.usage_file.empty())
+      write_usage(options.usage_file, now, options.backend_name, options.model);
     if (!options.transcripts_dir.empty()) {
       auto written = write_transcript(options.transcripts_dir, t, options.api_key);
       if (written && result)

@@ -47,6 +47,9 @@ struct gateway_options {
   double cost_budget = 0;         ///< cost of the campaign at `price`; 0: unlimited
   model_price price;              ///< of `model`
   std::filesystem::path transcripts_dir; ///< one file per request; empty: none written
+  std::filesystem::path usage_file; ///< llm_usage.json, rewritten after every request; empty: none
+  gateway_stats earlier;          ///< what earlier runs of the campaign spent (budgets count it)
+  std::string backend_name;       ///< for the usage file ("openai", "anthropic")
   uint64_t seed = 0;              ///< of the jitter; 0: drawn at random
 };
 

@@ -1,6 +1,7 @@
 #include "agents/replay_service.hpp"
 
 #include "agents/transcript.hpp"
+#include "agents/usage_file.hpp"
 
 #include <ctime>
 #include <map>
@@ -75,6 +76,8 @@ engine::expected<std::unique_ptr<replay_service>> replay_service::open(replay_op
       p->recorded.push_back(std::move(t));
     }
   p->used.assign(p->recorded.size(), false);
+  p->stats = p->options.earlier;
+  p->stats.budget_spent = p->spent_reason();
   return std::unique_ptr<replay_service>(new replay_service(std::move(p)));
 }
 
@@ -138,6 +141,8 @@ int64_t replay_service::submit(model_request request, callback done) {
     }
     if (!result)
       t.error = result.error().message();
+    if (!impl_->options.usage_file.empty())
+      write_usage(impl_->options.usage_file, impl_->stats, "replay", impl_->options.model);
   }
   if (!impl_->options.transcripts_dir.empty()) {
     auto written = write_transcript(impl_->options.transcripts_dir, t, {});

@@ -24,6 +24,8 @@ struct replay_options {
   model_price price;
   int64_t token_budget = 0; ///< 0: unlimited
   double cost_budget = 0;   ///< 0: unlimited
+  std::filesystem::path usage_file; ///< llm_usage.json, rewritten after every request
+  gateway_stats earlier;            ///< what earlier runs of this campaign spent
 };
 
 /// Answers from recorded transcripts; see the top of the file. Thread-safe; calls back on the

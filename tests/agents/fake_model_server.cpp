@@ -345,6 +345,28 @@ std::vector<received_request> fake_model_server::requests() const {
   return received_;
 }
 
+std::vector<scripted_reply> fake_model_server::replies() const {
+  std::lock_guard lock(mutex_);
+  return sent_;
+}
+
+std::pair<int64_t, int64_t> fake_model_server::tokens_sent() const {
+  std::lock_guard lock(mutex_);
+  int64_t input = 0;
+  int64_t output = 0;
+  for (const scripted_reply& r : sent_) {
+    // A delayed answer is one the tests make slower than the client's deadline: abandoned.
+    if (r.drop || r.status != 200 || r.delay_s > 0)
+      continue;
+    auto parsed = agents::parse_model_reply(api_, r.body);
+    if (!parsed)
+      continue;
+    input += parsed->input_tokens;
+    output += parsed->output_tokens;
+  }
+  return {input, output};
+}
+
 void fake_model_server::accept_loop() {
   while (!stopping_) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -485,6 +507,10 @@ void fake_model_server::serve(int fd) {
     while (!stopping_ && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     --concurrent_;
+    {
+      std::lock_guard lock(mutex_);
+      sent_.push_back(reply);
+    }
     if (reply.drop || stopping_) {
       ::shutdown(fd, SHUT_RDWR);
       close_client(fd);

@@ -103,6 +103,15 @@ public:
   /// Returns every request received so far, in order.
   std::vector<received_request> requests() const;
 
+  /// Returns every reply sent so far (a dropped connection's too, with drop set), in the
+  /// order they were sent.
+  std::vector<scripted_reply> replies() const;
+
+  /// Returns the input and output tokens of every 200 answer sent that is the API's JSON and
+  /// was not delayed (a delay is the tests' way to outlast the client's deadline): what a
+  /// client that counts exactly must have counted.
+  std::pair<int64_t, int64_t> tokens_sent() const;
+
   /// Returns the most requests that were being answered at once.
   int64_t max_concurrent() const noexcept { return max_concurrent_.load(); }
 
@@ -124,6 +133,7 @@ private:
   std::map<int64_t, std::string> faults_;
   double slow_s_ = 3;
   std::vector<received_request> received_;
+  std::vector<scripted_reply> sent_;
   int64_t next_number_ = 1;
   std::vector<int> client_fds_;
   struct threads;

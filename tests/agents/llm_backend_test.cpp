@@ -44,6 +44,36 @@ public:
   }
 };
 
+/// A reference with the suites' two overridable launch parameters.
+const std::string relu_reference = R"(// relu: the reference
+#include "kernelskill/abi.h"
+#include <cuda_runtime.h>
+
+#ifndef KS_BLOCK_THREADS
+#define KS_BLOCK_THREADS 256
+#endif
+#ifndef KS_MAX_BLOCKS
+#define KS_MAX_BLOCKS 1048576
+#endif
+
+__global__ void relu(const float* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int32_t n_out,
+                          void* stream) {
+  if (n_in != 1 || n_out != 1) return 1;
+  int64_t n = ks_numel(&in[0]);
+  int64_t blocks = (n + KS_BLOCK_THREADS - 1) / KS_BLOCK_THREADS;
+  if (blocks > KS_MAX_BLOCKS) blocks = KS_MAX_BLOCKS;
+  relu<<<(unsigned)blocks, KS_BLOCK_THREADS, 0, (cudaStream_t)stream>>>(
+      (const float*)in[0].data, (float*)out[0].data, n);
+  return cudaGetLastError() == cudaSuccess ? 0 : 10;
+}
+)";
+
 struct fixture {
   engine::task relu;
   engine::skill_library_ptr skills;
@@ -56,7 +86,6 @@ struct fixture {
     relu.name = "relu";
     relu.family = "elementwise";
     relu.about = "ReLU, 1024 x 2048 fp32";
-    relu.reference_path = test::source_dir() / "tasks" / "kernelbench-l1" / "relu_ref.cu";
     relu.inputs = {engine::tensor_spec{"x", engine::dtype::f32, {1024, 2048}}};
     relu.outputs = {engine::tensor_spec{"y", engine::dtype::f32, {1024, 2048}}};
     relu.params = {{"op", std::string("relu")}};
@@ -70,7 +99,7 @@ struct fixture {
     auto p = agents::prompt_library::load(test::source_dir() / "agents" / "prompts");
     REQUIRE(p.has_value());
     prompts = std::make_shared<const agents::prompt_library>(std::move(*p));
-    reference = test::read_file(relu.reference_path);
+    reference = relu_reference;
   }
 
   agents::llm_backend backend() {

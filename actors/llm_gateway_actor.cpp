@@ -1,0 +1,115 @@
+#include "actors/llm_gateway_actor.hpp"
+
+#include "actors/actor_error.hpp"
+#include "actors/messages.hpp"
+#include "agents/model_client.hpp"
+#include "agents/model_service.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <map>
+
+namespace ks::actors {
+
+namespace {
+
+struct gateway_state {
+  std::shared_ptr<agents::model_service> service;
+  std::map<int64_t, caf::typed_response_promise<llm_answer>> pending;
+  int64_t next_ticket = 1;
+};
+
+using gateway_pointer = llm_gateway_actor::stateful_pointer<gateway_state>;
+
+llm_answer answer_of(engine::expected<agents::model_reply> r) {
+  llm_answer a;
+  if (r) {
+    a.ok = true;
+    a.reply = std::move(*r);
+  } else {
+    a.code = static_cast<int32_t>(r.error().code());
+    a.message = r.error().message();
+  }
+  return a;
+}
+
+llm_gateway_actor::behavior_type gateway(gateway_pointer self,
+                                         std::shared_ptr<agents::model_service> service) {
+  self->state.service = std::move(service);
+  return {
+      [self](llm_call& m) -> caf::result<llm_answer> {
+        auto& st = self->state;
+        int64_t ticket = st.next_ticket++;
+        auto promise = self->make_response_promise<llm_answer>();
+        st.pending.emplace(ticket, promise);
+        // The service calls back on its own thread: only a message may cross to the actor,
+        // and only while the actor lives (a weak address, never a strong handle, so that a
+        // request left in flight does not keep a finished campaign's gateway alive).
+        caf::actor_addr address = self->address();
+        st.service->submit(std::move(m.request),
+                           [address, ticket](engine::expected<agents::model_reply> r) {
+                             if (auto me = caf::actor_cast<caf::actor>(address))
+                               caf::anon_send(me, llm_done{ticket, answer_of(std::move(r))});
+                           });
+        return promise;
+      },
+      [self](llm_done& m) {
+        auto found = self->state.pending.find(m.ticket);
+        if (found == self->state.pending.end())
+          return;
+        found->second.deliver(std::move(m.answer));
+        self->state.pending.erase(found);
+      },
+      [self](const stop_msg& m) { self->state.service->cancel(m.reason.empty() ? "interrupted" : m.reason); },
+      [self](const llm_stats_request&) { return llm_stats{self->state.service->stats()}; },
+  };
+}
+
+/// Asks the gateway actor from a thread that may wait: a detached role actor's.
+class actor_client final : public agents::model_client {
+public:
+  actor_client(caf::actor_system& sys, llm_gateway_actor gateway)
+      : sys_(sys), gateway_(std::move(gateway)) {}
+
+  engine::expected<agents::model_reply> complete(const agents::model_request& request) override {
+    engine::expected<agents::model_reply> out =
+        engine::fail(engine::errc::cancelled, "the model gateway did not answer");
+    caf::scoped_actor self(sys_);
+    self->request(gateway_, caf::infinite, llm_call{request})
+        .receive(
+            [&](llm_answer& a) {
+              if (a.ok)
+                out = std::move(a.reply);
+              else
+                out = engine::fail(static_cast<engine::errc>(a.code), std::move(a.message));
+            },
+            [&](caf::error& e) {
+              out = engine::fail(engine::errc::cancelled, "the model gateway is gone (" +
+                                                              describe(e) + ")");
+            });
+    return out;
+  }
+
+private:
+  caf::actor_system& sys_;
+  llm_gateway_actor gateway_;
+};
+
+} // namespace
+
+llm_gateway_actor spawn_llm_gateway(caf::actor_system& sys,
+                                    std::shared_ptr<agents::model_service> service) {
+  return sys.spawn(gateway, std::move(service));
+}
+
+std::shared_ptr<agents::model_client> gateway_client(caf::actor_system& sys,
+                                                     llm_gateway_actor gateway) {
+  return std::make_shared<actor_client>(sys, std::move(gateway));
+}
+
+} // namespace ks::actors
