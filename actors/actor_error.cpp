@@ -13,6 +13,25 @@ caf::error make_actor_error(actor_errc code, std::string message) {
   return caf::error(code, std::move(message));
 }
 
+actor_errc backend_errc(engine::errc code) noexcept {
+  switch (code) {
+  case engine::errc::transient:
+    return actor_errc::transient;
+  case engine::errc::cancelled:
+    return actor_errc::interrupted;
+  case engine::errc::budget_spent:
+    return actor_errc::budget;
+  case engine::errc::bad_reply:
+    return actor_errc::bad_reply;
+  default:
+    return actor_errc::backend;
+  }
+}
+
+bool is(const caf::error& e, actor_errc code) {
+  return e.category() == caf::atom("kernelskl") && e.code() == static_cast<uint8_t>(code);
+}
+
 bool is_interrupted(const caf::error& e) {
   return e.category() == caf::atom("kernelskl") &&
          e.code() == static_cast<uint8_t>(actor_errc::interrupted);

@@ -21,7 +21,16 @@ enum class actor_errc : uint8_t {
   internal = 6, ///< anything else of ours
   transient = 7, ///< an agent backend cannot answer now (rate limited, unavailable): ask later
   interrupted = 8, ///< the campaign was interrupted before the job started: redo it on resume
+  bad_reply = 9,   ///< a language model's reply could not be used, even when asked again
+  budget = 10,     ///< a campaign budget (model tokens, cost) is spent: no new request starts
 };
+
+/// Returns the actor_errc an agent backend's failure of `code` becomes: transient, cancelled
+/// (interrupted), budget_spent and bad_reply keep their meaning; anything else is backend.
+actor_errc backend_errc(engine::errc code) noexcept;
+
+/// Checks whether `e` is of `code` (one of ours).
+bool is(const caf::error& e, actor_errc code);
 
 /// Returns a caf::error of `code` whose context holds `e`'s message, prefixed by its engine
 /// code ("io: cannot open ...").

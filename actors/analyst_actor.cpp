@@ -4,6 +4,8 @@
 #include "actors/messages.hpp"
 #include "engine/analyst.hpp"
 #include "engine/diagnosis.hpp"
+#include "engine/profile_analyst.hpp"
+#include "gpu/worker_protocol.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -24,11 +26,23 @@ struct analyst_state {
     if (m.usage.known)
       usage = engine::kernel_usage{m.usage.registers, m.usage.shared_bytes, m.usage.spill_stores,
                                    m.usage.spill_loads};
-    auto b = engine::diagnose_bottleneck(t->second.cost, m.median_ms,
-                                         engine::device_peaks{m.peak_gbps, m.peak_gflops}, usage);
+    engine::device_peaks peaks{m.peak_gbps, m.peak_gflops};
+    // A profiled node is diagnosed from its counters (and its activity records); a profile
+    // that does not decode is said in the text and the timing decides.
+    std::string note;
+    if (!m.profile_json.empty()) {
+      auto profile = gpu::decode_profile(m.profile_json);
+      if (profile)
+        return analysis{
+            engine::diagnose_profile(*profile, t->second.cost, peaks, m.median_ms, usage)};
+      note = " (its profile was unreadable: " + profile.error().message() + ")";
+    }
+    auto b = engine::diagnose_bottleneck(t->second.cost, m.median_ms, peaks, usage);
     if (!b)
       return analysis{};
-    return analysis{engine::make_diagnosis(*b, usage)};
+    engine::diagnosis d = engine::make_diagnosis(*b, usage);
+    d.text += note;
+    return analysis{std::move(d)};
   }
 };
 

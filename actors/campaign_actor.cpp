@@ -1,6 +1,7 @@
 #include "actors/campaign_actor.hpp"
 
 #include "actors/actor_error.hpp"
+#include "actors/console.hpp"
 #include "actors/reporter_actor.hpp"
 
 #include <caf/actor_system.hpp>
@@ -52,7 +53,8 @@ void spend_budget(campaign_pointer self, std::string why) {
 
 void schedule_check(campaign_pointer self) {
   const campaign_setup& s = self->state.setup;
-  if ((s.wall_time_s > 0 || s.gpu_seconds > 0) && !self->state.done)
+  bool model = s.model_budget && s.llm != nullptr;
+  if ((s.wall_time_s > 0 || s.gpu_seconds > 0 || model) && !self->state.done)
     self->delayed_send(self,
                        std::chrono::milliseconds(static_cast<int64_t>(1000 * s.budget_check_s)),
                        tick_atom::value);
@@ -92,6 +94,33 @@ void wrap_up(campaign_pointer self) {
       .then([with_stats](ack&) { with_stats(); }, [with_stats](caf::error&) { with_stats(); });
 }
 
+void check_other_budgets(campaign_pointer self);
+
+// Offers task i, which ended with a winner, to the distiller; the task counts as done once
+// the distiller has answered, stored or not (its reason is printed either way).
+void distill(campaign_pointer self, size_t i) {
+  const supervisor_setup& t = self->state.setup.tasks[i];
+  distill_task m{t.task, t.gpu_name, t.peak_gbps, t.peak_gflops};
+  auto done = [self] {
+    if (--self->state.left == 0)
+      wrap_up(self);
+  };
+  self->request(self->state.setup.distiller, caf::infinite, std::move(m))
+      .then(
+          [self, i, done](distill_result& r) {
+            const std::string& task = self->state.setup.tasks[i].task;
+            console::line(console::stream::err,
+                          r.stored ? task + ": learned skill " + r.skill + " (" + r.reason + ")"
+                                   : task + ": no skill learned: " + r.reason);
+            done();
+          },
+          [self, i, done](caf::error& e) {
+            console::line(console::stream::err, self->state.setup.tasks[i].task +
+                                                    ": no skill learned: " + describe(e));
+            done();
+          });
+}
+
 caf::result<campaign_report> run(campaign_pointer self) {
   auto& st = self->state;
   if (st.started)
@@ -127,7 +156,13 @@ caf::result<campaign_report> run(campaign_pointer self) {
         .then(
             [self, i](task_report& r) {
               self->send(self->state.reporter, r);
+              bool learnable = r.phase == "done" && r.winner > 0 &&
+                               r.speedup > 1 + self->state.setup.min_gain;
               self->state.reports[i] = std::move(r);
+              if (learnable && self->state.setup.distiller != nullptr && !self->state.interrupted) {
+                distill(self, i);
+                return;
+              }
               if (--self->state.left == 0)
                 wrap_up(self);
             },
@@ -146,6 +181,27 @@ caf::result<campaign_report> run(campaign_pointer self) {
 }
 
 void check_budgets(campaign_pointer self) {
+  auto& st = self->state;
+  if (st.done || st.budget_spent)
+    return;
+  if (st.setup.model_budget && st.setup.llm != nullptr) {
+    // The gateway refuses requests once a model budget is spent; the supervisors learn it
+    // from their roles' refusals, and here from its counters, whichever comes first.
+    self->request(st.setup.llm, caf::infinite, llm_stats_request{})
+        .then(
+            [self](llm_stats& s) {
+              if (!s.stats.budget_spent.empty())
+                spend_budget(self, s.stats.budget_spent);
+              else
+                check_other_budgets(self);
+            },
+            [self](caf::error&) { check_other_budgets(self); });
+    return;
+  }
+  check_other_budgets(self);
+}
+
+void check_other_budgets(campaign_pointer self) {
   auto& st = self->state;
   if (st.done || st.budget_spent)
     return;

@@ -26,9 +26,10 @@ struct coder_state {
     request.lineage = std::move(m.lineage);
     request.parent_source = std::move(m.parent_source);
     request.reference_source = std::move(m.reference_source);
+    request.node = m.node;
     auto source = backend->write_code(request);
     if (!source)
-      return to_caf_error(actor_errc::backend, source.error());
+      return to_caf_error(backend_errc(source.error().code()), source.error());
     return code_reply{std::move(*source)};
   }
 };

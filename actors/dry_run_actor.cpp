@@ -33,14 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using engine::node_status;
 
-std::string read_file(const fs::path& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  ok = static_cast<bool>(in) || in.eof();
-  return text.str();
-}
-
 // Returns `path` relative to the working directory when it lies below it: shorter to read and
 // still a path a terminal or an editor opens.
 std::string shown(const fs::path& path) {
@@ -102,6 +94,7 @@ struct dry_run_state {
   dry_run_setup setup;
   const engine::task* subject = nullptr;
   std::string reference_source;
+  std::string reference_name; ///< how messages name the reference (the file nvcc's lines are in)
   caf::typed_response_promise<task_report> promise;
   std::string phase = "waiting";
   std::vector<candidate> candidates;
@@ -135,14 +128,24 @@ struct dry_run_state {
     if (found == setup.tasks->end())
       return cannot_start("no task named '" + setup.task + "'");
     subject = &found->second;
-    bool ok = false;
-    reference_source = read_file(subject->reference_path, ok);
-    if (!ok)
+    auto source = engine::read_reference(*subject);
+    if (!source)
       return cannot_start("cannot read its reference " + shown(subject->reference_path));
+    reference_source = std::move(*source);
+    reference_name = shown(subject->reference_path);
     std::error_code ec;
     fs::create_directories(setup.folder, ec);
     if (ec)
       return cannot_start("cannot create " + shown(setup.folder) + ": " + ec.message());
+    // A reference rendered from its family's template is written beside the candidates, so
+    // that nvcc's lines point into a file one can open.
+    if (!subject->reference_source.empty()) {
+      fs::path rendered = setup.folder / "reference.cu";
+      std::ofstream out(rendered, std::ios::binary | std::ios::trunc);
+      out << reference_source;
+      if (out)
+        reference_name = shown(rendered);
+    }
     promise = self->make_response_promise<task_report>();
     compile_reference();
     return promise;
@@ -157,10 +160,10 @@ struct dry_run_state {
               if (finished)
                 return;
               if (!c.ok) {
-                fail("its reference " + shown(subject->reference_path) + " does not compile for " +
-                     setup.arch + ":\n" +
-                     without_trailing_newlines(gpu::name_source_in_diagnostics(
-                         c.diagnostics, shown(subject->reference_path))));
+                fail("its reference " + reference_name + " does not compile for " + setup.arch +
+                     ":\n" +
+                     without_trailing_newlines(
+                         gpu::name_source_in_diagnostics(c.diagnostics, reference_name)));
                 return;
               }
               say(std::string("reference compiled for ") + setup.arch +
@@ -214,8 +217,9 @@ struct dry_run_state {
 
   void code(size_t i) {
     const candidate& c = candidates[i];
-    code_request request{
-        setup.task, c.plan, {engine::reference_plan(), c.plan}, reference_source, reference_source};
+    // Candidate i + 1 is node i + 1 of the round, for a model's transcripts.
+    code_request request{setup.task,       c.plan,           {engine::reference_plan(), c.plan},
+                         reference_source, reference_source, static_cast<engine::node_id>(i + 1)};
     const auto& coders = setup.team.coders;
     self->request(coders[i % coders.size()], caf::infinite, std::move(request))
         .then(

@@ -62,6 +62,17 @@ struct run_all;
 struct campaign_report;
 struct report_now;
 
+// -- messages (llm_messages.hpp) ---------------------------------------------------------------
+
+struct llm_call;
+struct llm_answer;
+struct llm_done;
+struct llm_stats_request;
+struct llm_stats;
+struct distill_task;
+struct distill_result;
+struct put_learned_skill;
+
 // -- wiring ------------------------------------------------------------------------------------
 
 struct team;

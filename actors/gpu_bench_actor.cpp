@@ -1,5 +1,6 @@
 #include "actors/gpu_bench_actor.hpp"
 
+#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/task.hpp"
 
@@ -51,16 +52,18 @@ struct bench_state {
       client->shutdown();
   }
 
+  bool counters_said = false; ///< the console heard why this GPU's counters cannot be read
+
   template <class T>
-  void take(bench_result& out, gpu::job_result<T>&& r, T bench_result::*field) {
+  void take(bench_result& out, gpu::job_result<T>&& r) {
     if (r) {
       out.ok = true;
-      out.*field = std::move(*r);
+      out.payload = std::move(*r);
     } else {
       out.failure = static_cast<int32_t>(r.error().kind);
       out.message = describe_failure(r.error());
       if (r.error().verify)
-        out.verify = *r.error().verify;
+        out.payload = *r.error().verify;
     }
   }
 
@@ -70,7 +73,8 @@ struct bench_state {
     out.kind = job.kind;
     out.gpu = gpu;
     const engine::task* t = nullptr;
-    if (job.kind == bench_kind::verify || job.kind == bench_kind::time) {
+    if (job.kind == bench_kind::verify || job.kind == bench_kind::time ||
+        job.kind == bench_kind::profile) {
       auto i = tasks->find(job.task);
       if (i == tasks->end()) {
         out.failure = static_cast<int32_t>(gpu::failure_kind::protocol_error);
@@ -81,33 +85,49 @@ struct bench_state {
     }
     switch (job.kind) {
     case bench_kind::info:
-      take(out, client->info(), &bench_result::device);
+      take(out, client->info());
       break;
     case bench_kind::calibrate:
-      take(out, client->calibrate(), &bench_result::calibration);
+      take(out, client->calibrate());
       break;
     case bench_kind::verify:
-      take(out, client->verify(*t, job.reference, job.kernel, settings.verify),
-           &bench_result::verify);
+      take(out, client->verify(*t, job.reference, job.kernel, settings.verify));
       // A verification that ran but failed arrives as wrong_result; keep the two apart.
-      if (out.ok && !out.verify.passed) {
+      if (out.ok && !out.verify().passed) {
         out.ok = false;
         out.failure = static_cast<int32_t>(gpu::failure_kind::wrong_result);
         gpu::failure f;
         f.message = "the outputs differ from the reference";
-        f.verify = out.verify;
+        f.verify = out.verify();
         out.message = describe_failure(f);
       }
       break;
     case bench_kind::time:
-      take(out, client->time(*t, job.kernel, job.reference, settings.timing), &bench_result::timing);
-      if (out.ok && out.timing.escaped) {
+      take(out, client->time(*t, job.kernel, job.reference, settings.timing));
+      if (out.ok && out.timing().escaped) {
         out.ok = false;
         out.failure = static_cast<int32_t>(gpu::failure_kind::escaped_stream);
         out.message = "work ran outside the worker's stream (host-clock check: " +
-                      std::to_string(out.timing.host_ms_per_call) + " ms per call against a " +
-                      std::to_string(out.timing.median_ms) + " ms median)";
+                      std::to_string(out.timing().host_ms_per_call) + " ms per call against a " +
+                      std::to_string(out.timing().median_ms) + " ms median)";
       }
+      break;
+    case bench_kind::profile:
+      take(out, client->profile(*t, job.kernel, settings.profile, settings.verify.seed));
+      // Counters a GPU refuses are said once; every diagnosis on it then rests on the timing
+      // and the activity records.
+      if (out.ok && !out.profile().counters && !counters_said) {
+        counters_said = true;
+        console::line(console::stream::err,
+                      "kernelskill: GPU " + std::to_string(gpu) +
+                          ": hardware counters cannot be read (" +
+                          out.profile().counters_unavailable +
+                          "); diagnoses use the timing and the kernels' activity records");
+      }
+      break;
+    case bench_kind::shutdown:
+      out.failure = static_cast<int32_t>(gpu::failure_kind::protocol_error);
+      out.message = "a bench actor takes no shutdown job: it shuts its worker down itself";
       break;
     }
     out.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();

@@ -12,7 +12,7 @@
 
 namespace ks::actors {
 
-/// Runs bench jobs (info, calibrate, verify, time) on one GPU, one at a time, through the
+/// Runs bench jobs (info, calibrate, verify, time, profile) on one GPU, one at a time, through the
 /// gpu::worker_client it owns. Its handler blocks for the whole job, so in a campaign it is
 /// spawned detached: one thread per GPU. A failure comes back as a bench_result with ok ==
 /// false; after one that killed the worker, the client starts a fresh worker for the next job.
@@ -22,6 +22,7 @@ using bench_actor = caf::typed_actor<caf::replies_to<bench_job>::with<bench_resu
 struct bench_settings {
   gpu::verify_options verify;
   gpu::timing_options timing;
+  gpu::profile_options profile;
 };
 
 /// Spawns the bench actor of GPU index `gpu` (the campaign's numbering, 0..n-1) whose worker

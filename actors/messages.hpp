@@ -16,6 +16,7 @@
 // answered by `ack` once the record is committed.
 
 #include "actors/fwd.hpp"
+#include "actors/llm_messages.hpp"
 #include "actors/step_timer.hpp"
 #include "engine/agent_backend.hpp"
 #include "engine/diagnosis.hpp"
@@ -33,6 +34,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 // -- inspect() for the types of engine/, gpu/ and memory/ --------------------------------------
@@ -51,10 +53,20 @@ typename Inspector::result_type inspect(Inspector& f, metric_evidence& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, hardware_summary& x) {
+  return f(caf::meta::type_name("hardware_summary"), x.counters, x.kernel, x.kernel_share,
+           x.launches, x.mean_kernel_us, x.dram_bytes, x.bytes_waste, x.executed_flops,
+           x.flops_waste, x.dram_throughput_pct, x.l2_throughput_pct, x.l1_throughput_pct,
+           x.sm_throughput_pct, x.l2_hit_pct, x.l1_hit_pct, x.occupancy_pct,
+           x.theoretical_occupancy_pct, x.occupancy_limiter, x.top_stall, x.top_stall_pct,
+           x.local_bytes);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, diagnosis& x) {
   return f(caf::meta::type_name("diagnosis"), x.diagnosed, x.bound, x.fraction_of_roofline,
            x.achieved_gbps,
-           x.achieved_gflops, x.registers, x.spill_bytes, x.evidence, x.text);
+           x.achieved_gflops, x.registers, x.spill_bytes, x.evidence, x.text, x.hardware);
 }
 
 template <class Inspector>
@@ -134,6 +146,14 @@ typename Inspector::result_type inspect(Inspector& f, timing_result& x) {
            x.mean_ms, x.trials, x.host_ms_per_call, x.device_tail_ms, x.escaped, x.batch);
 }
 
+/// Inspects a job's result by the index of its type only: messages stay in process, so
+/// inspection only names them (a profile travels whole inside, never through a serializer).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, result_payload& x) {
+  auto index = static_cast<int32_t>(x.index());
+  return f(caf::meta::type_name("result_payload"), index);
+}
+
 } // namespace ks::gpu
 
 namespace ks::memory {
@@ -154,7 +174,7 @@ typename Inspector::result_type inspect(Inspector& f, task_state& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_detail& x) {
   return f(caf::meta::type_name("node_detail"), x.message, x.diagnostics, x.resources_json,
-           x.verify_json, x.timed_gpu);
+           x.verify_json, x.timed_gpu, x.profile_json, x.diagnosis_json);
 }
 
 } // namespace ks::memory
@@ -178,11 +198,9 @@ typename Inspector::result_type inspect(Inspector& f, ack&) {
 
 // -- bench: gpu_bench_actor and bench_dispatcher_actor -----------------------------------------
 
-/// Names the jobs a bench actor runs. The numbers equal gpu::job_kind's.
-enum class bench_kind : int32_t { info = 0, calibrate = 1, verify = 2, time = 3 };
-
-/// Returns the stable name of `k` ("verify", ...).
-const char* to_string(bench_kind k) noexcept;
+/// Names the jobs a bench actor runs: the worker protocol's job kinds, one enum for both
+/// (shutdown is the bench actor's own business, never a bench_job).
+using bench_kind = gpu::job_kind;
 
 /// Asks a bench actor for one job on its GPU.
 struct bench_job {
@@ -205,25 +223,42 @@ typename Inspector::result_type inspect(Inspector& f, bench_job& x) {
            x.prefer, x.priority);
 }
 
-/// Answers a bench_job: its result, or the typed failure that replaced it.
+/// Answers a bench_job: its result (the result type of its kind, gpu::result_of), or the
+/// typed failure that replaced it.
 struct bench_result {
   bench_kind kind = bench_kind::info;
   int32_t gpu = -1; ///< the GPU index that ran it
   bool ok = false;
   int32_t failure = 0; ///< gpu::failure_kind's number when !ok
   std::string message; ///< the failure's message, with its verification details
-  gpu::verify_result verify;
-  gpu::timing_result timing;
-  gpu::device_info device;
-  gpu::calibration calibration;
+  gpu::result_payload payload; ///< the result; a failed verification keeps its statistics
   double busy_ms = 0;   ///< how long the bench actor worked on it (worker start included)
   double queued_ms = 0; ///< how long it waited in the dispatcher's queue
+
+  /// Returns the result as type T (gpu::result_of<kind>); a default T when it holds none.
+  template <class T>
+  const T& get() const {
+    static const T none{};
+    const T* value = std::get_if<T>(&payload);
+    return value != nullptr ? *value : none;
+  }
+
+  /// Returns a verify job's statistics (also those of a failed verification).
+  const gpu::verify_result& verify() const { return get<gpu::verify_result>(); }
+  /// Returns a time job's timing.
+  const gpu::timing_result& timing() const { return get<gpu::timing_result>(); }
+  /// Returns an info job's device.
+  const gpu::device_info& device() const { return get<gpu::device_info>(); }
+  /// Returns a calibrate job's peaks.
+  const gpu::calibration& calibration() const { return get<gpu::calibration>(); }
+  /// Returns a profile job's profile.
+  const engine::profile& profile() const { return get<engine::profile>(); }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_result& x) {
   return f(caf::meta::type_name("bench_result"), x.kind, x.gpu, x.ok, x.failure, x.message,
-           x.verify, x.timing, x.device, x.calibration, x.busy_ms, x.queued_ms);
+           x.payload, x.busy_ms, x.queued_ms);
 }
 
 /// Asks the dispatcher for its per-GPU counters.
@@ -556,13 +591,18 @@ struct plan_request {
   std::map<std::string, engine::skill_stats> stats; ///< long-term memory's, by skill id
   double parent_fraction_of_roofline = 0;
   int64_t count = 1;
+  engine::timing parent_time; ///< for a model's prompt: the parent's measurement
+  std::string gpu_name;       ///< ... the task's home GPU and its measured peaks
+  double peak_gbps = 0;
+  double peak_gflops = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_request& x) {
   return f(caf::meta::type_name("plan_request"), x.task, x.parent, x.parent_lineage,
            x.parent_source, x.reference_source, x.tried, x.branch, x.diagnosis, x.skills, x.stats,
-           x.parent_fraction_of_roofline, x.count);
+           x.parent_fraction_of_roofline, x.count, x.parent_time, x.gpu_name, x.peak_gbps,
+           x.peak_gflops);
 }
 
 /// Answers plan_request: distinct plans, none tried; empty when the planner has no idea left.
@@ -582,12 +622,13 @@ struct code_request {
   std::vector<engine::plan> lineage;
   std::string parent_source;
   std::string reference_source;
+  engine::node_id node = engine::no_node; ///< the node being coded (transcripts)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, code_request& x) {
   return f(caf::meta::type_name("code_request"), x.task, x.plan, x.lineage, x.parent_source,
-           x.reference_source);
+           x.reference_source, x.node);
 }
 
 /// Answers code_request.
@@ -608,12 +649,13 @@ struct fix_request {
   std::string failure_kind;
   std::string error_text;
   std::vector<engine::repair_round> history;
+  engine::node_id node = engine::no_node; ///< the branch being repaired (transcripts)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fix_request& x) {
   return f(caf::meta::type_name("fix_request"), x.task, x.plan, x.source, x.failure_kind,
-           x.error_text, x.history);
+           x.error_text, x.history, x.node);
 }
 
 /// Answers fix_request (engine::repair_reply).
@@ -629,19 +671,21 @@ typename Inspector::result_type inspect(Inspector& f, fix_reply& x) {
   return f(caf::meta::type_name("fix_reply"), x.gave_up, x.source, x.diagnosis, x.fix_summary);
 }
 
-/// Asks the analyst for the bottleneck diagnosis of a timed node.
+/// Asks the analyst for the bottleneck diagnosis of a timed node: from its hardware counters
+/// when it was profiled (engine::diagnose_profile), else from its timing.
 struct analyze_request {
   std::string task;
   double median_ms = 0;
   kernel_usage usage;   ///< from the compile, when known
   double peak_gbps = 0; ///< the home GPU's calibration
   double peak_gflops = 0;
+  std::string profile_json; ///< the node's profile (gpu::encode_profile), or empty
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, analyze_request& x) {
   return f(caf::meta::type_name("analyze_request"), x.task, x.median_ms, x.usage, x.peak_gbps,
-           x.peak_gflops);
+           x.peak_gflops, x.profile_json);
 }
 
 /// Answers analyze_request; a diagnosis without a bound when the peaks are unknown.
@@ -881,6 +925,15 @@ CAF_ADD_TYPE_ID(kernelskill, (ks::actors::get_skill_stats))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::skill_stats_reply))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::retry_plan))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::reconcile_tries))
+
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_call))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_answer))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_done))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_stats_request))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_stats))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::distill_task))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::distill_result))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_learned_skill))
 
 /// Wakes an actor that works on a period (the reporter, the campaign's budget check).
 CAF_ADD_ATOM(kernelskill, ks::actors, tick_atom, "ks_tick")

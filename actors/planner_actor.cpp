@@ -32,11 +32,9 @@ struct planner_state {
     request.parent_source = std::move(m.parent_source);
     request.reference_source = std::move(m.reference_source);
     // The reference gives the defaults of the task's tunables: read it when not sent.
-    if (request.reference_source.empty()) {
-      std::ifstream in(t->second.reference_path, std::ios::binary);
-      request.reference_source.assign(std::istreambuf_iterator<char>(in),
-                                      std::istreambuf_iterator<char>());
-    }
+    if (request.reference_source.empty())
+      if (auto source = engine::read_reference(t->second))
+        request.reference_source = std::move(*source);
     request.tried = std::move(m.tried);
     request.branch = std::move(m.branch);
     request.diagnosis = std::move(m.diagnosis);
@@ -47,11 +45,13 @@ struct planner_state {
                            m.stats, rules);
     request.parent_fraction_of_roofline = m.parent_fraction_of_roofline;
     request.count = m.count;
+    request.parent_time = std::move(m.parent_time);
+    request.gpu_name = std::move(m.gpu_name);
+    request.peak_gbps = m.peak_gbps;
+    request.peak_gflops = m.peak_gflops;
     auto plans = backend->propose(request);
     if (!plans)
-      return to_caf_error(plans.error().code() == engine::errc::transient ? actor_errc::transient
-                                                                          : actor_errc::backend,
-                          plans.error());
+      return to_caf_error(backend_errc(plans.error().code()), plans.error());
     return plan_reply{std::move(*plans)};
   }
 };

@@ -27,9 +27,10 @@ struct repairer_state {
     request.failure_kind = std::move(m.failure_kind);
     request.error_text = std::move(m.error_text);
     request.history = std::move(m.history);
+    request.node = m.node;
     auto reply = backend->repair(request);
     if (!reply)
-      return to_caf_error(actor_errc::backend, reply.error());
+      return to_caf_error(backend_errc(reply.error().code()), reply.error());
     return fix_reply{reply->gave_up, std::move(reply->source), std::move(reply->diagnosis),
                      std::move(reply->fix_summary)};
   }

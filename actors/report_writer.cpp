@@ -8,11 +8,19 @@
 // stands in and is marked "best so far". A task whose reference has not been timed yet has
 // no best: best/<task>.cu is written only once something was measured.
 //
+// Torch baselines, when the campaign has them, put each task's best time against torch eager
+// and torch.compile (the baseline's median over the best's) and add the geomeans over the
+// tasks that have both numbers; a task absent from the file, or whose entry holds an error,
+// shows "-" and counts in no geomean. A file measured on another GPU than the campaign's (by
+// name, against the environment's GPUs) is still shown, flagged in both files.
+//
 // Every file is written to a hidden temporary name in its folder and renamed over the old
 // one (rename is atomic within a file system), so a reader, or a campaign killed while
 // writing, never leaves half a file behind.
 
 #include "actors/report_writer.hpp"
+
+#include "agents/usage_file.hpp"
 
 #include <boost/json.hpp>
 #include <unistd.h>
@@ -21,6 +29,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -37,6 +46,7 @@ struct task_view {
   std::vector<engine::node_record> nodes; // indexed by id
   engine::node_id best = engine::no_node; // the winner, or the best accepted so far
   bool declared = false;                  // best is the judge's declared winner
+  std::map<engine::node_id, std::pair<std::string, std::string>> profiled; // class, text
 };
 
 // -- reading ---------------------------------------------------------------------------------
@@ -76,6 +86,23 @@ engine::expected<std::vector<task_view>> read_tasks(const memory::store& store) 
       return tl::unexpected(nodes.error());
     view.nodes = std::move(*nodes);
     view.state = std::move(state);
+    // The diagnoses of profiled nodes, for the report's list of them.
+    for (const engine::node_record& n : view.nodes) {
+      auto detail = store.detail(view.state.name, n.id);
+      if (!detail)
+        return tl::unexpected(detail.error());
+      if (!*detail || (*detail)->profile_json.empty() || (*detail)->diagnosis_json.empty())
+        continue;
+      json::error_code ec;
+      json::value d = json::parse((*detail)->diagnosis_json, ec);
+      if (ec || !d.is_object() || !d.as_object().contains("text"))
+        continue;
+      const json::object& o = d.as_object();
+      std::string bound = o.contains("bound") && o.at("bound").is_string()
+                              ? std::string(o.at("bound").as_string())
+                              : "undiagnosed";
+      view.profiled[n.id] = {bound, std::string(o.at("text").as_string())};
+    }
     if (node_at(view, view.state.winner) != nullptr) {
       view.best = view.state.winner;
       view.declared = true;
@@ -138,6 +165,74 @@ headline headline_of(const task_view& t) {
   else
     h.fraction_of_roofline = best->fraction_of_roofline;
   return h;
+}
+
+/// The torch baselines as the writer uses them, and whether they come from another GPU.
+struct torch_context {
+  const torch_baselines* baselines = nullptr;
+  std::string device_note; ///< non-empty: measured on another GPU than the campaign's
+};
+
+// Returns the names of the campaign's GPUs, from the environment the campaign record keeps.
+std::vector<std::string> gpu_names_of(const std::optional<memory::campaign_record>& campaign) {
+  std::vector<std::string> names;
+  if (!campaign)
+    return names;
+  boost::system::error_code ec;
+  json::value env = json::parse(campaign->environment, ec);
+  if (ec || !env.is_object())
+    return names;
+  if (const json::value* gpus = env.get_object().if_contains("gpus"); gpus && gpus->is_array())
+    for (const json::value& g : gpus->get_array())
+      if (g.is_object())
+        if (const json::value* name = g.get_object().if_contains("name"); name && name->is_string())
+          names.emplace_back(name->get_string());
+  return names;
+}
+
+torch_context torch_context_of(const torch_baselines* baselines,
+                               const std::optional<memory::campaign_record>& campaign) {
+  torch_context c;
+  c.baselines = baselines;
+  if (baselines != nullptr)
+    c.device_note = device_mismatch(*baselines, gpu_names_of(campaign));
+  return c;
+}
+
+torch_comparison torch_of(const torch_context& c, const task_view& t, const headline& h) {
+  return compare_with_torch(c.baselines, t.state.name, h.best_ms);
+}
+
+/// The geomeans of a campaign's speedups, each over the tasks that have that speedup.
+struct campaign_geomeans {
+  double vs_reference = 0;
+  double vs_eager = 0;
+  double vs_compile = 0;
+  int64_t tasks_vs_reference = 0;
+  int64_t tasks_vs_eager = 0;
+  int64_t tasks_vs_compile = 0;
+};
+
+campaign_geomeans geomeans_of(const std::vector<task_view>& tasks, const torch_context& c) {
+  std::vector<double> reference;
+  std::vector<double> eager;
+  std::vector<double> compiled;
+  for (const task_view& t : tasks) {
+    headline h = headline_of(t);
+    torch_comparison tc = torch_of(c, t, h);
+    if (h.speedup > 0)
+      reference.push_back(h.speedup);
+    if (tc.speedup_vs_eager > 0)
+      eager.push_back(tc.speedup_vs_eager);
+    if (tc.speedup_vs_compile > 0)
+      compiled.push_back(tc.speedup_vs_compile);
+  }
+  return {geometric_mean(reference),
+          geometric_mean(eager),
+          geometric_mean(compiled),
+          static_cast<int64_t>(reference.size()),
+          static_cast<int64_t>(eager.size()),
+          static_cast<int64_t>(compiled.size())};
 }
 
 // -- formatting ------------------------------------------------------------------------------
@@ -225,6 +320,10 @@ json::object genotype_json(const engine::node_record& n) {
           {"parent", n.parent == engine::no_node ? json::value(nullptr) : json::value(n.parent)}};
 }
 
+json::value positive_or_null(double value) {
+  return value > 0 ? json::value(value) : json::value(nullptr);
+}
+
 json::value to_json(const engine::timing& t) {
   if (t.trials == 0)
     return nullptr;
@@ -257,6 +356,11 @@ json::object to_json(const engine::node_record& n, const std::optional<memory::n
       o["resources"] = json_or_text(d->resources_json);
     if (!d->verify_json.empty())
       o["verify"] = json_or_text(d->verify_json);
+    // What the counters said, and the analyst's class with its evidence.
+    if (!d->profile_json.empty())
+      o["profile"] = json_or_text(d->profile_json);
+    if (!d->diagnosis_json.empty())
+      o["diagnosis"] = json_or_text(d->diagnosis_json);
     // Which card gave the timing: a child is judged against its parent on that card.
     if (d->timed_gpu >= 0)
       o["timed_gpu"] = d->timed_gpu;
@@ -267,7 +371,8 @@ json::object to_json(const engine::node_record& n, const std::optional<memory::n
   return o;
 }
 
-engine::expected<json::object> task_json(const memory::store& store, const task_view& t) {
+engine::expected<json::object> task_json(const memory::store& store, const task_view& t,
+                                         const torch_context& torch) {
   json::array nodes;
   for (const engine::node_record& n : t.nodes) {
     auto detail = store.detail(t.state.name, n.id);
@@ -282,6 +387,7 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
         per_status[static_cast<size_t>(s)];
 
   headline h = headline_of(t);
+  torch_comparison tc = torch_of(torch, t, h);
   json::value winner = nullptr;
   if (const engine::node_record* best = node_at(t, t.best)) {
     json::array lineage;
@@ -308,6 +414,13 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
       {"reference", json::object{{"median_ms", h.reference_ms},
                                  {"roofline_floor_ms", t.state.roofline_floor_ms}}},
       {"winner", std::move(winner)},
+      // The best time against torch's (the campaign's baselines file; null without one, for
+      // a task absent from it or whose entry holds an error: torch_note says which).
+      {"torch_eager_ms", positive_or_null(tc.eager_ms)},
+      {"torch_compile_ms", positive_or_null(tc.compile_ms)},
+      {"speedup_vs_eager", positive_or_null(tc.speedup_vs_eager)},
+      {"speedup_vs_compile", positive_or_null(tc.speedup_vs_compile)},
+      {"torch_note", tc.note.empty() ? json::value(nullptr) : json::value(tc.note)},
       {"counts", std::move(counts)},
       {"in_flight", count_in_flight(t)},
       {"nodes", std::move(nodes)},
@@ -343,7 +456,7 @@ void pretty(std::ostream& out, const json::value& v, int indent = 0) {
 
 // -- report.md -------------------------------------------------------------------------------
 
-void write_task_section(std::ostream& out, const task_view& t) {
+void write_task_section(std::ostream& out, const task_view& t, const torch_context& torch) {
   headline h = headline_of(t);
   out << "\n## " << t.state.name << "\n\n";
   out << "- state: " << t.state.phase;
@@ -360,6 +473,15 @@ void write_task_section(std::ostream& out, const task_view& t) {
   if (t.state.roofline_floor_ms > 0)
     out << " (floor " << format_ms(t.state.roofline_floor_ms) << ")";
   out << "\n";
+  if (torch.baselines != nullptr) {
+    torch_comparison tc = torch_of(torch, t, h);
+    out << "- torch: eager " << format_ms(tc.eager_ms) << " ("
+        << format_ratio(tc.speedup_vs_eager, "x") << "), torch.compile "
+        << format_ms(tc.compile_ms) << " (" << format_ratio(tc.speedup_vs_compile, "x") << ")";
+    if (!tc.note.empty())
+      out << "; " << tc.note;
+    out << "\n";
+  }
 
   auto counts = count_statuses(t);
   out << "- nodes: " << t.nodes.size();
@@ -386,25 +508,59 @@ void write_task_section(std::ostream& out, const task_view& t) {
       out << ", " << format_ratio(h.reference_ms / n.time.median_ms, "x");
     out << ")\n";
   }
+  if (!t.profiled.empty()) {
+    out << "\nDiagnoses of the profiled nodes (results.json has their counters and evidence):\n\n";
+    for (const auto& [id, diagnosis] : t.profiled)
+      out << "- node " << id << ", " << diagnosis.first << ": " << diagnosis.second << "\n";
+  }
+}
+
+// Writes what the speedups of the table are measured against, and the torch baselines' origin.
+void write_speedup_basis(std::ostream& out, const torch_context& torch) {
+  out << "\nspeedup: the best kernel's median time against the task's reference kernel, timed "
+         "on the same GPU.";
+  if (const torch_baselines* b = torch.baselines) {
+    out << " vs eager, vs compile: torch " << (b->torch_version.empty() ? "?" : b->torch_version)
+        << "'s eager and torch.compile (mode " << b->compile_mode
+        << ") medians over the best kernel's, from `" << b->source.string() << "`, measured on "
+        << b->device << (b->date.empty() ? "" : " on " + b->date)
+        << " with the bench worker's method (L2 flushed, CUDA events, inputs uniform on [0, 1)).";
+    if (!torch.device_note.empty())
+      out << "\n\n**Warning: " << torch.device_note << ".**";
+  }
+  out << " Geomeans are over the tasks that have the ratio.\n";
 }
 
 std::string report_text(const std::optional<memory::campaign_record>& campaign,
-                        const std::vector<task_view>& tasks) {
+                        const std::vector<task_view>& tasks, const torch_context& torch) {
   std::ostringstream out;
   out << "# kernelskill campaign report\n\n";
   if (campaign)
     out << "Started " << campaign->started_at << "; run " << campaign->runs
         << " time(s). The environment (GPUs, driver, CUDA, clocks) is in results.json.\n";
-  out << "\n| task | state | reference | best | speedup | roofline | nodes |\n"
-      << "|---|---|---|---|---|---|---|\n";
+  const bool with_torch = torch.baselines != nullptr;
+  out << "\n| task | state | reference | best | speedup | "
+      << (with_torch ? "vs eager | vs compile | " : "") << "roofline | nodes |\n"
+      << (with_torch ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|\n");
   for (const task_view& t : tasks) {
     headline h = headline_of(t);
     out << "| " << t.state.name << " | " << t.state.phase << " | " << format_ms(h.reference_ms)
-        << " | " << format_ms(h.best_ms) << " | " << format_ratio(h.speedup, "x") << " | "
-        << format_percent(h.fraction_of_roofline) << " | " << t.nodes.size() << " |\n";
+        << " | " << format_ms(h.best_ms) << " | " << format_ratio(h.speedup, "x") << " | ";
+    if (with_torch) {
+      torch_comparison tc = torch_of(torch, t, h);
+      out << format_ratio(tc.speedup_vs_eager, "x") << " | "
+          << format_ratio(tc.speedup_vs_compile, "x") << " | ";
+    }
+    out << format_percent(h.fraction_of_roofline) << " | " << t.nodes.size() << " |\n";
   }
+  campaign_geomeans g = geomeans_of(tasks, torch);
+  out << "| **geomean** | | | | " << format_ratio(g.vs_reference, "x") << " | ";
+  if (with_torch)
+    out << format_ratio(g.vs_eager, "x") << " | " << format_ratio(g.vs_compile, "x") << " | ";
+  out << " | |\n";
+  write_speedup_basis(out, torch);
   for (const task_view& t : tasks)
-    write_task_section(out, t);
+    write_task_section(out, t, torch);
   return out.str();
 }
 
@@ -441,13 +597,82 @@ engine::expected<void> write_atomically(const fs::path& path, const std::string&
 
 namespace {
 
+/// Returns the model usage the model service kept beside the store (<output>/llm_usage.json,
+/// agents/usage_file.hpp); nullopt for a campaign whose agents used no model.
+std::optional<agents::usage_record> model_usage_of(const memory::store& store) {
+  auto usage = agents::read_usage(store.dir().parent_path() / "llm_usage.json");
+  return usage ? *usage : std::nullopt;
+}
+
+json::object usage_totals_json(const agents::usage_totals& u) {
+  return json::object{{"requests", u.requests},
+                      {"input_tokens", u.input_tokens},
+                      {"output_tokens", u.output_tokens},
+                      {"tokens", u.input_tokens + u.output_tokens},
+                      {"cost", u.cost}};
+}
+
+// Adds "llm" to results.json: the model's use in total (requests, tokens, cost, retries) and
+// per task; null for a campaign whose agents used no model.
+void add_model_usage(json::object& doc, const memory::store& store) {
+  std::optional<agents::usage_record> usage = model_usage_of(store);
+  if (!usage) {
+    doc["llm"] = nullptr;
+    return;
+  }
+  const agents::gateway_stats& s = usage->stats;
+  json::object total = usage_totals_json(s.total);
+  total["backend"] = usage->backend;
+  total["model"] = usage->model;
+  total["attempts"] = s.attempts;
+  total["retries"] = s.retries;
+  total["failed"] = s.failed;
+  total["refused"] = s.refused;
+  total["cancelled"] = s.cancelled;
+  total["budget_spent"] =
+      s.budget_spent.empty() ? json::value(nullptr) : json::value(s.budget_spent);
+  doc["llm"] = std::move(total);
+  for (json::value& t : doc["tasks"].as_array()) {
+    json::object& task = t.as_object();
+    const json::value* name = task.if_contains("name");
+    auto found = name != nullptr && name->is_string()
+                     ? s.by_task.find(std::string(name->as_string()))
+                     : s.by_task.end();
+    task["llm"] = found == s.by_task.end() ? json::value(nullptr)
+                                           : json::value(usage_totals_json(found->second));
+  }
+}
+
+// Returns report.md's lines on the model's use; empty when the agents used no model.
+std::string model_usage_text(const memory::store& store) {
+  std::optional<agents::usage_record> usage = model_usage_of(store);
+  if (!usage)
+    return {};
+  const agents::gateway_stats& s = usage->stats;
+  std::ostringstream out;
+  out << "\n## Model\n\n"
+      << "- " << usage->backend << " backend, model " << usage->model << ": " << s.total.requests
+      << " requests answered (" << s.retries << " retries, " << s.failed << " failed, "
+      << s.refused << " refused by a budget)\n"
+      << "- tokens: " << s.total.input_tokens << " in, " << s.total.output_tokens << " out; cost "
+      << s.total.cost << " at the configured prices\n";
+  for (const auto& [task, u] : s.by_task)
+    out << "- " << (task.empty() ? std::string("(no task)") : task) << ": " << u.requests
+        << " requests, " << u.input_tokens + u.output_tokens << " tokens, cost " << u.cost << "\n";
+  if (!s.budget_spent.empty())
+    out << "- " << s.budget_spent << "\n";
+  out << "\nEvery request's prompt and reply: `transcripts/<task>/`.\n";
+  return out.str();
+}
+
 // Returns the text of results.json: the campaign, then every task with its nodes.
 engine::expected<std::string> results_text(const memory::store& store,
                                            const std::optional<memory::campaign_record>& campaign,
-                                           const std::vector<task_view>& tasks) {
+                                           const std::vector<task_view>& tasks,
+                                           const torch_context& torch) {
   json::array tasks_json;
   for (const task_view& t : tasks) {
-    auto tj = task_json(store, t);
+    auto tj = task_json(store, t, torch);
     if (!tj)
       return tl::unexpected(tj.error());
     tasks_json.push_back(std::move(*tj));
@@ -459,7 +684,27 @@ engine::expected<std::string> results_text(const memory::store& store,
                                    {"environment", json_or_text(campaign->environment)}};
   else
     doc["campaign"] = nullptr;
+  if (const torch_baselines* b = torch.baselines)
+    doc["torch_baselines"] = json::object{
+        {"file", b->source.string()},
+        {"device", b->device},
+        {"torch_version", b->torch_version},
+        {"date", b->date},
+        {"compile_mode", b->compile_mode},
+        {"device_matches", torch.device_note.empty()},
+        {"device_note", torch.device_note.empty() ? json::value(nullptr)
+                                                  : json::value(torch.device_note)}};
+  else
+    doc["torch_baselines"] = nullptr;
+  campaign_geomeans g = geomeans_of(tasks, torch);
+  doc["geomeans"] = json::object{{"speedup", positive_or_null(g.vs_reference)},
+                                 {"speedup_vs_eager", positive_or_null(g.vs_eager)},
+                                 {"speedup_vs_compile", positive_or_null(g.vs_compile)},
+                                 {"tasks_with_speedup", g.tasks_vs_reference},
+                                 {"tasks_vs_eager", g.tasks_vs_eager},
+                                 {"tasks_vs_compile", g.tasks_vs_compile}};
   doc["tasks"] = std::move(tasks_json);
+  add_model_usage(doc, store);
   std::ostringstream results;
   pretty(results, doc);
   results << "\n";
@@ -469,7 +714,8 @@ engine::expected<std::string> results_text(const memory::store& store,
 } // namespace
 
 engine::expected<void> write_campaign_outputs(const memory::store& store,
-                                              const fs::path& output_dir) {
+                                              const fs::path& output_dir,
+                                              const torch_baselines* baselines) {
   auto campaign = store.campaign();
   if (!campaign)
     return tl::unexpected(campaign.error());
@@ -498,25 +744,29 @@ engine::expected<void> write_campaign_outputs(const memory::store& store,
       return written;
   }
 
-  auto results = results_text(store, *campaign, *tasks);
+  torch_context torch = torch_context_of(baselines, *campaign);
+  auto results = results_text(store, *campaign, *tasks, torch);
   if (!results)
     return tl::unexpected(results.error());
   if (auto written = write_atomically(output_dir / "results.json", *results); !written)
     return written;
-  return write_atomically(output_dir / "report.md", report_text(*campaign, *tasks));
+  return write_atomically(output_dir / "report.md",
+                          report_text(*campaign, *tasks, torch) + model_usage_text(store));
 }
 
-engine::expected<std::string> campaign_results_json(const memory::store& store) {
+engine::expected<std::string> campaign_results_json(const memory::store& store,
+                                                    const torch_baselines* baselines) {
   auto campaign = store.campaign();
   if (!campaign)
     return tl::unexpected(campaign.error());
   auto tasks = read_tasks(store);
   if (!tasks)
     return tl::unexpected(tasks.error());
-  return results_text(store, *campaign, *tasks);
+  return results_text(store, *campaign, *tasks, torch_context_of(baselines, *campaign));
 }
 
-engine::expected<std::string> describe_campaign(const memory::store& store) {
+engine::expected<std::string> describe_campaign(const memory::store& store,
+                                                const torch_baselines* baselines) {
   auto campaign = store.campaign();
   if (!campaign)
     return tl::unexpected(campaign.error());
@@ -535,21 +785,42 @@ engine::expected<std::string> describe_campaign(const memory::store& store) {
     done += t.state.phase == "done" || t.state.phase == "failed";
   out << tasks->size() << " task(s), " << done << " finished\n";
 
+  // The torch columns sit after speedup, and only when the campaign has baselines.
+  torch_context torch = torch_context_of(baselines, *campaign);
+  const bool with_torch = baselines != nullptr;
+  auto torch_columns = [&](const std::string& eager, const std::string& compiled) {
+    char text[64];
+    std::snprintf(text, sizeof text, " %9s %10s", eager.c_str(), compiled.c_str());
+    return with_torch ? std::string(text) : std::string();
+  };
   char line[512];
-  std::snprintf(line, sizeof line, "%-20s %-10s %6s %9s %11s %11s %8s %8s  %s\n", "task", "phase",
-                "nodes", "in flight", "reference", "best", "speedup", "roofline", "stop");
+  std::snprintf(line, sizeof line, "%-20s %-10s %6s %9s %11s %11s %8s%s %8s  %s\n", "task", "phase",
+                "nodes", "in flight", "reference", "best", "speedup",
+                torch_columns("vs eager", "vs compile").c_str(), "roofline", "stop");
   out << line;
   for (const task_view& t : *tasks) {
     headline h = headline_of(t);
+    torch_comparison tc = torch_of(torch, t, h);
     std::string stop = t.state.stop_reason;
-    std::snprintf(line, sizeof line, "%-20s %-10s %6lld %9lld %11s %11s %8s %8s  %s\n",
+    std::snprintf(line, sizeof line, "%-20s %-10s %6lld %9lld %11s %11s %8s%s %8s  %s\n",
                   t.state.name.c_str(), t.state.phase.c_str(),
                   static_cast<long long>(t.nodes.size()),
                   static_cast<long long>(count_in_flight(t)), format_ms(h.reference_ms).c_str(),
                   format_ms(h.best_ms).c_str(), format_ratio(h.speedup, "x").c_str(),
+                  torch_columns(format_ratio(tc.speedup_vs_eager, "x"),
+                                format_ratio(tc.speedup_vs_compile, "x"))
+                      .c_str(),
                   format_percent(h.fraction_of_roofline).c_str(), stop.c_str());
     out << line;
   }
+  campaign_geomeans g = geomeans_of(*tasks, torch);
+  std::snprintf(line, sizeof line, "%-20s %-10s %6s %9s %11s %11s %8s%s\n", "geomean", "", "", "",
+                "", "", format_ratio(g.vs_reference, "x").c_str(),
+                torch_columns(format_ratio(g.vs_eager, "x"), format_ratio(g.vs_compile, "x"))
+                    .c_str());
+  out << line;
+  if (!torch.device_note.empty())
+    out << "warning: " << torch.device_note << "\n";
   return out.str();
 }
 

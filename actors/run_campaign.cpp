@@ -1,7 +1,9 @@
 // run_campaign: the wiring of a campaign, in the order it must happen.
 //
-//   1. the tasks (campaign.tasks globs), so that a typo costs no worker start;
-//   2. the output folder: <output>/state is the store (LMDB), <output>/cache the compile cache
+//   1. the tasks (campaign.tasks globs), so that a typo costs no worker start; the torch
+//      baselines file, if named (run_options.baselines, else report.torch_baselines), read
+//      and its entries checked against the tasks' shapes, for the same reason;
+//   2. the output folder (with the baselines' checked copy, torch_baselines.hpp): <output>/state is the store (LMDB), <output>/cache the compile cache
 //      (unless run_options.cache_dir); a store that holds the campaign means a resume;
 //   3. the GPUs: one bench actor per GPU (detached: its worker calls block), each asked one
 //      info job, then one calibrate job unless the store has that device's calibration (by
@@ -9,7 +11,10 @@
 //   4. the compile pool (one detached worker per CPU core), for the first GPU's architecture
 //      (or run_options.arch);
 //   5. the agents: planner, coder and repairer, each agents.max_concurrency times with its own
-//      backend; the analyst and the judge;
+//      backend; the analyst and the judge. A model backend (openai, anthropic, replay) first
+//      gets the campaign's one model service and gateway actor (llm_gateway_actor.hpp), which
+//      every role's backend asks, its transcripts and llm_usage.json in the output folder (the
+//      dry run's folder for a dry run), and, for a campaign with a skill memory, a distiller;
 //   6. the campaign record (runs + 1, the environment as read);
 //   7. the campaign actor, which spawns a supervisor per task and the reporter, and answers
 //      once every task has ended. Meanwhile run_options.stop_requested is polled every 100
@@ -33,11 +38,15 @@
 #include "actors/campaign_actor.hpp"
 #include "actors/campaign_tasks.hpp"
 #include "actors/console.hpp"
+#include "actors/distiller_actor.hpp"
 #include "actors/dry_run_actor.hpp"
+#include "actors/llm_gateway_actor.hpp"
 #include "actors/messages.hpp"
 #include "actors/records_json.hpp"
 #include "actors/reporter_actor.hpp"
+#include "actors/torch_baselines.hpp"
 #include "agents/backend_registry.hpp"
+#include "agents/llm_backend.hpp"
 #include "engine/agent_backend.hpp"
 #include "engine/judge.hpp"
 #include "engine/skill_library.hpp"
@@ -179,6 +188,7 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
         std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.verify_timeout_s));
     w.time_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.time_timeout_s));
+    w.profile_timeout = w.time_timeout; // a profile replays a call a few dozen times at most
     return guard.keep(spawn_gpu_bench(sys, index, std::move(w), settings, tasks));
   };
   const bench_job info_job{bench_kind::info, {}, {}, {}, -1, "info"};
@@ -197,7 +207,7 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
       e.gpu_failure = kind;
       return tl::unexpected(std::move(e));
     }
-    return r->device;
+    return r->device();
   };
   auto info_of = [&](const bench_actor& b, int32_t device) {
     return info_from(ask<bench_result>(self, b, info_job, errc::subprocess), device);
@@ -259,7 +269,7 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
                         "); its roofline fractions stay unknown");
       continue;
     }
-    d.calibration = r->calibration;
+    d.calibration = r->calibration();
     ask<ack>(self, store, put_calibration{d.info.uuid, calibration_json(d.calibration)}, errc::io);
   }
   return gpus;
@@ -301,7 +311,71 @@ engine::backend_settings backend_settings_for(const config::agents_section& a) {
   s.api_key_env = a.api_key_env;
   s.max_concurrency = a.max_concurrency;
   s.request_timeout_s = a.request_timeout_s;
+  s.reply_tokens = a.reply_tokens;
+  s.temperature = a.temperature;
   return s;
+}
+
+/// Copies what the model service counted into `summary`.
+void count_model_use(campaign_summary& summary, const agents::gateway_stats& s) {
+  summary.model_used = true;
+  summary.model_requests = s.total.requests;
+  summary.model_retries = s.retries;
+  summary.model_input_tokens = s.total.input_tokens;
+  summary.model_output_tokens = s.total.output_tokens;
+  summary.model_cost = s.total.cost;
+  summary.model_budget_spent = s.budget_spent;
+}
+
+/// The campaign's model service, prompts and gateway actor (step 5a), when the agents think
+/// with a model; `folder` holds its transcripts and llm_usage.json (the dry run's own folder
+/// for a dry run, which starts from nothing).
+struct model_side {
+  std::shared_ptr<agents::model_service> service;
+  std::shared_ptr<const agents::prompt_library> prompts;
+  llm_gateway_actor gateway;
+  agents::model_wiring wiring;
+};
+
+engine::expected<model_side> open_model(caf::actor_system& sys, exit_guard& guard,
+                                        const config::campaign_config& config,
+                                        const fs::path& folder, bool dry) {
+  model_side out;
+  auto prompts = agents::prompt_library::load(
+      config.prompts_dir().empty() ? agents::default_prompts_dir() : config.prompts_dir());
+  if (!prompts)
+    return tl::unexpected(prompts.error());
+  out.prompts = std::make_shared<const agents::prompt_library>(std::move(*prompts));
+  agents::service_settings s;
+  s.backend = config.agents.backend;
+  s.endpoint = config.agents.endpoint;
+  s.model = config.agents.model;
+  s.api_key_env = config.agents.api_key_env;
+  s.max_concurrency = config.agents.max_concurrency;
+  s.request_timeout_s = config.agents.request_timeout_s;
+  s.max_retries = config.agents.max_retries;
+  s.retry_base_s = config.agents.retry_base_s;
+  s.retry_max_s = config.agents.retry_max_s;
+  s.token_budget = config.campaign.token_budget;
+  s.cost_budget = config.campaign.cost_budget;
+  for (const config::model_price_entry& p : config.agents.prices)
+    if (p.model == config.agents.model)
+      s.price = agents::model_price{p.input_per_mtok, p.output_per_mtok};
+  s.transcripts_dir = folder / "transcripts";
+  s.usage_file = folder / "llm_usage.json";
+  s.replay_dir = config.replay_dir();
+  if (dry) {
+    // A dry run counts its own requests only; the folder is emptied before it starts.
+    std::error_code ec;
+    fs::remove(s.usage_file, ec);
+  }
+  auto service = agents::make_model_service(s);
+  if (!service)
+    return tl::unexpected(service.error());
+  out.service = std::move(*service);
+  out.gateway = guard.keep(spawn_llm_gateway(sys, out.service));
+  out.wiring = agents::model_wiring{gateway_client(sys, out.gateway), out.prompts};
+  return out;
 }
 
 engine::retrieval_rules retrieval_rules_for(const config::memory_section& m) {
@@ -406,7 +480,7 @@ std::vector<task_report> run_dry_round(caf::actor_system& sys, caf::scoped_actor
                                        const config::campaign_config& config,
                                        const run_options& options, const std::string& arch,
                                        const fs::path& folder, const fs::path& nvcc,
-                                       bool& interrupted) {
+                                       const llm_gateway_actor& gateway, bool& interrupted) {
   std::vector<supervisor_actor> runs;
   for (const std::string& name : order) {
     dry_run_setup d;
@@ -454,6 +528,9 @@ std::vector<task_report> run_dry_round(caf::actor_system& sys, caf::scoped_actor
                 say_stopping(true);
                 for (const supervisor_actor& r : runs)
                   self->send(r, stop_msg{stop_kind::interrupt, "interrupted"});
+                // Model requests in flight are cancelled, not waited for.
+                if (gateway != nullptr)
+                  self->send(gateway, stop_msg{stop_kind::interrupt, "interrupted (Ctrl-C)"});
               }
             });
   }
@@ -483,6 +560,21 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   auto loaded = load_campaign_tasks(config);
   if (!loaded)
     return tl::unexpected(loaded.error());
+  // 1b. The torch baselines: read and checked now, so a bad file costs no worker start.
+  std::optional<torch_baselines> baselines;
+  const fs::path baselines_file =
+      options.baselines.empty() ? config.torch_baselines_file() : options.baselines;
+  if (!baselines_file.empty()) {
+    auto read = read_torch_baselines(baselines_file);
+    if (!read)
+      return fail(read.error().code(), (options.baselines.empty()
+                                            ? config.source.string() + ": report.torch_baselines: "
+                                            : std::string("--baselines: ")) +
+                                           read.error().message());
+    for (const std::string& warning : check_shapes(*read, *loaded))
+      console::line(console::stream::err, "kernelskill: warning: " + warning);
+    baselines = std::move(*read);
+  }
   auto table = std::make_shared<task_table>();
   std::vector<std::string> order;
   for (engine::task& t : *loaded) {
@@ -517,6 +609,10 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     db = std::make_shared<memory::store>(std::move(*opened));
     if (auto earlier = db->campaign(); earlier && *earlier)
       started_at = (*earlier)->started_at;
+    // The reports read the baselines from the output folder, as `status` does later.
+    if (auto written = write_campaign_baselines(output, baselines ? &*baselines : nullptr);
+        !written)
+      return tl::unexpected(written.error());
   }
   // 2b. Long-term memory: the skills, seeded from the built-in folder, and their statistics.
   auto skills = open_skill_memory(config, dry);
@@ -547,6 +643,13 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
       return tl::unexpected(opened.error());
     gpus = std::move(*opened);
   }
+  // Baselines of another GPU are shown, flagged (torch_baselines.hpp says why not refused).
+  std::vector<std::string> gpu_names;
+  for (const gpu_slot& g : gpus)
+    gpu_names.push_back(g.description.info.name);
+  if (baselines && !dry)
+    if (std::string note = device_mismatch(*baselines, gpu_names); !note.empty())
+      console::line(console::stream::err, "kernelskill: warning: " + note);
   // Starting the workers can take seconds: a stop meanwhile ends the campaign before it starts.
   if (stop_seen(options)) {
     say_stopping(dry);
@@ -585,11 +688,23 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   members.compiler = guard.keep(spawn_compile_pool(sys, compiler, cores));
   int64_t agents = std::max<int64_t>(1, config.agents.max_concurrency);
   engine::backend_settings settings = backend_settings_for(config.agents);
-  engine::backend_context context{skills->library};
+  engine::backend_context context{skills->library, co.arch,
+                                  read_text(compiler->options().include_dir / "kernelskill" /
+                                            "abi.h")};
+  // 5a. The model gateway: one for every role and task, so that the concurrency limit, the
+  // retries and the budgets are the campaign's.
+  std::optional<model_side> model;
+  if (agents::needs_model(config.agents.backend)) {
+    auto opened = open_model(sys, guard, config, dry ? output / "dry-run" : output, dry);
+    if (!opened)
+      return tl::unexpected(opened.error());
+    model = std::move(*opened);
+  }
+  const agents::model_wiring wiring = model ? model->wiring : agents::model_wiring{};
   for (int64_t i = 0; i < agents; ++i) {
     std::shared_ptr<engine::agent_backend> backends[3];
     for (auto& b : backends) {
-      auto made_backend = agents::make_backend(config.agents.backend, settings, context);
+      auto made_backend = agents::make_backend(config.agents.backend, settings, context, wiring);
       if (!made_backend)
         return tl::unexpected(made_backend.error());
       b = std::move(*made_backend);
@@ -645,7 +760,9 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     campaign_summary summary;
     std::vector<task_report> reports = run_dry_round(sys, self, guard, order, table, members,
                                                      config, options, co.arch, folder,
-                                                     compiler->options().nvcc, summary.interrupted);
+                                                     compiler->options().nvcc,
+                                                     model ? model->gateway : llm_gateway_actor{},
+                                                     summary.interrupted);
     summary.wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summary.dry_run_dir = folder;
@@ -653,6 +770,8 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
       summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
                                            t.phase == "failed", t.stop_text});
     write_dry_run_summary(folder, co.arch, reports, summary.interrupted);
+    if (model)
+      count_model_use(summary, model->service->stats());
     return summary;
   }
 
@@ -686,6 +805,8 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     s.gpus = peaks;
     s.limits = limits;
     s.policy = config.search.policy;
+    s.profile = config.search.profile;
+    s.expand_max_fraction = config.search.expand_max_fraction;
     s.policy_options = policy_options_for(config);
     s.repair_rounds = config.agents.repair_rounds;
     s.finalists = config.search.finalists;
@@ -702,6 +823,27 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   setup.wall_time_s = config.campaign.wall_time_s;
   setup.gpu_seconds = config.campaign.gpu_seconds;
   setup.progress_interval_s = options.progress_interval_s;
+  if (model) {
+    setup.llm = model->gateway;
+    setup.model_budget = config.campaign.token_budget > 0 || config.campaign.cost_budget > 0;
+    setup.min_gain = config.search.min_gain;
+    // Skill distillation: a learned skill goes to the long-term skill memory, so only where
+    // there is one.
+    if (config.agents.distill && skills->store != nullptr) {
+      distiller_setup d;
+      d.backend = std::make_shared<agents::llm_backend>(config.agents.backend, model->wiring.client,
+                                                        model->prompts, settings, context);
+      d.tasks = table;
+      d.store = store;
+      d.compiler = members.compiler;
+      d.bench = dispatcher;
+      d.skills = skills->library;
+      d.arch = co.arch;
+      d.run = output.string() + "@" + started_at;
+      d.min_gain = config.search.min_gain;
+      setup.distiller = guard.keep(spawn_distiller(sys, std::move(d)));
+    }
+  }
   campaign_actor campaign = guard.keep(spawn_campaign(sys, std::move(setup)));
 
   // run_all's answer comes back as an ordinary message (sent, not requested), so the wait can
@@ -722,6 +864,10 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
                           // Queued bench jobs are dropped (the nodes wait for the resume):
                           // only the jobs running are waited for.
                           self->send(dispatcher, stop_msg{stop_kind::interrupt, "interrupted"});
+                          // Model requests in flight are cancelled: their nodes are redone.
+                          if (model)
+                            self->send(model->gateway,
+                                       stop_msg{stop_kind::interrupt, "interrupted (Ctrl-C)"});
                         }
                       });
   }
@@ -742,6 +888,10 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   }
   for (double busy_ms : report->bench.busy_ms)
     summary.gpu_busy_share.push_back(report->wall_s > 0 ? busy_ms / (1000 * report->wall_s) : 0);
+  summary.gpu_names = std::move(gpu_names);
+  summary.baselines = std::move(baselines);
+  if (model)
+    count_model_use(summary, model->service->stats());
   if (options.progress_interval_s > 0)
     print_perf(report->perf);
   return summary;

@@ -5,6 +5,7 @@
 // again on the same output folder resumes: finished nodes are read back from the store and
 // never redone; work that was in flight when the campaign died is redone.
 
+#include "actors/torch_baselines.hpp"
 #include "config/campaign_config.hpp"
 #include "engine/error.hpp"
 #include "gpu/failure.hpp"
@@ -28,6 +29,8 @@ struct run_options {
   std::filesystem::path nvcc;                  ///< empty: the compiler's own lookup
   std::filesystem::path include_dir;           ///< where kernelskill/abi.h is; empty: default
   std::filesystem::path cache_dir;             ///< compile cache; empty: <output>/cache
+  std::filesystem::path baselines;             ///< torch baselines file; empty: the config's
+                                               ///< report.torch_baselines
   double progress_interval_s = 5;              ///< live progress on stderr; 0 = none
   std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
 };
@@ -57,6 +60,16 @@ struct campaign_summary {
   bool interrupted = false;           ///< stopped by stop_requested
   bool resumed = false;               ///< the output folder held an earlier run
   std::filesystem::path dry_run_dir;  ///< a dry run: where its candidates and summary.txt are
+  bool model_used = false;            ///< the agents thought with a model (the rest is its use,
+                                      ///< over every run of the campaign, as llm_usage.json)
+  int64_t model_requests = 0;         ///< answered model requests
+  int64_t model_retries = 0;          ///< HTTP attempts beyond each request's first
+  int64_t model_input_tokens = 0;
+  int64_t model_output_tokens = 0;
+  double model_cost = 0;              ///< at agents.prices
+  std::string model_budget_spent;     ///< why no model request started any more; empty: none
+  std::vector<std::string> gpu_names; ///< the campaign's GPUs, by bench actor
+  std::optional<torch_baselines> baselines; ///< the torch baselines compared with, if any
 };
 
 /// Says why a campaign could not run: the error, and what kind of failure it was, so that the

@@ -3,6 +3,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
 #include "actors/report_writer.hpp"
+#include "actors/torch_baselines.hpp"
 #include "memory/skill_store.hpp"
 #include "memory/store.hpp"
 #include "memory/write_batch.hpp"
@@ -158,6 +159,12 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
         return store_state::done(ok);
       },
       [self](const reconcile_tries& m) { return store_state::done(self->state.reconcile(m)); },
+      [self](const put_learned_skill& m) {
+        if (!self->state.skills)
+          return store_state::done(engine::fail(engine::errc::invalid_input,
+                                                "no skill memory to keep a learned skill in"));
+        return store_state::done(self->state.skills->import_skills({m.skill}, m.skill.added_at));
+      },
       [self](const get_skill_stats& m) -> caf::result<skill_stats_reply> {
         if (!self->state.skills)
           return skill_stats_reply{};
@@ -203,7 +210,11 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
         return calibration_reply{true, std::move(**r)};
       },
       [&db_](const write_outputs& m) {
-        return store_state::done(write_campaign_outputs(*db_, m.dir));
+        // The campaign's checked copy of its torch baselines (run_campaign writes it at the
+        // start); one broken since then costs the columns, not the outputs.
+        auto baselines = read_campaign_baselines(m.dir);
+        const torch_baselines* b = baselines && *baselines ? &**baselines : nullptr;
+        return store_state::done(write_campaign_outputs(*db_, m.dir, b));
       },
   };
 }

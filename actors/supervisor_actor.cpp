@@ -41,15 +41,6 @@ namespace ks::actors {
 
 namespace {
 
-std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string first_line(const std::string& text) {
   auto start = text.find_first_not_of(" \t\r\n");
   if (start == std::string::npos)
@@ -177,10 +168,9 @@ caf::result<task_report> supervisor_state::start() {
   if (!made)
     return to_caf_error(actor_errc::task, made.error());
   policy = std::move(*made);
-  auto reference = read_text(subject->reference_path);
+  auto reference = engine::read_reference(*subject);
   if (!reference)
-    return make_actor_error(actor_errc::task,
-                            "cannot read the reference " + subject->reference_path.string());
+    return make_actor_error(actor_errc::task, reference.error().message());
   reference_hash = source_hash(*reference);
   sources[reference_hash] = std::move(*reference);
   state.name = setup.task;
@@ -268,7 +258,7 @@ void supervisor_state::compile_reference() {
               return;
             if (!r.ok) {
               auto t = setup.tasks->find(setup.task);
-              std::string name = t != setup.tasks->end() ? t->second.reference_path.string()
+              std::string name = t != setup.tasks->end() ? engine::reference_name(t->second)
                                                          : "the reference";
               fail_task("the reference no longer compiles: " +
                         first_line(gpu::name_source_in_diagnostics(r.diagnostics, name)));
@@ -376,9 +366,20 @@ void supervisor_state::next_step() {
 void supervisor_state::plan(engine::node_id parent, int64_t count) {
   planning = true;
   const engine::node_record& p = tree.node(parent);
-  // The planner works from the parent's bottleneck: diagnose it first if this run has not.
+  // The planner works from the parent's bottleneck: profile it (as the config asks) and
+  // diagnose it first if this run has not.
+  if (wants_profile(parent, profile_moment::expanding)) {
+    profile_then(parent, [this, parent, count] { plan(parent, count); });
+    return;
+  }
   if (diagnoses.count(parent) == 0 && p.time.measured()) {
     analyze_then(parent, [this, parent, count] { plan(parent, count); });
+    return;
+  }
+  // A kernel at the roofline has nothing left to gain: its children would only add noise.
+  if (std::optional<std::string> why = roofline_reached(parent)) {
+    planning = false;
+    exhaust(parent, *why);
     return;
   }
   // Long-term memory's statistics on this family and GPU rank the skills the planner sees.
@@ -414,6 +415,11 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
   request.stats = std::move(stats.stats);
   request.parent_fraction_of_roofline = p.fraction_of_roofline;
   request.count = count;
+  // A language model is told what the parent measured, where, against which peaks.
+  request.parent_time = p.time;
+  request.gpu_name = setup.gpu_name;
+  request.peak_gbps = setup.peak_gbps;
+  request.peak_gflops = setup.peak_gflops;
   step_timer step("expansion/plan");
   self->request(member(setup.team.planners), caf::infinite, std::move(request))
       .then(
@@ -436,10 +442,21 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
               planning = false;
               return;
             }
+            // A model request cancelled by Ctrl-C is no failure of the parent; a spent model
+            // budget ends the search, as any campaign budget does: the finals run.
+            if (is_interrupted(e) || is(e, actor_errc::budget)) {
+              planning = false;
+              plan_failures = 0;
+              if (is_interrupted(e))
+                interrupted = true;
+              else if (!budget_stop)
+                budget_stop = describe(e);
+              next_step();
+              return;
+            }
             // A backend that cannot answer for now (rate limited, unavailable) is asked again
             // later; the parent is given up only when that keeps happening.
-            bool transient = e.category() == caf::atom("kernelskl") &&
-                             e.code() == static_cast<uint8_t>(actor_errc::transient);
+            bool transient = is(e, actor_errc::transient);
             if (transient && plan_failures < setup.plan_retries && !interrupted) {
               double delay = setup.plan_retry_s * static_cast<double>(int64_t{1} << plan_failures);
               ++plan_failures;

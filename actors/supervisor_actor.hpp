@@ -59,6 +59,14 @@ struct supervisor_setup {
   /// after this many seconds, doubling each time, at most plan_retries times in a row.
   double plan_retry_s = 2;
   int64_t plan_retries = 6;
+  /// Which nodes are profiled (hardware counters and every kernel, the bench's profile job):
+  /// "none", "parents" (a node when it is chosen for expansion), "improving" (a node when the
+  /// judge accepts it) or "all" (every timed node). A profiled node is diagnosed from its
+  /// counters; the others from their timing.
+  std::string profile = "none";
+  /// A node at or above this fraction of the roofline, or diagnosed at the roofline by its
+  /// counters, is not expanded; 0 expands every node.
+  double expand_max_fraction = 0;
   task_table_ptr tasks;
   actors::team team;
 };

@@ -17,6 +17,7 @@
 #include "actors/records_json.hpp"
 #include "actors/supervisor_state.hpp"
 #include "gpu/failure.hpp"
+#include "gpu/profile_report.hpp"
 
 #include <algorithm>
 #include <ctime>
@@ -117,7 +118,7 @@ void supervisor_state::code(engine::node_id id) {
   }
   const engine::node_record& n = tree.node(id);
   code_request request{setup.task, n.plan, tree.lineage(id).value(),
-                       source_of(tree.node(n.parent).source_hash), source_of(reference_hash)};
+                       source_of(tree.node(n.parent).source_hash), source_of(reference_hash), id};
   self->request(member(setup.team.coders), caf::infinite, std::move(request))
       .then(
           [this, id, step](code_reply& r) {
@@ -125,12 +126,24 @@ void supervisor_state::code(engine::node_id id) {
               take_source(id, std::move(r.source), step);
           },
           [this, id](caf::error& e) {
-            if (!finished)
-              fail_final(id, branch_failure{engine::node_status::failed,
-                                            "agent_error",
-                                            "the coder failed: " + describe(e),
-                                            {},
-                                            false});
+            if (finished)
+              return;
+            // Cancelled (Ctrl-C) or refused by a spent budget: the node was never coded; it
+            // stays planned, for a resume to code.
+            if (is_interrupted(e) || is(e, actor_errc::budget)) {
+              if (is_interrupted(e))
+                interrupted = true;
+              else if (!budget_stop)
+                budget_stop = describe(e);
+              end_branch(id);
+              return;
+            }
+            // A model's reply that could not be used is the branch's own failure kind.
+            fail_final(id, branch_failure{engine::node_status::failed,
+                                          is(e, actor_errc::bad_reply) ? "bad_reply" : "agent_error",
+                                          "the coder failed: " + describe(e),
+                                          {},
+                                          false});
           });
 }
 
@@ -226,7 +239,7 @@ void supervisor_state::verify(engine::node_id id) {
             if (r.ok || kind == gpu::failure_kind::wrong_result) {
               if (id != 0)
                 ++verified;
-              details[id].verify_json = verify_json(r.verify);
+              details[id].verify_json = verify_json(r.verify());
               if (r.gpu >= 0 && std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
                                     verified_cards.end())
                 verified_cards.push_back(r.gpu);
@@ -279,7 +292,7 @@ void supervisor_state::time(engine::node_id id) {
               return;
             }
             // A timing without a positive median is no measurement: the worker misbehaved.
-            if (!(r.timing.median_ms > 0) || r.timing.trials <= 0) {
+            if (!(r.timing().median_ms > 0) || r.timing().trials <= 0) {
               failed(id, branch_step::time, gpu::failure_kind::protocol_error,
                      "the bench worker reported a timing without a positive median", {});
               return;
@@ -292,11 +305,11 @@ void supervisor_state::time(engine::node_id id) {
             double floor = floor_on(card);
             engine::node_record n = tree.node(id);
             n.status = engine::node_status::timed;
-            n.time.median_ms = r.timing.median_ms;
-            n.time.p10_ms = r.timing.p10_ms;
-            n.time.p90_ms = r.timing.p90_ms;
-            n.time.trials = r.timing.trials;
-            n.fraction_of_roofline = floor > 0 ? floor / r.timing.median_ms : 0;
+            n.time.median_ms = r.timing().median_ms;
+            n.time.p10_ms = r.timing().p10_ms;
+            n.time.p90_ms = r.timing().p90_ms;
+            n.time.trials = r.timing().trials;
+            n.fraction_of_roofline = floor > 0 ? floor / r.timing().median_ms : 0;
             if (!update(n))
               return;
             details[id].timed_gpu = card;
@@ -307,8 +320,12 @@ void supervisor_state::time(engine::node_id id) {
             batch.nodes.push_back(node_write(id));
             if (id == 0)
               batch.tasks.push_back(put_task{state});
-            store_then(std::move(batch),
-                       [this, id] { analyze_then(id, [this, id] { judge(id); }); });
+            store_then(std::move(batch), [this, id] {
+              if (wants_profile(id, profile_moment::timed))
+                profile_then(id, [this, id] { judge(id); });
+              else
+                analyze_then(id, [this, id] { judge(id); });
+            });
           },
           [this, id](caf::error& e) { bench_lost(id, e); });
 }
@@ -355,9 +372,9 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
               step.done(perf);
               if (finished)
                 return;
-              if (r.ok && r.timing.median_ms > 0 && r.timing.trials > 0) {
+              if (r.ok && r.timing().median_ms > 0 && r.timing().trials > 0) {
                 card_times[key] = engine::timing{
-                    r.timing.median_ms, r.timing.p10_ms, r.timing.p90_ms, r.timing.trials, {}};
+                    r.timing().median_ms, r.timing().p10_ms, r.timing().p90_ms, r.timing().trials, {}};
               } else {
                 warn("re-timing " + label(id) + " on GPU " + std::to_string(key.second) +
                      " failed (" + r.message +
@@ -416,10 +433,13 @@ void supervisor_state::analyze_then(engine::node_id id, std::function<void()> ne
     return;
   }
   analyze_request request{setup.task, n.time.median_ms, usages[id], setup.peak_gbps,
-                          setup.peak_gflops};
+                          setup.peak_gflops, details[id].profile_json};
   self->request(setup.team.analyst, caf::infinite, std::move(request))
       .then(
           [this, id, next](analysis& a) {
+            // Kept beside the node's record (results.json), written with it.
+            if (a.diagnosis.diagnosed)
+              details[id].diagnosis_json = gpu::encode_diagnosis(a.diagnosis);
             diagnoses[id] = std::move(a.diagnosis);
             if (!finished)
               next();
@@ -479,8 +499,13 @@ void supervisor_state::judge(engine::node_id id) {
             if (!update(n))
               return;
             details[id].message = v.reason;
-            settle(id, v.accepted ? engine::outcome_kind::accepted : engine::outcome_kind::rejected,
-                   v.gain);
+            auto outcome = v.accepted ? engine::outcome_kind::accepted : engine::outcome_kind::rejected;
+            if (v.accepted && wants_profile(id, profile_moment::accepted)) {
+              double gain = v.gain;
+              profile_then(id, [this, id, outcome, gain] { settle(id, outcome, gain); });
+              return;
+            }
+            settle(id, outcome, v.gain);
           },
           [this](caf::error& e) { fail_task("the judge failed: " + describe(e)); });
 }
@@ -544,7 +569,8 @@ void supervisor_state::repair(engine::node_id id, branch_failure failure) {
                       source_of(n.source_hash),
                       failure.kind,
                       failure.diagnostics.empty() ? failure.message : failure.diagnostics,
-                      memory.repairs(id)};
+                      memory.repairs(id),
+                      id};
   self->request(member(setup.team.repairers), caf::infinite, std::move(request))
       .then(
           [this, id, step, failure](fix_reply& r) {
@@ -569,6 +595,12 @@ void supervisor_state::repair(engine::node_id id, branch_failure failure) {
           [this, id, failure](caf::error& e) {
             if (finished)
               return;
+            // Cancelled by Ctrl-C: the node keeps its state for the resume to repair again.
+            if (is_interrupted(e)) {
+              interrupted = true;
+              paused(id);
+              return;
+            }
             branch_failure f = failure;
             f.message += "\nthe repairer failed: " + describe(e);
             fail_final(id, std::move(f));

@@ -156,9 +156,9 @@ void supervisor_state::time_slot(std::shared_ptr<final_run> run, int64_t round, 
             if (finished)
               return;
             int32_t card = gpu >= 0 ? gpu : r.gpu;
-            if (r.ok && r.timing.median_ms > 0)
+            if (r.ok && r.timing().median_ms > 0)
               run->samples.push_back(
-                  engine::final_sample{static_cast<int64_t>(index), card, r.timing.median_ms});
+                  engine::final_sample{static_cast<int64_t>(index), card, r.timing().median_ms});
             else
               warn("a final re-timing of " + label(run->finalists[index]) +
                    " failed: " + r.message);

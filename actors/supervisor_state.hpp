@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,9 @@ struct branch_state {
 
 /// Names the step of a branch that failed: where a failure happens decides the node's status.
 enum class branch_step { compile, verify, time };
+
+/// Names the moments a node may be profiled at (supervisor_profile.cpp, wants_profile).
+enum class profile_moment { timed, accepted, expanding };
 
 /// Holds why a branch failed, as its node will record it.
 struct branch_failure {
@@ -94,6 +98,7 @@ struct supervisor_state {
   std::map<engine::node_id, memory::node_detail> details; ///< what put_node writes beside
                                                           ///< each record
   std::map<engine::node_id, engine::diagnosis> diagnoses;
+  std::set<engine::node_id> profiled; ///< profiled (or tried) this run
   std::map<engine::node_id, kernel_usage> usages;
   std::map<engine::node_id, std::string> shared_objects; ///< compiled this run, by node
   /// Times of nodes on GPUs other than the one of their record, measured this run: a parent is
@@ -171,6 +176,18 @@ struct supervisor_state {
   void retime_then(engine::node_id id, int32_t gpu, std::function<void()> next);
   void end_branch(engine::node_id id);
   bool paused(engine::node_id id);
+
+  // -- supervisor_profile.cpp: profiles and the roofline ---------------------------------------
+
+  /// Checks whether setup.profile asks for node `id` to be profiled at `moment`.
+  bool wants_profile(engine::node_id id, profile_moment moment) const;
+  /// Profiles node `id` (its kept profile, if an earlier run made one), diagnoses it from the
+  /// counters, writes both beside its record, then runs `next`; a profile that fails leaves
+  /// the timing's diagnosis.
+  void profile_then(engine::node_id id, std::function<void()> next);
+  /// Returns why node `id` is not expanded (at or above setup.expand_max_fraction of the
+  /// roofline, or diagnosed at the roofline); nullopt when it may be.
+  std::optional<std::string> roofline_reached(engine::node_id id) const;
 
   // -- helpers ---------------------------------------------------------------------------------
 

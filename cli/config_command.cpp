@@ -5,6 +5,7 @@
 #include "cli/config_command.hpp"
 
 #include "actors/campaign_tasks.hpp"
+#include "actors/torch_baselines.hpp"
 #include "cli/config_loading.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
@@ -90,10 +91,31 @@ command_result run_config(const config_options& opt) {
              relative_to_cwd(loaded->source.parent_path()) + ")\n";
     return invalid(opt.check, tasks.error().message(), "its tasks cannot be loaded", hint);
   }
+  // The torch baselines, read and checked against the tasks as `run` does before it starts.
+  std::optional<actors::torch_baselines> baselines;
+  std::vector<std::string> baseline_warnings;
+  if (fs::path file = loaded->torch_baselines_file(); !file.empty()) {
+    auto read = actors::read_torch_baselines(file);
+    if (!read)
+      return invalid(opt.check, "report.torch_baselines: " + read.error().message(),
+                     "its torch baselines cannot be read");
+    baseline_warnings = actors::check_shapes(*read, *tasks);
+    baselines = std::move(*read);
+  }
   std::cout << "ok: " << tasks->size() << (tasks->size() == 1 ? " task" : " tasks")
             << ", results in " << relative_to_cwd(loaded->output_dir()) << "\n";
   for (const engine::task& t : *tasks)
     std::cout << "  " << t.name << "  " << relative_to_cwd(t.manifest_path) << "\n";
+  if (baselines) {
+    int64_t compared = 0;
+    for (const engine::task& t : *tasks)
+      compared += actors::compare_with_torch(&*baselines, t.name, 1.0).speedup_vs_eager > 0;
+    std::cout << "torch baselines: " << relative_to_cwd(baselines->source) << ", measured on "
+              << baselines->device << " (torch " << baselines->torch_version << "): " << compared
+              << " of " << tasks->size() << " tasks have an eager time\n";
+    for (const std::string& w : baseline_warnings)
+      std::cout << "  warning: " << w << "\n";
+  }
   std::cout << std::flush;
   return {};
 }

@@ -161,6 +161,22 @@ private:
     return w;
   }
 
+  // Reads --baselines and checks the task's entry against the task's shapes; a missing file
+  // is a usage error, a broken one a task error (as a broken manifest is).
+  command_result read_baselines() {
+    if (opt_.baselines.empty())
+      return {};
+    auto read = actors::read_torch_baselines(opt_.baselines);
+    if (!read)
+      return stop(read.error().code() == engine::errc::not_found ? stop_reason::usage
+                                                                 : stop_reason::task,
+                  "cannot use --baselines:\n" + read.error().message());
+    for (const std::string& warning : actors::check_shapes(*read, {*report_.task}))
+      warn(warning);
+    report_.baselines = std::move(*read);
+    return {};
+  }
+
   // Adds the starts of workers since the last call to the phases.
   void note_worker() {
     if (client_.starts() > report_.phases.worker_starts) {
@@ -195,10 +211,12 @@ private:
                     + task.error().message() + (hint.empty() ? "" : "\n  (" + hint + ")"));
     }
     report_.task = std::move(*task);
-    auto reference = read_text(report_.task->reference_path);
+    if (auto ok = read_baselines(); !ok)
+      return ok;
+    auto reference = engine::read_reference(*report_.task);
     if (!reference)
       return stop(stop_reason::task, "cannot read the task's reference '"
-                                       + report_.task->reference_path.string() + "'");
+                                       + engine::reference_name(*report_.task) + "'");
     reference_source_ = std::move(*reference);
     return {};
   }
@@ -252,8 +270,12 @@ private:
     progress("compiling the reference and the candidate for " + report_.arch + "...");
     std::vector<gpu::compile_request> requests(2);
     requests[0].source = reference_source_;
-    requests[0].label = report_.task->reference_path.filename().string();
-    requests[0].source_name = shown(report_.task->reference_path);
+    // A rendered reference is named after its task: nvcc's lines are the rendered text's.
+    bool rendered = !report_.task->reference_source.empty();
+    requests[0].label = rendered ? report_.task->name + " reference"
+                                 : report_.task->reference_path.filename().string();
+    requests[0].source_name =
+        rendered ? report_.task->name + "_reference.cu" : shown(report_.task->reference_path);
     requests[1].source = candidate_source_;
     requests[1].label = opt_.candidate.filename().string();
     requests[1].source_name = opt_.candidate.string();
@@ -263,7 +285,7 @@ private:
     report_.candidate_compile = results[1];
     if (!results[0].ok)
       return stop(stop_reason::task,
-                  "the task's reference '" + report_.task->reference_path.string()
+                  "the task's reference '" + engine::reference_name(*report_.task)
                     + "' does not compile for " + report_.arch
                     + (results[0].timed_out ? " (nvcc timed out)" : "") + "; nvcc says:\n"
                     + without_trailing_newlines(results[0].diagnostics));
@@ -446,6 +468,10 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
                   "calibrate, 60 verify, 120 time)")
     ->check(within(0.001, 86400, "seconds"))
     ->type_name("SECONDS");
+  cmd->add_option("--baselines", opt.baselines,
+                  "Torch baselines file from tools/torch_baselines.py: the candidate's time is "
+                  "also compared with the task's torch eager and torch.compile times")
+      ->type_name("FILE");
   cmd->add_flag("--sandbox", opt.sandbox,
                 "Run the bench worker inside bubblewrap (bwrap): no network, a read-only file "
                 "system but for its own temporary folder (exit 3 if bwrap is missing or "

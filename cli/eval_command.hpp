@@ -26,6 +26,7 @@ struct eval_options {
   std::filesystem::path worker;      ///< empty: gpu::default_worker_executable()
   double job_timeout_s = 0;          ///< the watchdog of every worker job; 0: the defaults
   bool sandbox = false;              ///< runs the worker inside bubblewrap
+  std::filesystem::path baselines;   ///< torch baselines file; empty: no torch comparison
 };
 
 /// Adds the `eval` subcommand to `app`, its options stored in `opt`; returns it.

@@ -58,6 +58,32 @@ const char* bound_of(const eval_report& r) {
   return memory_ms >= compute_ms ? "memory-bound" : "compute-bound";
 }
 
+// Returns the candidate against the task's torch baselines; nullopt without --baselines.
+std::optional<actors::torch_comparison> torch_of(const eval_report& r) {
+  if (!r.baselines || !r.task)
+    return std::nullopt;
+  return actors::compare_with_torch(&*r.baselines, r.task->name,
+                                    r.candidate_time ? r.candidate_time->median_ms : 0);
+}
+
+std::string device_note_of(const eval_report& r) {
+  if (!r.baselines || !r.device)
+    return {};
+  return actors::device_mismatch(*r.baselines, {r.device->name});
+}
+
+std::string ratio(double value) {
+  if (value <= 0)
+    return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", value);
+  return text;
+}
+
+std::string ms_or_dash(double ms) {
+  return ms > 0 ? format_ms(ms) : std::string("-");
+}
+
 } // namespace
 
 std::optional<double> roofline_floor(const eval_report& r) {
@@ -196,6 +222,20 @@ void print_text(std::ostream& out, const eval_report& r) {
   } else if (!r.calibration_error.empty()) {
     label("roofline") << "unknown: " << r.calibration_error << "\n";
   }
+  if (auto tc = torch_of(r)) {
+    const actors::torch_baselines& b = *r.baselines;
+    label("torch") << "eager " << ms_or_dash(tc->eager_ms) << ", torch.compile "
+                   << ms_or_dash(tc->compile_ms) << " (torch " << b.torch_version << ", mode "
+                   << b.compile_mode << ", measured on " << b.device << "; "
+                   << b.source.string() << ")\n";
+    if (r.candidate_time)
+      label("") << "candidate vs eager " << ratio(tc->speedup_vs_eager) << ", vs compile "
+                << ratio(tc->speedup_vs_compile) << "\n";
+    if (!tc->note.empty())
+      label("") << "no torch time: " << tc->note << "\n";
+    if (std::string note = device_note_of(r); !note.empty())
+      label("") << "warning: " << note << "\n";
+  }
   const eval_phases& p = r.phases;
   double other = p.total - p.worker_start - p.device - p.compile - p.verify - p.calibrate
                  - p.time - p.shutdown;
@@ -275,6 +315,22 @@ json::object to_json(const eval_report& r) {
     if (r.candidate_time)
       roof["candidate_fraction"] = *floor / r.candidate_time->median_ms;
     o["roofline"] = std::move(roof);
+  }
+  if (auto tc = torch_of(r)) {
+    const actors::torch_baselines& b = *r.baselines;
+    auto positive = [](double v) { return v > 0 ? json::value(v) : json::value(nullptr); };
+    std::string device_note = device_note_of(r);
+    o["torch"] = json::object{
+        {"file", b.source.string()},
+        {"device", b.device},
+        {"torch_version", b.torch_version},
+        {"compile_mode", b.compile_mode},
+        {"device_matches", device_note.empty()},
+        {"torch_eager_ms", positive(tc->eager_ms)},
+        {"torch_compile_ms", positive(tc->compile_ms)},
+        {"speedup_vs_eager", positive(tc->speedup_vs_eager)},
+        {"speedup_vs_compile", positive(tc->speedup_vs_compile)},
+        {"note", tc->note.empty() ? json::value(nullptr) : json::value(tc->note)}};
   }
   const eval_phases& p = r.phases;
   o["phases_ms"] = json::object{{"worker_start", p.worker_start},

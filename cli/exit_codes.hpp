@@ -35,6 +35,8 @@ std::vector<int32_t> run();
 /// Returns the codes of `eval`: every typed failure can come from the candidate, the
 /// reference or the worker.
 std::vector<int32_t> eval();
+/// Returns the codes of `profile`: the candidate's compile and run, and the worker's failures.
+std::vector<int32_t> profile();
 /// Returns the codes of `devices`: the worker's failures at start and while it calibrates.
 std::vector<int32_t> devices();
 /// Returns the codes of `status` and `inspect`.

@@ -18,10 +18,12 @@
 #include "cli/eval_command.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
+#include "cli/profile_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/skills_command.hpp"
 #include "cli/status_command.hpp"
 #include "cli/task_command.hpp"
+#include "cli/task_show_command.hpp"
 #include "cli/version.hpp"
 
 #include <CLI/CLI.hpp>
@@ -123,8 +125,12 @@ int main(int argc, char** argv) {
   CLI::App* devices_cmd = add_devices_command(app, devices);
   eval_options eval;
   CLI::App* eval_cmd = add_eval_command(app, eval);
+  profile_command_options profile;
+  CLI::App* profile_cmd = add_profile_command(app, profile);
   task_options task;
   task_commands task_cmds = add_task_command(app, task);
+  task_show_options task_show;
+  CLI::App* task_show_cmd = add_task_show_command(*app.get_subcommand("task"), task_show);
   skills_options skills;
   CLI::App* skills_cmd = add_skills_command(app, skills);
   std::vector<std::string> help_path;
@@ -182,10 +188,14 @@ int main(int argc, char** argv) {
       result = run_devices(devices);
     } else if (eval_cmd->parsed()) {
       result = run_eval(eval);
+    } else if (profile_cmd->parsed()) {
+      result = run_profile(profile);
     } else if (task_cmds.check->parsed()) {
       result = run_task_check(task);
     } else if (task_cmds.create->parsed()) {
       result = run_task_new(task);
+    } else if (task_show_cmd->parsed()) {
+      result = run_task_show(task_show);
     } else if (skills_cmd->parsed()) {
       result = run_skills(skills);
     }

@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <vector>
 
 namespace ks::cli {
 
@@ -75,6 +76,20 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+// Prints what the model cost, when the agents thought with one (llm_usage.json has it all).
+void print_model_use(std::ostream& out, const actors::campaign_summary& s,
+                     const std::filesystem::path& folder) {
+  if (!s.model_used)
+    return;
+  char cost[32];
+  std::snprintf(cost, sizeof cost, "%.4g", s.model_cost);
+  out << "model: " << s.model_requests << " requests (" << s.model_retries << " retries), "
+      << s.model_input_tokens << " + " << s.model_output_tokens << " tokens, cost " << cost
+      << "; transcripts: " << shown(folder / "transcripts") << "/\n";
+  if (!s.model_budget_spent.empty())
+    out << "model budget: " << s.model_budget_spent << "\n";
+}
+
 void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
                            const std::string& arch) {
   int64_t failed = 0;
@@ -91,29 +106,72 @@ void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
       out << "  " << t.name << " would not: " << first_line(t.stop_text) << "\n";
   out << "candidates: " << shown(s.dry_run_dir)
       << "/<task>/; every line above: " << shown(s.dry_run_dir / "summary.txt") << "\n";
+  print_model_use(out, s, s.dry_run_dir);
 }
 
+std::string ratio_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", value);
+  return or_dash(value, text);
+}
+
+// Prints the final table: per task the reference and best times and the speedup; with torch
+// baselines the best time against torch eager and torch.compile too; then the geomeans and
+// what each ratio is measured against.
 void print_summary(std::ostream& out, const actors::campaign_summary& s,
                    const config::campaign_config& config) {
+  const actors::torch_baselines* baselines = s.baselines ? &*s.baselines : nullptr;
+  auto torch_columns = [&](const std::string& eager, const std::string& compiled) {
+    char text[64];
+    std::snprintf(text, sizeof text, " %9s %10s", eager.c_str(), compiled.c_str());
+    return baselines != nullptr ? std::string(text) : std::string();
+  };
   char line[512];
-  std::snprintf(line, sizeof line, "%-20s %12s %12s %8s %9s %6s  %s\n", "task", "reference", "best",
-                "speedup", "roofline", "nodes", "stop");
+  std::snprintf(line, sizeof line, "%-20s %12s %12s %8s%s %9s %6s  %s\n", "task", "reference",
+                "best", "speedup", torch_columns("vs eager", "vs compile").c_str(), "roofline",
+                "nodes", "stop");
   out << line;
+  std::vector<double> speedups;
+  std::vector<double> vs_eager;
+  std::vector<double> vs_compile;
+  std::string notes;
   for (const actors::task_summary& t : s.tasks) {
-    char speedup[32];
     char roofline[32];
-    std::snprintf(speedup, sizeof speedup, "%.2fx", t.speedup);
     std::snprintf(roofline, sizeof roofline, "%.1f%%", t.fraction_of_roofline * 100);
+    actors::torch_comparison tc = actors::compare_with_torch(baselines, t.name, t.best_ms);
+    speedups.push_back(t.speedup);
+    vs_eager.push_back(tc.speedup_vs_eager);
+    vs_compile.push_back(tc.speedup_vs_compile);
+    if (!tc.note.empty())
+      notes += "  " + t.name + ": " + tc.note + "\n";
     std::snprintf(
-        line, sizeof line, "%-20s %12s %12s %8s %9s %6lld  %s\n", t.name.c_str(),
+        line, sizeof line, "%-20s %12s %12s %8s%s %9s %6lld  %s\n", t.name.c_str(),
         or_dash(t.reference_ms, format_ms(t.reference_ms)).c_str(),
-        or_dash(t.best_ms, format_ms(t.best_ms)).c_str(), or_dash(t.speedup, speedup).c_str(),
+        or_dash(t.best_ms, format_ms(t.best_ms)).c_str(), ratio_text(t.speedup).c_str(),
+        torch_columns(ratio_text(tc.speedup_vs_eager), ratio_text(tc.speedup_vs_compile)).c_str(),
         or_dash(t.fraction_of_roofline, roofline).c_str(), static_cast<long long>(t.nodes),
         t.stop_reason.empty() ? "-" : t.stop_reason.c_str());
     out << line;
   }
+  std::snprintf(line, sizeof line, "%-20s %12s %12s %8s%s\n", "geomean", "", "",
+                ratio_text(actors::geometric_mean(speedups)).c_str(),
+                torch_columns(ratio_text(actors::geometric_mean(vs_eager)),
+                              ratio_text(actors::geometric_mean(vs_compile)))
+                    .c_str());
+  out << line;
   out << "speedup: the best candidate's median time against the task's reference kernel, "
          "timed on the same GPU\n";
+  if (baselines != nullptr) {
+    out << "vs eager, vs compile: torch "
+        << (baselines->torch_version.empty() ? "?" : baselines->torch_version)
+        << "'s eager and torch.compile (mode " << baselines->compile_mode
+        << ") medians over the best candidate's, from " << shown(baselines->source)
+        << ", measured on " << baselines->device << "\n";
+    if (std::string note = actors::device_mismatch(*baselines, s.gpu_names); !note.empty())
+      out << "warning: " << note << "\n";
+    if (!notes.empty())
+      out << "no torch ratio:\n" << notes;
+  }
   out << "candidates: " << s.candidates_verified << " verified, " << s.candidates_timed
       << " timed\n";
   if (!s.gpu_busy_share.empty()) {
@@ -125,6 +183,7 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
     }
     out << "\n";
   }
+  print_model_use(out, s, config.output_dir());
   out << "wall time: " << format_duration(s.wall_s) << (s.resumed ? " (resumed)" : "") << "\n";
   out << "outputs: " << shown(config.output_dir() / "results.json") << ", report.md, best/\n";
 }
@@ -166,6 +225,11 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
   cmd->add_option("--cache-dir", opt.cache_dir,
                   "Compile cache folder (default: <output>/cache, inside campaign.output)")
       ->type_name("DIR");
+  cmd->add_option("--baselines", opt.baselines,
+                  "Torch baselines file from tools/torch_baselines.py: each task's best time "
+                  "is also compared with torch eager and torch.compile (default: the config's "
+                  "report.torch_baselines)")
+      ->type_name("FILE");
   cmd->add_option("--progress", opt.progress_s,
                   "Seconds between progress lines when stderr is not a terminal, 0 to 3600 (on "
                   "a terminal the display updates every second); 0 turns progress off, results "
@@ -188,6 +252,12 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   if (!opt.arch.empty())
     if (auto ok = check_arch(opt.arch); !ok)
       return ok;
+  // A file named on the command line that is not there is a usage error; one the config
+  // names is the config's problem (exit 2), found by run_campaign.
+  if (std::error_code ec; !opt.baselines.empty() && !std::filesystem::exists(opt.baselines, ec))
+    return stop(stop_reason::usage,
+                "--baselines " + opt.baselines.string() + ": no such file (write one with "
+                "tools/torch_baselines.py on the GPU host)");
 
   actors::run_options options;
   options.dry_run = opt.dry_run;
@@ -195,6 +265,8 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   options.worker_executable = opt.worker;
   options.include_dir = include_dir_for_compiler();
   options.cache_dir = opt.cache_dir;
+  options.baselines =
+      opt.baselines.empty() ? opt.baselines : std::filesystem::absolute(opt.baselines);
   options.progress_interval_s = opt.progress_s;
   options.stop_requested = &stop_flag;
 

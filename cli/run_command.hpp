@@ -19,6 +19,7 @@ struct run_command_options {
   std::string arch;                ///< empty: the GPU's own (sm_90a with --dry-run)
   std::filesystem::path worker;    ///< empty: gpu::default_worker_executable()
   std::filesystem::path cache_dir; ///< empty: <output>/cache
+  std::filesystem::path baselines; ///< torch baselines file; empty: report.torch_baselines
   double progress_s = 5;           ///< live progress on stderr every this many seconds; 0: none
 };
 

@@ -291,8 +291,7 @@ command_result check(const fs::path& dir, const fs::path& tasks_path) {
     if (!tasks)
       return stop(stop_reason::task, tasks.error().message());
     for (const engine::task& t : *tasks) {
-      std::ifstream in(t.reference_path, std::ios::binary);
-      std::string reference{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      std::string reference = engine::read_reference(t).value_or("");
       for (const engine::skill& s : skills) {
         if (!s.applies_to(t.family))
           continue;

@@ -147,14 +147,20 @@ command_result run_status(const output_dir_options& opt) {
     return tl::unexpected(store.error());
   if (auto ok = require_campaign(*store, opt.output); !ok)
     return ok;
+  // The torch baselines the campaign compares with: its checked copy, as its reports use.
+  auto baselines = actors::read_campaign_baselines(opt.output);
+  if (!baselines)
+    return stop(stop_reason::task, "cannot read the campaign's torch baselines: " +
+                                       baselines.error().message());
+  const actors::torch_baselines* b = *baselines ? &**baselines : nullptr;
   if (opt.json) {
-    auto text = actors::campaign_results_json(*store);
+    auto text = actors::campaign_results_json(*store, b);
     if (!text)
       return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
                                                 "': " + text.error().message());
     std::cout << *text << std::flush;
   } else {
-    auto text = actors::describe_campaign(*store);
+    auto text = actors::describe_campaign(*store, b);
     if (!text)
       return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
                                                 "': " + text.error().message());
@@ -163,7 +169,7 @@ command_result run_status(const output_dir_options& opt) {
   if (!opt.export_dir.empty()) {
     std::error_code ec;
     fs::create_directories(opt.export_dir, ec);
-    if (auto written = actors::write_campaign_outputs(*store, opt.export_dir); !written)
+    if (auto written = actors::write_campaign_outputs(*store, opt.export_dir, b); !written)
       return stop(stop_reason::environment, "cannot export the campaign into '" +
                                                 opt.export_dir.string() +
                                                 "': " + written.error().message());

@@ -123,11 +123,12 @@ std::vector<std::string> tunable_problems(const engine::task& t, const fs::path&
     position p = position_of(manifest_text, name, section == std::string::npos ? 0 : section);
     std::optional<macro_default> d = default_of(reference, name);
     if (!d) {
-      problems.push_back(at(manifest, p) + "tunable " + name + " is not an overridable macro of " +
-                         shown(t.reference_path) +
-                         ": the planner would fail on it; give it a "
-                         "default there (#ifndef " +
-                         name + " / #define " + name + " VALUE / #endif) or remove it");
+      problems.push_back(
+          at(manifest, p) + "tunable " + name + " is not an overridable macro of " +
+          (t.reference_source.empty() ? shown(t.reference_path) : engine::reference_name(t)) +
+          ": the planner would fail on it; give it a "
+          "default there (#ifndef " +
+          name + " / #define " + name + " VALUE / #endif) or remove it");
       continue;
     }
     if (std::find(values.begin(), values.end(), d->value) == values.end())
@@ -180,6 +181,12 @@ std::string manifest_text(const task_options& opt) {
       << "outputs = [\n"
       << "  { name = \"y\", dtype = \"f32\", shape = [" << shape << "] },\n"
       << "]\n"
+      << (opt.family == "elementwise"
+              ? "# params: the op as an expression over the inputs (docs/tasks.md): skills write\n"
+                "# kernels from it, so keep it what the reference computes (\"x\" is the copy).\n"
+                "# Without `reference`, the reference is rendered from it.\n"
+                "params = { op = \"x\" }\n"
+              : "")
       << "# tolerance: float32 defaults; an op that loses precision by nature may loosen atol or\n"
       << "# rtol, never norm_rel past ~1e-5 (that would let TF32 or fp16 shortcuts pass)\n"
       << "tolerance = { atol = 1e-5, rtol = 1e-5, norm_rel = 1e-5 }\n"
@@ -370,10 +377,16 @@ command_result run_task_check(const task_options& opt) {
       ++bad;
       continue;
     }
-    std::optional<std::string> reference = read_text(task->reference_path);
+    // A reference rendered from the task's family is named after its template, at `family`.
+    bool rendered = !task->reference_source.empty();
+    position reference_at = position_of(*text, rendered ? "family" : "reference");
+    std::string reference_name =
+        rendered ? engine::reference_name(*task) : shown(task->reference_path);
+    std::optional<std::string> reference =
+        rendered ? std::optional(task->reference_source) : read_text(task->reference_path);
     if (!reference) {
-      std::cout << at(manifest, position_of(*text, "reference")) << "cannot read the reference "
-                << shown(task->reference_path) << "\n";
+      std::cout << at(manifest, reference_at) << "cannot read the reference " << reference_name
+                << "\n";
       ++bad;
       continue;
     }
@@ -382,15 +395,16 @@ command_result run_task_check(const task_options& opt) {
     if (compiler) {
       gpu::compile_request request;
       request.source = *reference;
-      request.label = task->reference_path.filename().string();
-      request.source_name = shown(task->reference_path);
+      request.label =
+          rendered ? task->name + " reference" : task->reference_path.filename().string();
+      request.source_name = rendered ? task->name + "_reference.cu" : shown(task->reference_path);
       gpu::compile_result r = compiler->compile(request);
       if (!r.ok) {
         std::string diagnostics = r.diagnostics;
         while (!diagnostics.empty() && diagnostics.back() == '\n')
           diagnostics.pop_back();
-        problems.push_back(at(manifest, position_of(*text, "reference")) + "the reference " +
-                           shown(task->reference_path) + " does not compile for " + opt.arch +
+        problems.push_back(at(manifest, reference_at) + "the reference " + reference_name +
+                           " does not compile for " + opt.arch +
                            (r.timed_out ? " (nvcc timed out)" : "") + "; nvcc says:\n" +
                            diagnostics);
       } else {

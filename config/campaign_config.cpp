@@ -248,6 +248,74 @@ private:
       kind.field(config) = std::move(values);
   }
 
+  void read(const option& o, const price_list_option& kind, const toml::node& node,
+            campaign_config& config) {
+    const toml::array* array = node.as_array();
+    if (array == nullptr)
+      return bad_value(o, node);
+    std::vector<model_price_entry> entries;
+    bool valid = true;
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& item = (*array)[i];
+      std::string at = "'" + label_of(o) + "[" + std::to_string(i) + "]'";
+      const toml::table* table = item.as_table();
+      if (table == nullptr) {
+        report(item, at + " must be a table { model, input_per_mtok, output_per_mtok }, got " +
+                         describe(item));
+        valid = false;
+        continue;
+      }
+      model_price_entry entry;
+      bool has_model = false;
+      for (auto&& [key, value] : *table) {
+        std::string_view name = key.str();
+        if (name == "model") {
+          std::optional<std::string> text = value.value_exact<std::string>();
+          has_model = text && !text->empty();
+          if (!has_model) {
+            report(value, at + ".model must be a non-empty string, got " + describe(value));
+            valid = false;
+          } else {
+            entry.model = *text;
+          }
+        } else if (name == "input_per_mtok" || name == "output_per_mtok") {
+          std::optional<double> price = number_of(value);
+          if (!price || !number_range{0, bound_kind::inclusive, 0, bound_kind::none}.contains(*price)) {
+            report(value, at + "." + std::string(name) + " must be a number >= 0, got " +
+                              describe(value));
+            valid = false;
+          } else {
+            (name == "input_per_mtok" ? entry.input_per_mtok : entry.output_per_mtok) = *price;
+          }
+        } else {
+          constexpr std::string_view keys[] = {"model", "input_per_mtok", "output_per_mtok"};
+          std::optional<std::string_view> guess = closest(name, keys);
+          problems_.report(position_of(key.source()),
+                           "unknown key '" + std::string(name) + "' in " + at +
+                               (guess ? " (did you mean '" + std::string(*guess) + "'?)"
+                                      : " (valid keys: model, input_per_mtok, output_per_mtok)"));
+          valid = false;
+        }
+      }
+      if (!has_model && table->get("model") == nullptr) {
+        report(item, at + " needs a model");
+        valid = false;
+        continue;
+      }
+      bool repeated = std::any_of(entries.begin(), entries.end(), [&](const model_price_entry& e) {
+        return !entry.model.empty() && e.model == entry.model;
+      });
+      if (repeated) {
+        report(item, at + " prices model \"" + entry.model + "\" again");
+        valid = false;
+        continue;
+      }
+      entries.push_back(std::move(entry));
+    }
+    if (valid)
+      kind.field(config) = std::move(entries);
+  }
+
   void read(const option& o, const gpus_option& kind, const toml::node& node,
             campaign_config& config) {
     if (std::optional<std::string> text = node.value_exact<std::string>()) {
@@ -295,11 +363,19 @@ private:
   /// author changed last.
   void check_backend(const toml::table& root, const campaign_config& config) {
     const agents_section& agents = config.agents;
+    const toml::node* backend = root["agents"]["backend"].node();
+    if (backend == nullptr)
+      return;
+    if (agents.backend == "replay") {
+      if (agents.replay.empty())
+        report(*backend, "agents.backend \"replay\" needs 'agents.replay' (the transcripts "
+                         "folder of the run to replay)");
+      return;
+    }
     if (agents.backend == "offline" || !agents.model.empty())
       return;
-    if (const toml::node* backend = root["agents"]["backend"].node())
-      report(*backend, "agents.backend \"" + agents.backend +
-                           "\" needs 'agents.model' (the model name the endpoint serves)");
+    report(*backend, "agents.backend \"" + agents.backend +
+                         "\" needs 'agents.model' (the model name the endpoint serves)");
   }
 
   diagnostics& problems_;

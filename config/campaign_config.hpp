@@ -7,21 +7,25 @@
 //
 //   gpus = "all"                  or a list of device numbers: [0, 1]  (a root key: before
 //                                 the first [section])
-//   [campaign]  tasks (globs), output, wall_time_s, candidates_per_task, gpu_seconds
+//   [campaign]  tasks (globs), output, wall_time_s, candidates_per_task, gpu_seconds,
+//               token_budget, cost_budget
 //   [search]    branches, depth, policy, exploration, stop_roofline_fraction, stop_patience,
-//               min_gain, finalists
+//               min_gain, finalists, profile, expand_max_fraction
 //   [bench]     trials, warmup_ms, min_timing_trials, max_timing_ms, atol, rtol, norm_rel,
 //               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env
 //   [agents]    backend, endpoint, model, api_key_env, max_concurrency, request_timeout_s,
-//               repair_rounds
+//               repair_rounds, max_retries, retry_base_s, retry_max_s, reply_tokens,
+//               temperature, prompts, replay, distill, prices
 //   [memory]    path, skills, exploration, demote_min_tries, demote_failure_rate,
 //               demote_min_acceptance
+//   [report]    torch_baselines
 //
 // Loading reports every problem it finds, one line each, `FILE:LINE:COL: message`, in source
 // order: unknown keys (with a suggestion) at the key, wrong types and out-of-range values at
 // the value, a TOML syntax error at the position toml++ gives; then it fails once.
 //
-// Paths (campaign.tasks, campaign.output, memory.path) are kept as written; the accessors of
+// Paths (campaign.tasks, campaign.output, memory.path, report.torch_baselines) are kept as
+// written; the accessors of
 // campaign_config resolve relative ones against the config file's folder.
 
 #include "config/error.hpp"
@@ -42,6 +46,8 @@ struct campaign_section {
   double wall_time_s = 3600;        ///< wall-clock budget of the campaign; 0 = unlimited
   int64_t candidates_per_task = 64; ///< candidate kernels evaluated per task, at most
   double gpu_seconds = 0;           ///< GPU time budget over all GPUs; 0 = unlimited
+  int64_t token_budget = 0;         ///< model tokens (input + output) of the campaign; 0 = unlimited
+  double cost_budget = 0;           ///< model cost at agents.prices; 0 = unlimited
 
   bool operator==(const campaign_section&) const = default;
 };
@@ -56,6 +62,8 @@ struct search_section {
   int64_t stop_patience = 8;           ///< stops after this many expansions without min_gain
   double min_gain = 0.02;              ///< a speedup over the best counts from 1 + min_gain
   int64_t finalists = 3;               ///< best nodes re-timed interleaved before the winner
+  std::string profile = "parents";     ///< nodes profiled: none, parents, improving or all
+  double expand_max_fraction = 0.9;    ///< nodes at this roofline share are not expanded
 
   bool operator==(const search_section&) const = default;
 };
@@ -86,15 +94,33 @@ struct bench_section {
   bool operator==(const bench_section&) const = default;
 };
 
+/// What one model's tokens cost, per million, in the currency of campaign.cost_budget.
+struct model_price_entry {
+  std::string model;
+  double input_per_mtok = 0;
+  double output_per_mtok = 0;
+
+  bool operator==(const model_price_entry&) const = default;
+};
+
 /// Which backend the agents think with, and its settings.
 struct agents_section {
-  std::string backend = "offline"; ///< offline, openai or anthropic
+  std::string backend = "offline"; ///< offline, openai, anthropic or replay
   std::string endpoint;            ///< base URL; empty: the backend's public one
   std::string model;               ///< model name; required by openai and anthropic
   std::string api_key_env;         ///< environment variable holding the API key; empty: none
   int64_t max_concurrency = 4;     ///< model requests in flight, at most
-  double request_timeout_s = 120;  ///< one model request, at most
+  double request_timeout_s = 120;  ///< one model request (one attempt), at most
   int64_t repair_rounds = 2;       ///< repair attempts of a failed candidate, at most
+  int64_t max_retries = 4;         ///< tries of a request after its first, at most
+  double retry_base_s = 1;         ///< the first backoff before a retry (doubling, jittered)
+  double retry_max_s = 60;         ///< the longest wait before a retry (Retry-After included)
+  int64_t reply_tokens = 8192;     ///< the longest reply asked of the model, in tokens
+  double temperature = 0.2;        ///< sampling temperature
+  std::string prompts;             ///< the role prompts' folder, as written; "": installed
+  std::string replay;              ///< backend replay: the transcripts folder, as written
+  bool distill = true;             ///< a model backend proposes a skill from each task's winner
+  std::vector<model_price_entry> prices; ///< per model; a model not listed costs 0
 
   bool operator==(const agents_section&) const = default;
 };
@@ -112,6 +138,13 @@ struct memory_section {
   bool operator==(const memory_section&) const = default;
 };
 
+/// What the campaign's reports put beside its results.
+struct report_section {
+  std::string torch_baselines; ///< baselines file (tools/torch_baselines.py), as written; "": none
+
+  bool operator==(const report_section&) const = default;
+};
+
 /// One campaign's configuration; a default-constructed one holds every default.
 struct campaign_config {
   campaign_section campaign;
@@ -120,6 +153,7 @@ struct campaign_config {
   bench_section bench;
   agents_section agents;
   memory_section memory;
+  report_section report;
   std::filesystem::path source; ///< the config file, absolute; empty for the defaults
 
   // -- resolved paths ------------------------------------------------------------------------
@@ -137,9 +171,25 @@ struct campaign_config {
   /// Returns memory.path resolved.
   std::filesystem::path memory_dir() const { return resolve(memory.path); }
 
+  /// Returns agents.prompts resolved; empty when it is "" (the installed prompts).
+  std::filesystem::path prompts_dir() const {
+    return agents.prompts.empty() ? std::filesystem::path{} : resolve(agents.prompts);
+  }
+
+  /// Returns agents.replay resolved; empty when it is "".
+  std::filesystem::path replay_dir() const {
+    return agents.replay.empty() ? std::filesystem::path{} : resolve(agents.replay);
+  }
+
   /// Returns memory.skills resolved; empty when it is "" (the installed skills).
   std::filesystem::path skills_dir() const {
     return memory.skills.empty() ? std::filesystem::path{} : resolve(memory.skills);
+  }
+
+  /// Returns report.torch_baselines resolved; empty when it is "" (no baselines).
+  std::filesystem::path torch_baselines_file() const {
+    return report.torch_baselines.empty() ? std::filesystem::path{}
+                                          : resolve(report.torch_baselines);
   }
 
   bool operator==(const campaign_config&) const = default;

@@ -95,6 +95,15 @@ std::string assignment(const option& o, campaign_config& config) {
         text.append(text.size() > 1 ? ", " : "").append(toml_string(item));
       return text + "]";
     }
+    std::string operator()(const price_list_option& l) const {
+      std::string text = "[";
+      for (const model_price_entry& e : l.field(config))
+        text.append(text.size() > 1 ? ", " : "")
+            .append("{ model = " + toml_string(e.model) +
+                    ", input_per_mtok = " + format_number(e.input_per_mtok) +
+                    ", output_per_mtok = " + format_number(e.output_per_mtok) + " }");
+      return text + "]";
+    }
     std::string operator()(const gpus_option& g) const {
       const gpus_section& gpus = g.field(config);
       if (gpus.all)

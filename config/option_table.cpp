@@ -26,6 +26,7 @@ constexpr auto search = &campaign_config::search;
 constexpr auto bench = &campaign_config::bench;
 constexpr auto agents = &campaign_config::agents;
 constexpr auto memory = &campaign_config::memory;
+constexpr auto report = &campaign_config::report;
 
 constexpr number_range at_least(double min) {
   return {min, bound_kind::inclusive, 0, bound_kind::none};
@@ -38,7 +39,8 @@ constexpr number_range above(double min) {
 constexpr int64_t unbounded = std::numeric_limits<int64_t>::max();
 
 constexpr std::string_view policies[] = {"best_first", "greedy", "breadth_first"};
-constexpr std::string_view backends[] = {"offline", "openai", "anthropic"};
+constexpr std::string_view profile_policies[] = {"none", "parents", "improving", "all"};
+constexpr std::string_view backends[] = {"offline", "openai", "anthropic", "replay"};
 
 const section_info sections[] = {
     {"", ""},
@@ -48,6 +50,7 @@ const section_info sections[] = {
     {"bench", "How candidates are verified and timed on the GPU."},
     {"agents", "Which backend the agents (planner, coder, repairer) think with."},
     {"memory", "Long-term memory: skills, their statistics and every run."},
+    {"report", "What results.json, report.md and the final table put beside each result."},
 };
 
 const option options[] = {
@@ -74,6 +77,14 @@ const option options[] = {
     {"campaign", "gpu_seconds",
      "GPU time the campaign may spend, summed over its GPUs, in seconds; 0 means unlimited.",
      number_option{&field<campaign, &campaign_section::gpu_seconds>, at_least(0)}},
+    {"campaign", "token_budget",
+     "Model tokens (input and output, every request of every role) the campaign may spend; 0 "
+     "means unlimited. Once spent no model request starts, and every task goes to its finals.",
+     integer_option{&field<campaign, &campaign_section::token_budget>, 0, unbounded}},
+    {"campaign", "cost_budget",
+     "What the campaign's model requests may cost, at agents.prices; 0 means unlimited. Once "
+     "spent no model request starts, and every task goes to its finals.",
+     number_option{&field<campaign, &campaign_section::cost_budget>, at_least(0)}},
 
     {"search", "branches",
      "Children planned at each expansion; their branches are coded, compiled and measured in "
@@ -106,6 +117,18 @@ const option options[] = {
      "Best kernels of a task re-timed interleaved (A B A B ...) before its winner is "
      "declared.",
      integer_option{&field<search, &search_section::finalists>, 1, 64}},
+    {"search", "profile",
+     "Which nodes are profiled on the GPU (every kernel they launch, and hardware counters "
+     "where the GPU lets them be read), so that their diagnosis comes from the counters: "
+     "none, parents (a node just before it is expanded), improving (a node when it is "
+     "accepted) or all (every timed node). A profile costs about a second of GPU time.",
+     text_option{&field<search, &search_section::profile>, text_rule::non_empty,
+                 profile_policies}},
+    {"search", "expand_max_fraction",
+     "A node at or above this fraction of the roofline, or diagnosed at the roofline by its "
+     "counters, is not expanded; 0 expands every node.",
+     number_option{&field<search, &search_section::expand_max_fraction>,
+                   {0, bound_kind::inclusive, 1, bound_kind::inclusive}}},
 
     {"bench", "trials", "Correctness trials per candidate, each on freshly drawn inputs.",
      integer_option{&field<bench, &bench_section::trials>, 1, 1000}},
@@ -156,7 +179,7 @@ const option options[] = {
     {"agents", "backend",
      "How the agents think: offline (rules and skill templates, no network), openai (any "
      "OpenAI-compatible chat-completions endpoint: a hosted API, vLLM, SGLang, llama.cpp, "
-     "Ollama) or anthropic.",
+     "Ollama), anthropic, or replay (the recorded transcripts of an earlier run, agents.replay).",
      text_option{&field<agents, &agents_section::backend>, text_rule::non_empty, backends}},
     {"agents", "endpoint",
      "Base URL of the model endpoint, such as \"http://localhost:8000/v1\"; empty: the "
@@ -170,12 +193,50 @@ const option options[] = {
      text_option{&field<agents, &agents_section::api_key_env>, text_rule::env_var_name, {}}},
     {"agents", "max_concurrency", "Model requests in flight at once, at most.",
      integer_option{&field<agents, &agents_section::max_concurrency>, 1, 1024}},
-    {"agents", "request_timeout_s", "One model request, at most, in seconds.",
+    {"agents", "request_timeout_s",
+     "One model request, at most, in seconds: an attempt still unanswered then is abandoned "
+     "and tried again.",
      number_option{&field<agents, &agents_section::request_timeout_s>, above(0)}},
     {"agents", "repair_rounds",
      "Attempts to repair a candidate that failed to compile or verify, at most; 0 disables "
      "repair.",
      integer_option{&field<agents, &agents_section::repair_rounds>, 0, 100}},
+    {"agents", "max_retries",
+     "Tries of a model request after its first, at most, on 429, 5xx, a dropped connection, a "
+     "timeout or an answer that is not the API's JSON.",
+     integer_option{&field<agents, &agents_section::max_retries>, 0, 100}},
+    {"agents", "retry_base_s",
+     "The first wait before a retry, in seconds; it doubles with each retry, with jitter "
+     "(times a factor drawn in [0.5, 1]). A Retry-After header replaces it.",
+     number_option{&field<agents, &agents_section::retry_base_s>, above(0)}},
+    {"agents", "retry_max_s",
+     "The longest wait before a retry, in seconds; a Retry-After asking for longer ends the "
+     "request instead (the planner is asked again later).",
+     number_option{&field<agents, &agents_section::retry_max_s>, above(0)}},
+    {"agents", "reply_tokens", "The longest reply asked of the model, in tokens.",
+     integer_option{&field<agents, &agents_section::reply_tokens>, 1, 1000000}},
+    {"agents", "temperature", "Sampling temperature of every model request.",
+     number_option{&field<agents, &agents_section::temperature>,
+                   {0, bound_kind::inclusive, 2, bound_kind::inclusive}}},
+    {"agents", "prompts",
+     "Folder of the role prompts (Mustache templates: system.md, planner.md, coder.md, "
+     "repairer.md, distiller.md, ...), relative to this file's folder; empty: the prompts "
+     "installed with kernelskill. docs/agents.md lists what a prompt sees.",
+     text_option{&field<agents, &agents_section::prompts>, text_rule::any, {}}},
+    {"agents", "replay",
+     "With backend = \"replay\": the transcripts folder of an earlier run (its "
+     "<output>/transcripts), relative to this file's folder.",
+     text_option{&field<agents, &agents_section::replay>, text_rule::any, {}}},
+    {"agents", "distill",
+     "With a model backend: after a task found a faster kernel, the model proposes a skill "
+     "from its winning lineage; it joins the skill memory (as learned) only once it loads, "
+     "compiles and, re-applied to the task, beats the reference.",
+     bool_option{&field<agents, &agents_section::distill>}},
+    {"agents", "prices",
+     "What each model's tokens cost, per million, for campaign.cost_budget and the reports: "
+     "[{ model = \"gpt-4o\", input_per_mtok = 2.5, output_per_mtok = 10.0 }]. A model not "
+     "listed costs 0.",
+     price_list_option{&field<agents, &agents_section::prices>}},
 
     {"memory", "path",
      "Folder of the LMDB environment, relative to this file's folder. Campaigns that share it "
@@ -203,6 +264,15 @@ const option options[] = {
      "Demotes a skill whose share of accepted tries is below this; 0 never demotes for it.",
      number_option{&field<memory, &memory_section::demote_min_acceptance>,
                    {0, bound_kind::inclusive, 1, bound_kind::inclusive}}},
+
+    {"report", "torch_baselines",
+     "Torch baselines file written by tools/torch_baselines.py on the GPU host (each task's "
+     "torch expression timed eagerly and under torch.compile, with the bench worker's method), "
+     "relative to this file's folder; empty: none. Results then show each task's speedup over "
+     "torch eager and torch.compile and their geomeans; a task absent from the file shows "
+     "\"-\", and a file measured on another GPU is flagged. `kernelskill run --baselines` "
+     "overrides it.",
+     text_option{&field<report, &report_section::torch_baselines>, text_rule::any, {}}},
 };
 
 /// Returns `value` the shortest way that reads back exactly, without forcing a decimal point.
@@ -302,6 +372,10 @@ std::string accepted_values(const option& o) {
       return "\"all\" or a non-empty array of distinct device numbers (integers >= 0)";
     }
     std::string operator()(const bool_option&) const { return "true or false"; }
+    std::string operator()(const price_list_option&) const {
+      return "an array of { model = \"NAME\", input_per_mtok = N, output_per_mtok = N } "
+             "tables (prices >= 0, each model once), possibly empty";
+    }
     std::string operator()(const env_var_list_option&) const {
       return "an array of environment variable names ([A-Za-z_][A-Za-z0-9_]*), possibly empty";
     }

@@ -93,10 +93,15 @@ struct gpus_option {
   field_ref<gpus_section> field;
 };
 
+/// An array, empty or not, of { model, input_per_mtok, output_per_mtok } tables, one per model.
+struct price_list_option {
+  field_ref<std::vector<model_price_entry>> field;
+};
+
 /// What an option accepts, and where it is stored.
 using option_kind = std::variant<integer_option, number_option, optional_number_option, text_option,
                                  text_list_option, gpus_option, bool_option,
-                                 env_var_list_option>;
+                                 env_var_list_option, price_list_option>;
 
 /// One declared option.
 struct option {

@@ -305,6 +305,11 @@ std::string encode(const node_detail& r) {
   o["resources_json"] = r.resources_json;
   o["verify_json"] = r.verify_json;
   o["timed_gpu"] = r.timed_gpu;
+  // Written only when known: a detail without them reads as one written before profiles.
+  if (!r.profile_json.empty())
+    o["profile_json"] = r.profile_json;
+  if (!r.diagnosis_json.empty())
+    o["diagnosis_json"] = r.diagnosis_json;
   return text(std::move(o));
 }
 
@@ -406,6 +411,8 @@ decoded<node_detail> decode_detail(std::string_view value) {
     node_detail d{str(o, "message"), str(o, "diagnostics"), str(o, "resources_json"),
                   str(o, "verify_json")};
     d.timed_gpu = o.contains("timed_gpu") ? static_cast<int32_t>(integer(o, "timed_gpu")) : -1;
+    d.profile_json = o.contains("profile_json") ? str(o, "profile_json") : std::string();
+    d.diagnosis_json = o.contains("diagnosis_json") ? str(o, "diagnosis_json") : std::string();
     return d;
   });
 }

@@ -40,7 +40,9 @@
 //                                     "time": timing, "fraction_of_roofline": real,
 //                                     "failure_kind": str, "expansion_state": "open" | "exhausted"
 //   detail       = tag "detail":      "message": str, "diagnostics": str,
-//                                     "resources_json": str, "verify_json": str
+//                                     "resources_json": str, "verify_json": str,
+//                                     ["timed_gpu": int], ["profile_json": str],
+//                                     ["diagnosis_json": str]
 //   source       = tag "source":      "text": str
 //   outcome      = tag "outcome":     "plan": plan, "child": int, "outcome": outcome_kind name,
 //                                     "failure_kind": str, "gain": real

@@ -73,6 +73,8 @@ struct node_detail {
   std::string verify_json;    ///< verify statistics as JSON text, or empty
   int32_t timed_gpu = -1;     ///< the GPU index that gave the record's time; -1 = the task's
                               ///< home (records written before timings could move)
+  std::string profile_json;   ///< the node's profile (gpu::encode_profile), or empty
+  std::string diagnosis_json; ///< the analyst's diagnosis (gpu::encode_diagnosis), or empty
   friend bool operator==(const node_detail&, const node_detail&) = default;
 };
 

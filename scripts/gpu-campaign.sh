@@ -5,6 +5,11 @@
 #                                              with SIGKILL mid-run and resumed to the end
 #   scripts/gpu-campaign.sh kill [DIST]        only the kill -9 and resume part
 #   scripts/gpu-campaign.sh starter [DIST]     the kernelbench-l1 suite with a bounded budget
+#                                              (BUDGET candidates per task, WALL seconds, GPUS
+#                                              '"all"' or '[0]'), beside torch baselines timed
+#                                              first on the same machine (BASELINES=auto, the
+#                                              default, when python3 has torch; =FILE reuses a
+#                                              baselines file; =0 skips them)
 #   scripts/gpu-campaign.sh scaling [DIST]     kernelbench-l1 on GPU 0 alone, then on all GPUs
 #                                              (same warm compile cache): throughput ratio;
 #                                              WARM=0 skips the cache warm-up run, REPEAT=N
@@ -107,7 +112,24 @@ PY
   ;;
 starter)
   rm -rf "$work/l1"
-  run_campaign starter "$(config l1 kernelbench-l1 "$work/l1" '"all"' candidates_per_task=${BUDGET:-16} wall_time_s=420)"
+  # Torch baselines from this machine first (scripts/gpu-baselines.sh, 3-5 minutes for the
+  # suite), so the table compares the best kernels with torch eager and torch.compile.
+  baselines=()
+  case ${BASELINES:-auto} in
+  0|none) ;;
+  auto)
+    if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+      t0=$(date +%s)
+      OUT="$out" scripts/gpu-baselines.sh kernelbench-l1 "$dist" 2>&1 | tee "$out/baselines.txt"
+      summary+=("| torch baselines | $(tail -1 "$out/baselines.txt" | cut -c1-60) | $(( $(date +%s) - t0 )) s |")
+      [ -f "$out/torch-baselines-kernelbench-l1.json" ] && baselines=(--baselines "$out/torch-baselines-kernelbench-l1.json")
+    else
+      summary+=("| torch baselines | skipped: python3 has no torch with CUDA | |")
+    fi
+    ;;
+  *) baselines=(--baselines "$(realpath "$BASELINES")") ;;
+  esac
+  run_campaign starter "$(config l1 kernelbench-l1 "$work/l1" "${GPUS:-\"all\"}" candidates_per_task=${BUDGET:-16} wall_time_s=${WALL:-420})" "${baselines[@]}"
   cp "$work/l1/report.md" "$out/starter-report.md"; cp "$work/l1/results.json" "$out/starter-results.json"
   ;;
 scaling)

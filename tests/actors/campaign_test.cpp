@@ -637,7 +637,10 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   }
   int64_t bench_jobs = 0;
   for (const std::string& line : lines_of(ctx.dir() / "jobs.log"))
-    bench_jobs += line.rfind("verify ", 0) == 0 || line.rfind("time ", 0) == 0 ? 1 : 0;
+    bench_jobs += line.rfind("verify ", 0) == 0 || line.rfind("time ", 0) == 0 ||
+                          line.rfind("profile ", 0) == 0
+                      ? 1
+                      : 0;
   CHECK(traced == bench_jobs);
   CHECK(summary.gpu_busy_share[0] > 0);
   CHECK(summary.gpu_busy_share[1] > 0);
@@ -675,16 +678,15 @@ TEST_CASE("a task whose reference fails ends the run with exit 2 once the others
   // relu again, under another name, with a reference that nvcc (the fake) rejects.
   fs::path quickstart = test::source_dir() / "tasks" / "quickstart";
   std::string manifest = test::read_file(quickstart / "19_relu.toml");
-  std::string reference = test::read_file(quickstart / "../kernelbench-l1/relu_ref.cu");
+  std::string reference = test::read_file(test::source_dir() / "tests/gpu/references/relu_ref.cu");
   fs::path broken_ref = ctx.write("broken/relu_ref.cu", reference + "\n// KS_FAKE_COMPILE_ERROR\n");
   auto replace = [&](const std::string& from, const std::string& to) {
     auto at = manifest.find(from);
     REQUIRE(at != std::string::npos);
     manifest.replace(at, from.size(), to);
   };
-  replace("name = \"relu\"", "name = \"broken_relu\"");
-  replace("reference = \"../kernelbench-l1/relu_ref.cu\"",
-          "reference = \"" + broken_ref.string() + "\"");
+  replace("name = \"relu\"",
+          "name = \"broken_relu\"\nreference = \"" + broken_ref.string() + "\"");
   campaign_setup setup;
   setup.tasks = {"19_relu"};
   setup.task_files = {ctx.write("broken/broken_relu.toml", manifest).string()};

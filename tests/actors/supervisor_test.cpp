@@ -112,6 +112,16 @@ struct bench_counts {
   int64_t time = 0;
 };
 
+/// Returns a timing result of `median` ms (ten trials, a 2% spread).
+gpu::timing_result timing_of(double median) {
+  gpu::timing_result t;
+  t.median_ms = median;
+  t.p10_ms = median * 0.99;
+  t.p90_ms = median * 1.01;
+  t.trials = 10;
+  return t;
+}
+
 actors::bench_actor::behavior_type fake_bench(actors::bench_actor::pointer,
                                               std::shared_ptr<bench_counts> counts) {
   return {
@@ -123,7 +133,7 @@ actors::bench_actor::behavior_type fake_bench(actors::bench_actor::pointer,
         if (job.kind == actors::bench_kind::verify) {
           ++counts->verify;
           r.ok = job.kernel.find("wrong") == std::string::npos;
-          r.verify.passed = r.ok;
+          r.payload = gpu::verify_result{r.ok};
           if (!r.ok) {
             r.failure = static_cast<int32_t>(gpu::failure_kind::wrong_result);
             r.message = "output y differs";
@@ -133,10 +143,7 @@ actors::bench_actor::behavior_type fake_bench(actors::bench_actor::pointer,
         ++counts->time;
         double median = fake_backend::median_of(job.kernel);
         r.ok = true;
-        r.timing.median_ms = median;
-        r.timing.p10_ms = median * 0.99;
-        r.timing.p90_ms = median * 1.01;
-        r.timing.trials = 10;
+        r.payload = timing_of(median);
         return r;
       },
   };
@@ -165,18 +172,13 @@ two_card_bench(actors::bench_actor::stateful_pointer<two_card_state> self,
         r.busy_ms = 1;
         r.ok =
             job.kind != actors::bench_kind::verify || job.kernel.find("wrong") == std::string::npos;
-        r.verify.passed = r.ok;
+        r.payload = gpu::verify_result{r.ok};
         if (!r.ok) {
           r.failure = static_cast<int32_t>(gpu::failure_kind::wrong_result);
           r.message = "output y differs";
         }
-        if (job.kind == actors::bench_kind::time) {
-          double median = fake_backend::median_of(job.kernel) * (card == 1 ? 0.8 : 1.0);
-          r.timing.median_ms = median;
-          r.timing.p10_ms = median * 0.99;
-          r.timing.p90_ms = median * 1.01;
-          r.timing.trials = 10;
-        }
+        if (job.kind == actors::bench_kind::time)
+          r.payload = timing_of(fake_backend::median_of(job.kernel) * (card == 1 ? 0.8 : 1.0));
         return r;
       },
   };
@@ -743,6 +745,7 @@ actors::store_actor::behavior_type null_store() {
       [](const actors::write_outputs&) { return actors::ack{}; },
       [](const actors::get_skill_stats&) { return actors::skill_stats_reply{}; },
       [](const actors::reconcile_tries&) { return actors::ack{}; },
+      [](const actors::put_learned_skill&) { return actors::ack{}; },
   };
 }
 

@@ -47,10 +47,9 @@ grep -q "out/dry-run/summary.txt" s.err || fail "status after a dry run: does no
 grep -q "keeps no state" s.err || fail "status after a dry run: $(cat s.err)"
 
 # One task whose reference does not compile: 2, named with nvcc's line, the other task ran.
-{ cat "$src/tasks/kernelbench-l1/relu_ref.cu"; printf 'KS_FAKE_COMPILE_ERROR\n'; } >broken_ref.cu
+{ cat "$src/tests/gpu/references/relu_ref.cu"; printf 'KS_FAKE_COMPILE_ERROR\n'; } >broken_ref.cu
 lines=$(wc -l <broken_ref.cu)
-sed -e 's|reference = "../kernelbench-l1/relu_ref.cu"|reference = "broken_ref.cu"|' \
-    -e 's|name = "relu"|name = "broken"|' "$q/19_relu.toml" >broken.toml
+sed -e 's|name = "relu"|name = "broken"\nreference = "broken_ref.cu"|' "$q/19_relu.toml" >broken.toml
 cat >broken-campaign.toml <<TOML
 [campaign]
 tasks = ["broken.toml", "$q/47_sum.toml"]

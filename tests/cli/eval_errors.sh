@@ -40,6 +40,7 @@ family = "elementwise"
 reference = "ref.cu"
 inputs = [ { name = "x", dtype = "f32", shape = [256, 64] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [256, 64] } ]
+params = { op = "x" }
 cost = { flops = 0, bytes = 131072 }
 TOML
 
@@ -50,6 +51,7 @@ family = "elementwise"
 reference = "ref.cu"
 inputs = [ { name = "x", dtype = "float42", shape = [256, 64] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [256, 64] } ]
+params = { op = "x" }
 cost = { flops = 0, bytes = 131072 }
 TOML
 "$ks" eval bad.toml good.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?

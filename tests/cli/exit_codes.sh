@@ -27,8 +27,8 @@ expect() {
   [ "$rc" -eq "$code" ] || fail "$name: exit $rc, wanted $code: $(cat out err)"
 }
 
-cp "$src/tasks/kernelbench-l1/relu_ref.cu" relu_ref.cu
-sed 's|reference = "../kernelbench-l1/relu_ref.cu"|reference = "relu_ref.cu"|' \
+cp "$src/tests/gpu/references/relu_ref.cu" relu_ref.cu
+sed 's|name = "relu"|name = "relu"\nreference = "relu_ref.cu"|' \
   "$src/tasks/quickstart/19_relu.toml" >relu.toml
 cp relu_ref.cu good.cu
 cat >campaign.toml <<TOML

@@ -88,7 +88,7 @@ grep -q 'sm_90a' <<<"$out" || fail "--version does not name the default architec
 
 # Usage errors: exit 1, with a hint.
 for args in "" "frobnicate" "eval" "eval --trials 0 a.toml b.cu" "devices --bogus" "run" \
-            "run --progress -1 c.toml" "status" "config --check" "rn" "profile --help" \
+            "run --progress -1 c.toml" "status" "config --check" "rn" "benchmark --help" \
             "task" "help rn"; do
   out=$("$ks" $args 2>&1); rc=$?
   [ "$rc" -eq 1 ] || fail "'kernelskill $args': exit $rc, wanted 1 (usage error)"

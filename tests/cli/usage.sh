@@ -31,9 +31,9 @@ expect() {
 expect 1 "" "a command is required" "run, status" "--help"
 expect 1 "rn" "unknown command 'rn'" "did you mean 'run'?" "kernelskill --help"
 expect 1 "stauts out" "did you mean 'status'?"
-expect 1 "profile --help" "unknown command 'profile'"
-out=$("$ks" profile --help 2>/dev/null)
-[ -z "$out" ] || fail "'kernelskill profile --help' printed help on stdout: $out"
+expect 1 "benchmark --help" "unknown command 'benchmark'"
+out=$("$ks" benchmark --help 2>/dev/null)
+[ -z "$out" ] || fail "'kernelskill benchmark --help' printed help on stdout: $out"
 expect 1 "task" "task: a subcommand is required: check, new" "kernelskill task --help"
 expect 1 "task chek x.toml" "unknown command 'chek'" "did you mean 'check'?"
 

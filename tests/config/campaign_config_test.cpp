@@ -46,6 +46,7 @@ void check_same_settings(const campaign_config& a, const campaign_config& b) {
   CHECK(a.bench == b.bench);
   CHECK(a.agents == b.agents);
   CHECK(a.memory == b.memory);
+  CHECK(a.report == b.report);
 }
 
 /// Returns the lines of `text`.
@@ -102,6 +103,9 @@ repair_rounds = 4
 
 [memory]
 path = "../shared-memory"
+
+[report]
+torch_baselines = "baselines/h100.json"
 )toml";
 
 } // namespace
@@ -219,6 +223,7 @@ TEST_CASE("a config that sets every option in every section loads them all", "[c
   CHECK(c.agents.request_timeout_s == 300);
   CHECK(c.agents.repair_rounds == 4);
   CHECK(c.memory.path == "../shared-memory");
+  CHECK(c.report.torch_baselines == "baselines/h100.json");
 }
 
 TEST_CASE("a full config written back as text parses to the same config", "[config]") {
@@ -437,6 +442,26 @@ path = "../mem"
   CHECK(loaded->memory_dir() == ctx.dir() / "mem");
   CHECK(loaded->task_patterns() ==
         std::vector<fs::path>{ctx.dir() / "tasks" / "*.toml", "/abs/one.toml"});
+}
+
+TEST_CASE("the torch baselines file resolves against the config's folder and empty means none",
+          "[config]") {
+  ks::test::test_context ctx;
+  fs::path file = ctx.write("configs/c.toml", "[report]\ntorch_baselines = \"../b/h100.json\"\n");
+  expected<campaign_config> loaded = load_campaign_config(file);
+  INFO((loaded ? std::string() : loaded.error().message()));
+  REQUIRE(loaded.has_value());
+  CHECK(loaded->torch_baselines_file() == ctx.dir() / "b" / "h100.json");
+  CHECK(campaign_config{}.report.torch_baselines.empty());
+  CHECK(campaign_config{}.torch_baselines_file().empty());
+}
+
+TEST_CASE("a torch baselines path that is not a string is reported at its value", "[config]") {
+  expected<campaign_config> parsed =
+      parse_campaign_config("[report]\ntorch_baselines = 3\n", "c.toml");
+  REQUIRE_FALSE(parsed.has_value());
+  CHECK(parsed.error().message().rfind("c.toml:2:19: ", 0) == 0);
+  CHECK(parsed.error().message().find("report.torch_baselines") != std::string::npos);
 }
 
 TEST_CASE("a config named by a relative path resolves against its folder too", "[config]") {
