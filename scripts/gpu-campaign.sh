@@ -10,6 +10,9 @@
 #                                              first on the same machine (BASELINES=auto, the
 #                                              default, when python3 has torch; =FILE reuses a
 #                                              baselines file; =0 skips them)
+#   scripts/gpu-campaign.sh new-ops [DIST]     ops in neither suite, from manifests alone
+#                                              (tests/gpu/new-ops/), BUDGET and WALL as above:
+#                                              each best kernel's share of the roofline
 #   scripts/gpu-campaign.sh scaling [DIST]     kernelbench-l1 on GPU 0 alone, then on all GPUs
 #                                              (same warm compile cache): throughput ratio;
 #                                              WARM=0 skips the cache warm-up run, REPEAT=N
@@ -24,7 +27,7 @@
 # job: GPU, task, start and end) go to $OUT (the device tool's folder) or out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: gpu-campaign.sh quickstart|starter|scaling [DIST]}
+mode=${1:?usage: gpu-campaign.sh quickstart|kill|starter|new-ops|scaling [DIST]}
 dist=$(realpath "${2:-dist}")
 out=$(realpath -m "${OUT:-out}")
 mkdir -p "$out"
@@ -131,6 +134,16 @@ starter)
   esac
   run_campaign starter "$(config l1 kernelbench-l1 "$work/l1" "${GPUS:-\"all\"}" candidates_per_task=${BUDGET:-16} wall_time_s=${WALL:-420})" "${baselines[@]}"
   cp "$work/l1/report.md" "$out/starter-report.md"; cp "$work/l1/results.json" "$out/starter-results.json"
+  scripts/results-table.py "$work/l1/results.json" | tee "$out/starter-table.md"
+  ;;
+new-ops)
+  # Ops in neither suite, from manifests alone (tests/gpu/new-ops/): each best kernel's share
+  # of the roofline.
+  rm -rf "$work/new-ops"
+  run_campaign new-ops "$(config new-ops kernelbench-l1 "$work/new-ops" '[0]' \
+    "tasks=[\"$PWD/tests/gpu/new-ops/*.toml\"]" candidates_per_task=${BUDGET:-12} wall_time_s=${WALL:-240})"
+  cp "$work/new-ops/results.json" "$out/new-ops-results.json"
+  scripts/results-table.py "$work/new-ops/results.json" | tee "$out/new-ops-table.md"
   ;;
 scaling)
   rm -rf "$work"/s0 "$work"/s1-* "$work"/s2-*
