@@ -350,7 +350,8 @@ struct llm_gateway::impl {
           a.retry_after_s = *retry_after;
       }
       final_error = engine::error{retry ? errc::transient : errc::invalid_input,
-                                  "the model endpoint refused the request (" + a.error + ")"};
+                                  "the model endpoint " + r->http.url + " refused the request (" +
+                                      a.error + ")"};
     }
     r->attempts.push_back(a);
     const int64_t made = static_cast<int64_t>(r->attempts.size());
@@ -358,21 +359,21 @@ struct llm_gateway::impl {
       finish(std::move(r), tl::unexpected(final_error), "failed");
       return;
     }
+    // Every final failure names the endpoint; the message is made before r is moved from.
+    const std::string endpoint = "the model endpoint " + r->http.url;
     if (made > options.max_retries) {
-      finish(std::move(r),
-             fail(final_error.code() == errc::protocol ? errc::protocol : errc::transient,
-                  "the model endpoint failed " + std::to_string(made) +
-                      (made == 1 ? " time" : " times") + " (agents.max_retries = " +
-                      std::to_string(options.max_retries) + "); the last: " + a.error),
-             "failed");
+      auto failed = fail(final_error.code() == errc::protocol ? errc::protocol : errc::transient,
+                         endpoint + " failed " + std::to_string(made) +
+                             (made == 1 ? " time" : " times") + " (agents.max_retries = " +
+                             std::to_string(options.max_retries) + "); the last: " + a.error);
+      finish(std::move(r), std::move(failed), "failed");
       return;
     }
     if (retry_after && *retry_after > options.retry_max_s) {
-      finish(std::move(r),
-             fail(errc::transient, "the model endpoint asks to wait " + seconds_text(*retry_after) +
-                                       " (Retry-After), longer than agents.retry_max_s (" +
-                                       seconds_text(options.retry_max_s) + "); " + a.error),
-             "failed");
+      auto failed = fail(errc::transient, endpoint + " asks to wait " + seconds_text(*retry_after) +
+                                              " (Retry-After), longer than agents.retry_max_s (" +
+                                              seconds_text(options.retry_max_s) + "); " + a.error);
+      finish(std::move(r), std::move(failed), "failed");
       return;
     }
     double delay = 0;

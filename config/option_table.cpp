@@ -233,9 +233,9 @@ const option options[] = {
      "compiles and, re-applied to the task, beats the reference.",
      bool_option{&field<agents, &agents_section::distill>}},
     {"agents", "prices",
-     "What each model's tokens cost, per million, for campaign.cost_budget and the reports: "
-     "[{ model = \"gpt-4o\", input_per_mtok = 2.5, output_per_mtok = 10.0 }]. A model not "
-     "listed costs 0.",
+     "What each model's tokens cost, per million tokens, for campaign.cost_budget and the "
+     "reports; a model not listed costs 0. For example, prices = [{ model = \"gpt-4o\", "
+     "input_per_mtok = 2.5, output_per_mtok = 10.0 }].",
      price_list_option{&field<agents, &agents_section::prices>}},
 
     {"memory", "path",

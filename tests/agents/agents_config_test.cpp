@@ -66,7 +66,7 @@ prices = [ { model = "a", input_per_mtok = -1, output_per_mtok = 1 },
            { model = "a", input_per_mtok = 1, ouput_per_mtok = 1 },
            "b" ]
 )");
-  CHECK_THAT(e, Catch::Contains("c.toml:2:46: 'agents.prices[0]'.input_per_mtok must be a number >= 0, got -1"));
+  CHECK_THAT(e, Catch::Contains("c.toml:2:44: 'agents.prices[0]'.input_per_mtok must be a number >= 0, got -1"));
   CHECK_THAT(e, Catch::Contains("unknown key 'ouput_per_mtok' in 'agents.prices[1]' (did you mean 'output_per_mtok'?)"));
   CHECK_THAT(e, Catch::Contains("c.toml:4:12: 'agents.prices[2]' must be a table"));
 }

@@ -68,7 +68,11 @@ TOML
   grep -q 'dry run for sm_90a: 2 of 2 tasks would run' out.txt || fail "$api: no summary: $(cat out.txt)"
   grep -qE '^model: [0-9]+ requests \([0-9]+ retries\), [0-9]+ \+ [0-9]+ tokens, cost [0-9.e-]+; transcripts: out-'"$api"'/dry-run/transcripts/' out.txt \
     || fail "$api: no model line: $(cat out.txt)"
-  [ "$(ls out-$api/dry-run/relu/*.cu 2>/dev/null | wc -l)" -eq 2 ] || fail "$api: not 2 candidates: $(ls -R out-$api)"
+  # The candidates are <n>_<plan>.cu; the rendered reference.cu sits beside them, and nothing else.
+  [ "$(ls out-$api/dry-run/relu/[0-9]*_*.cu 2>/dev/null | wc -l)" -eq 2 ] || fail "$api: not 2 candidates: $(ls -R out-$api)"
+  [ -s "out-$api/dry-run/relu/reference.cu" ] || fail "$api: no rendered reference.cu: $(ls -R out-$api)"
+  [ "$(ls out-$api/dry-run/relu/*.cu 2>/dev/null | wc -l)" -eq 3 ] \
+    || fail "$api: other .cu files than 2 candidates and the reference: $(ls -R out-$api)"
   # A transcript per request: the planner's and each coder's, per task.
   [ "$(ls out-$api/dry-run/transcripts/relu/*-planner-node0.json 2>/dev/null | wc -l)" -eq 1 ] \
     || fail "$api: no planner transcript: $(ls -R out-$api/dry-run)"

@@ -353,8 +353,8 @@ TEST_CASE("an unknown policy or backend is reported with the valid names", "[con
            "got \"random\""));
   CHECK(error_of("[agents]\nbackend = \"claude\"\n").message() ==
         at(2, 11,
-           "'agents.backend' must be one of \"offline\", \"openai\", \"anthropic\", got "
-           "\"claude\""));
+           "'agents.backend' must be one of \"offline\", \"openai\", \"anthropic\", "
+           "\"replay\", got \"claude\""));
 }
 
 TEST_CASE("gpus must be all or a list of distinct non-negative integers", "[config]") {
