@@ -16,9 +16,13 @@
 // it is tried only when nothing else is left. The thresholds are the config's
 // ([memory] demote_*), not constants here.
 //
-// Filtering comes first and is not ranked: a skill is retrieved only when its families, the
-// bottleneck classes it addresses, its preconditions and its templates' constraints admit the
-// task (check_applies).
+// Filtering comes first and is not ranked: a skill is retrieved only when its families, its
+// preconditions and its templates' constraints admit the task (check_applies). The bottleneck
+// classes it addresses rank rather than filter: a skill for another bottleneck than the
+// parent's diagnosis comes after every skill for that one. A diagnosis describes the parent,
+// not the task: a simple reference that accumulates in double is compute-bound by its counters
+// while the task is memory-bound, and the memory skills are what it needs; filtering on the
+// class left such tasks with nothing to try.
 
 #include "engine/retrieval.hpp"
 
@@ -63,6 +67,7 @@ std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candi
     r.stats = c.stats;
     r.score = ucb_score(c.stats, total, rules.exploration);
     r.demoted = is_demoted(c.stats, rules);
+    r.off_diagnosis = c.off_diagnosis;
     char line[200];
     if (c.stats.tries == 0)
       std::snprintf(line, sizeof line, "untried (prior %.2f)", c.prior);
@@ -73,11 +78,15 @@ std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candi
                     static_cast<long long>(c.stats.failures()),
                     r.demoted ? "; demoted" : "");
     r.why = line;
+    if (c.off_diagnosis)
+      r.why += "; addresses another bottleneck than the diagnosis";
     entries.push_back({std::move(r), c.prior});
   }
   std::sort(entries.begin(), entries.end(), [](const entry& a, const entry& b) {
     if (a.r.demoted != b.r.demoted)
       return !a.r.demoted;
+    if (a.r.off_diagnosis != b.r.off_diagnosis)
+      return !a.r.off_diagnosis;
     if (a.r.score != b.r.score)
       return a.r.score > b.r.score;
     if (a.r.stats.tries == 0 && b.r.stats.tries == 0 && a.prior != b.prior)
@@ -97,10 +106,11 @@ std::vector<retrieved_skill> retrieve(const skill_library& library, const task& 
                                       const retrieval_rules& rules) {
   std::vector<ranking_input> candidates;
   for (const skill& s : library.skills) {
-    if (!check_applies(s, subject, diagnosis, reference_source).applies)
+    if (!check_applies(s, subject, diagnosis, reference_source, /*by_bottleneck=*/false).applies)
       continue;
     auto it = stats.find(s.id);
-    candidates.push_back({s.id, s.prior, it == stats.end() ? skill_stats{} : it->second});
+    candidates.push_back({s.id, s.prior, it == stats.end() ? skill_stats{} : it->second,
+                          !addresses_bottleneck(s, diagnosis)});
   }
   return rank_skills(candidates, rules);
 }

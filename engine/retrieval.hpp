@@ -31,6 +31,7 @@ struct retrieved_skill {
   skill_stats stats;   ///< on the task's family and the campaign's GPU architecture
   double score = 0;    ///< the UCB score; +infinity when untried
   bool demoted = false;
+  bool off_diagnosis = false; ///< addresses another bottleneck than the parent's diagnosis
   std::string why;     ///< one line for people and prompts: "untried", "ucb 0.71 = ..."
 
   friend bool operator==(const retrieved_skill&, const retrieved_skill&) = default;
@@ -41,6 +42,7 @@ struct ranking_input {
   std::string id;
   double prior = 0.5;
   skill_stats stats;
+  bool off_diagnosis = false; ///< addresses another bottleneck than the parent's diagnosis
 };
 
 /// Returns the UCB score of `s` among candidates tried `total_tries` times in all:
@@ -52,8 +54,9 @@ double ucb_score(const skill_stats& s, int64_t total_tries, double exploration) 
 /// failures / tries >= demote_failure_rate or acceptances / tries < demote_min_acceptance.
 bool is_demoted(const skill_stats& s, const retrieval_rules& rules) noexcept;
 
-/// Ranks `candidates`: skills not demoted first, then demoted ones; within each, by UCB score
-/// (untried first: by prior, higher first), ties by id.
+/// Ranks `candidates`: skills not demoted first, then demoted ones; within each, those that
+/// address the diagnosed bottleneck before those that do not, then by UCB score (untried
+/// first: by prior, higher first), ties by id.
 std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candidates,
                                          const retrieval_rules& rules);
 

@@ -226,12 +226,16 @@ expected<std::optional<param_values>> first_valid(const skill_template& t,
   }
 }
 
+bool addresses_bottleneck(const skill& s, const diagnosis* diagnosis) noexcept {
+  return diagnosis == nullptr || !diagnosis->diagnosed || s.addresses.empty() ||
+         std::find(s.addresses.begin(), s.addresses.end(), diagnosis->bound) != s.addresses.end();
+}
+
 applicability check_applies(const skill& s, const task& subject, const diagnosis* diagnosis,
-                            std::string_view reference_source) {
+                            std::string_view reference_source, bool by_bottleneck) {
   if (!s.applies_to(subject.family))
     return {false, "not for family " + subject.family};
-  if (diagnosis != nullptr && diagnosis->diagnosed && !s.addresses.empty() &&
-      std::find(s.addresses.begin(), s.addresses.end(), diagnosis->bound) == s.addresses.end())
+  if (by_bottleneck && !addresses_bottleneck(s, diagnosis))
     return {false, std::string("does not address a ") + to_string(diagnosis->bound) +
                        "-bound kernel"};
   fact_map facts = task_facts(subject);

@@ -52,9 +52,14 @@ struct applicability {
 /// Checks a skill's preconditions for `subject` and its parent's `diagnosis` (null: none yet):
 /// its families, the bottleneck classes it addresses (an undiagnosed parent passes), every
 /// `requires` expression (a fact not known passes), its text tables (the task's key must have
-/// an entry) and that a template with a valid instantiation exists.
+/// an entry) and that a template with a valid instantiation exists. With `by_bottleneck`
+/// false, the bottleneck classes are not checked (retrieval ranks those skills last instead).
 applicability check_applies(const skill& s, const task& subject, const diagnosis* diagnosis,
-                            std::string_view reference_source);
+                            std::string_view reference_source, bool by_bottleneck = true);
+
+/// Checks whether `s` addresses the bottleneck of `diagnosis`: true when there is no
+/// diagnosis yet, or the skill names no class.
+bool addresses_bottleneck(const skill& s, const diagnosis* diagnosis) noexcept;
 
 /// Checks `values` against `space` (every parameter given, each one of its values) and the
 /// template's constraints for `subject`. Returns nullopt when valid, else why not; errc::

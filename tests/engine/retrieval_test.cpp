@@ -62,6 +62,27 @@ TEST_CASE("untried skills come first, by their prior, then by id", "[engine][ret
   CHECK(ranked.front().why == "untried (prior 0.90)");
 }
 
+TEST_CASE("skills for another bottleneck than the diagnosis rank after those for it, not out",
+          "[engine][retrieval]") {
+  // A compute-bound reference (it accumulates in double) of a memory-bound task: the memory
+  // skills are still what it needs when no compute skill exists, so they are kept, behind.
+  std::vector<ranking_input> in{{"memory_winner", 0.9, stats(10, 9), true},
+                                {"compute_new", 0.1, {}, false},
+                                {"memory_new", 0.5, {}, true}};
+  std::vector<retrieved_skill> ranked = rank_skills(in, retrieval_rules{});
+  CHECK(ids_of(ranked) ==
+        std::vector<std::string>{"compute_new", "memory_new", "memory_winner"});
+  CHECK_FALSE(ranked.front().off_diagnosis);
+  CHECK(ranked.back().off_diagnosis);
+  CHECK_THAT(ranked.back().why, Catch::Contains("another bottleneck"));
+  // Demotion still comes first: a demoted skill for the diagnosis goes behind the others.
+  retrieval_rules rules;
+  rules.demote_min_tries = 4;
+  in[1].stats = stats(8, 0, 8);
+  CHECK(ids_of(rank_skills(in, rules)) ==
+        std::vector<std::string>{"memory_new", "memory_winner", "compute_new"});
+}
+
 TEST_CASE("a skill that keeps failing is demoted behind every other", "[engine][retrieval]") {
   retrieval_rules rules;
   rules.demote_min_tries = 4;

@@ -151,6 +151,8 @@ TEST_CASE("preconditions decide applicability; an undiagnosed parent passes diag
   CHECK(check_applies(*s, t, &d, "").applies);
   d.bound = bound_kind::compute; // the skill addresses memory-bound kernels only
   CHECK_THAT(check_applies(*s, t, &d, "").why_not, Catch::Contains("compute-bound"));
+  CHECK_FALSE(addresses_bottleneck(*s, &d));
+  CHECK(check_applies(*s, t, &d, "", /*by_bottleneck=*/false).applies);
   t.params = {{"cols", int64_t{63}}};
   CHECK_FALSE(check_applies(*s, t, nullptr, "").applies);
   t.params.clear(); // a task without the param: not applicable, never "unknown passes"
