@@ -13,12 +13,14 @@
 namespace ks::actors {
 
 /// Shares the bench actors among all supervisors: takes bench jobs, queues them, and hands each
-/// to an idle bench actor, so that no GPU idles while a job it may run waits. A job with
-/// gpu == -1 (verification) goes to any idle GPU; a job with a GPU index (timing: the task's
-/// home GPU, so a child and its parent are timed on the same card) waits for that GPU.
-/// Jobs are started in the order they came, except that a job never waits behind one pinned
-/// to a busy GPU. A bench actor that dies takes no more jobs; jobs pinned to it go to another
-/// GPU, and when none is left every queued job fails.
+/// to an idle bench actor, so that no GPU idles while a job it may run waits. A job pinned to a
+/// GPU (gpu >= 0) waits for that GPU; a job with preferred GPUs (prefer: where its task was
+/// verified or its parent timed) takes the first idle one of them, and another idle GPU only
+/// when no job can start on its own cards; any other job takes any idle GPU. The queued job of
+/// highest priority starts first, its priority growing by the milliseconds it has waited
+/// (aging), so no job starves and equals go in the order they came; a job never waits behind
+/// one pinned to a busy GPU. A bench actor that dies takes no more jobs; jobs pinned to it go
+/// to another GPU, and when none is left every queued job fails.
 /// It also picks each task's home GPU (assign_home): the one with the least load assigned so
 /// far, so that a task 30x heavier than the others does not share its card with half of them.
 /// An interrupt (stop_msg of kind interrupt) drops every queued job and every job that comes

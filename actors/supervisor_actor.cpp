@@ -242,7 +242,8 @@ void supervisor_state::resume() {
     next_step();
     return;
   }
-  // The reference was timed on its home: every later timing must run there too.
+  // The task's home card: its timings prefer it, and a timing elsewhere is put on its scale
+  // by re-timing the parent there (bench_dispatcher_actor.hpp).
   choose_home([this] { compile_reference(); });
 }
 
