@@ -58,12 +58,12 @@ struct search_section {
   int64_t depth = 6;                   ///< deepest node below the reference (depth 0)
   std::string policy = "best_first";   ///< best_first, greedy or breadth_first
   double exploration = 0.5;            ///< weight of best_first's exploration term
-  double stop_roofline_fraction = 0.9; ///< stops a task whose best reaches this roofline share
+  double stop_roofline_fraction = 0.95; ///< stops a task whose best reaches this roofline share
   int64_t stop_patience = 8;           ///< stops after this many expansions without min_gain
   double min_gain = 0.02;              ///< a speedup over the best counts from 1 + min_gain
   int64_t finalists = 3;               ///< best nodes re-timed interleaved before the winner
   std::string profile = "parents";     ///< nodes profiled: none, parents, improving or all
-  double expand_max_fraction = 0.9;    ///< nodes at this roofline share are not expanded
+  double expand_max_fraction = 0.95;   ///< nodes at this roofline share are not expanded
 
   bool operator==(const search_section&) const = default;
 };

@@ -163,7 +163,7 @@ TEST_CASE("the default file describes every option and its accepted values", "[c
   CHECK(text.find("# Accepts an integer between 1 and 64.\nbranches = 4\n") != std::string::npos);
   CHECK(text.find("# Accepts one of \"best_first\", \"greedy\", \"breadth_first\".\n"
                   "policy = \"best_first\"\n") != std::string::npos);
-  CHECK(text.find("# Accepts a number > 0 and <= 1.\nstop_roofline_fraction = 0.9\n") !=
+  CHECK(text.find("# Accepts a number > 0 and <= 1.\nstop_roofline_fraction = 0.95\n") !=
         std::string::npos);
   for (const std::string& line : lines_of(text))
     CHECK(line.size() <= 92);
