@@ -10,6 +10,9 @@
 #                                              first on the same machine (BASELINES=auto, the
 #                                              default, when python3 has torch; =FILE reuses a
 #                                              baselines file; =0 skips them)
+#   scripts/gpu-campaign.sh guided [DIST]      the starter suite without profiles, then with the
+#                                              default policy (fresh memories, GPU 0, BUDGET
+#                                              and WALL): candidates each took per task
 #   scripts/gpu-campaign.sh new-ops [DIST]     ops in neither suite, from manifests alone
 #                                              (tests/gpu/new-ops/), BUDGET and WALL as above:
 #                                              each best kernel's share of the roofline
@@ -27,7 +30,7 @@
 # job: GPU, task, start and end) go to $OUT (the device tool's folder) or out/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-mode=${1:?usage: gpu-campaign.sh quickstart|kill|starter|new-ops|scaling [DIST]}
+mode=${1:?usage: gpu-campaign.sh quickstart|kill|starter|guided|new-ops|scaling [DIST]}
 dist=$(realpath "${2:-dist}")
 out=$(realpath -m "${OUT:-out}")
 mkdir -p "$out"
@@ -135,6 +138,60 @@ starter)
   run_campaign starter "$(config l1 kernelbench-l1 "$work/l1" "${GPUS:-\"all\"}" candidates_per_task=${BUDGET:-16} wall_time_s=${WALL:-420})" "${baselines[@]}"
   cp "$work/l1/report.md" "$out/starter-report.md"; cp "$work/l1/results.json" "$out/starter-results.json"
   scripts/results-table.py "$work/l1/results.json" | tee "$out/starter-table.md"
+  ;;
+guided)
+  # The starter suite twice from fresh skill memories: without profiles (the diagnosis from
+  # timing alone) and with the default policy (counters of each parent before its expansion);
+  # per task, the candidates each made before one came within 3% of the better best of the two.
+  for policy in none parents; do
+    rm -rf "$work/guided-$policy" "$work/guided-$policy-memory"
+    cfg=$(config "guided-$policy" kernelbench-l1 "$work/guided-$policy" '[0]' \
+      candidates_per_task=${BUDGET:-24} wall_time_s=${WALL:-240})
+    sed -i "/^\[search\]/a profile = \"$policy\"" "$cfg"
+    run_campaign "guided-$policy" "$cfg"
+    cp "$work/guided-$policy/results.json" "$out/guided-$policy-results.json"
+  done
+  python3 - "$work/guided-none/results.json" "$work/guided-parents/results.json" <<'PY' | tee "$out/guided-table.md"
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[1:3]]
+
+def timed(task):
+    nodes = sorted((n for n in task["nodes"] if n["id"] != 0), key=lambda n: n["id"])
+    return [(n.get("timing") or {}).get("median_ms") for n in nodes]
+
+def best(task):
+    times = [ms for ms in timed(task) if ms] + [task["reference"]["median_ms"]]
+    return min(times)
+
+def reach(task, target):
+    if task["reference"]["median_ms"] <= target * 1.03:
+        return 0
+    for count, ms in enumerate(timed(task), start=1):
+        if ms is not None and ms <= target * 1.03:
+            return count
+    return None
+
+by_name = [{t["name"]: t for t in r["tasks"]} for r in runs]
+print("| task | best ms, no profiles | best ms, profiled parents | candidates to within 3%: no profiles | profiled |")
+print("|---|---|---|---|---|")
+totals = [0, 0]
+for name in sorted(by_name[0]):
+    a, b = by_name[0][name], by_name[1].get(name)
+    if b is None:
+        continue
+    target = min(best(a), best(b))
+    counts = [reach(a, target), reach(b, target)]
+    cells = []
+    for i, c in enumerate(counts):
+        if c is None:
+            cells.append(f"not reached ({len(timed((a, b)[i]))})")
+            totals[i] += len(timed((a, b)[i]))
+        else:
+            cells.append(str(c))
+            totals[i] += c
+    print(f"| {name} | {best(a):.4f} | {best(b):.4f} | {cells[0]} | {cells[1]} |")
+print(f"| **total** | | | **{totals[0]}** | **{totals[1]}** |")
+PY
   ;;
 new-ops)
   # Ops in neither suite, from manifests alone (tests/gpu/new-ops/): each best kernel's share
