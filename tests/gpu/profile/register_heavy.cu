@@ -1,5 +1,5 @@
 // Planted: occupancy-bound. One thread per row keeps 200 partial sums live in registers
-// (about 215 registers per thread), so one 256-thread block fits on an SM: 8 warps of 64,
+// (255 registers per thread, no spills), so one 256-thread block fits on an SM: 8 warps of 64,
 // 12.5% occupancy, limited by registers. Each thread walks its row with dependent loads (the
 // next index depends on the value just loaded, through a NaN test that never holds), so with
 // so few warps nothing hides the memory latency and no unit gets busy. Expected diagnosis:
