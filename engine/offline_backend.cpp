@@ -9,7 +9,8 @@
 // memory- or latency-bound (more work in flight) and to smaller ones when it says
 // compute-bound. For any other skill, the first idea is a jump: the instantiation that won
 // most on this family and GPU in earlier campaigns (long-term memory's best_params), else
-// the template's defaults, else the first instantiation its constraints admit; when that one
+// the template's defaults, else the first instantiation its constraints admit (a remembered
+// best counts only when it beat its reference); when that one
 // is already taken (the launch-parameter skill's defaults are the reference itself), its
 // neighbours. Retrieved skills take turns, best ranked first (one plan each per round), so K
 // branches explore K skills before any skill gets a second branch; demoted skills are used
@@ -220,7 +221,10 @@ skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_r
       continue;
     }
     std::vector<std::pair<param_values, std::string>> starts;
-    if (r.stats.best_template == t.name && !r.stats.best_params.empty()) {
+    // Only an instantiation that beat its reference is a place to start from: the fastest of
+    // tries that all lost (a rejected 0.8x) would lead the search further the wrong way.
+    if (r.stats.best_template == t.name && !r.stats.best_params.empty() &&
+        r.stats.best_speedup > 1) {
       plan remembered{s.id, "", r.stats.best_params, s.version, t.name};
       if (auto best = params_of(remembered); best && valid(*best))
         starts.emplace_back(*best, " (the best of earlier campaigns on this family and GPU)");

@@ -82,6 +82,7 @@ struct campaign_setup {
   int64_t patience = 2;
   double verify_timeout_s = 10;
   double time_timeout_s = 10;
+  std::string search_extra; ///< more lines of [search] ("profile = \"none\"\n", ...)
 };
 
 fs::path fake_nvcc() {
@@ -102,8 +103,8 @@ std::string config_text(const campaign_setup& s) {
     t << ", \"" << file << '"';
   t << "]\noutput = \"out\"\nwall_time_s = 120\ncandidates_per_task = " << s.candidates
     << "\n\n[search]\nbranches = " << s.branches << "\ndepth = " << s.depth
-    << "\nstop_patience = " << s.patience
-    << "\nfinalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\nmin_timing_trials = 10\n"
+    << "\nstop_patience = " << s.patience << "\n"
+    << s.search_extra << "finalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\nmin_timing_trials = 10\n"
        "max_timing_ms = 1\nverify_timeout_s = "
     << s.verify_timeout_s << "\ntime_timeout_s = " << s.time_timeout_s
     << "\ncompile_timeout_s = 30\n\n[memory]\npath = \"memory\"\n";
@@ -311,7 +312,9 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
     some_gain = some_gain || t.speedup > 1.1;
   }
   // The scripted worker's model makes 128 threads per block 20% faster than the references'
-  // 256: one step of the offline planner finds it.
+  // 256. The references are memory-bound (by their timing, and by the scripted counters alike),
+  // so the offline planner tries 512 first, and 128 at the reference's next expansion (not a
+  // jump from the rejected 512, which lost to its reference).
   CHECK(some_gain);
 
   fs::path out = ctx.dir() / "out";
@@ -335,6 +338,13 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
     }
     CHECK(nodes[0].at("plan").at("skill").as_string() == "reference");
     CHECK(nodes[0].at("parent").is_null());
+    // [search] profile = "parents" (the default): the reference was profiled before it was
+    // expanded, and its diagnosis comes from the scripted worker's DRAM-bound counters.
+    REQUIRE(nodes[0].as_object().contains("diagnosis"));
+    const json::object& diagnosis = nodes[0].at("diagnosis").as_object();
+    CHECK(diagnosis.at("bound").as_string() == "memory");
+    CHECK(diagnosis.at("hardware").at("counters").as_bool());
+    CHECK_FALSE(diagnosis.at("evidence").as_array().empty());
     REQUIRE(task.at("winner").is_object());
     const json::object& winner = task.at("winner").as_object();
     CHECK(winner.at("median_ms").as_double() > 0);
@@ -350,6 +360,8 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
   CHECK_THAT(report, Contains("## sum"));
   CHECK_THAT(report, Contains("Winning lineage"));
   CHECK_THAT(report, Contains("`reference"));
+  CHECK_THAT(report, Contains("Diagnoses of the profiled nodes"));
+  CHECK_THAT(report, Contains("DRAM-bound: DRAM at 72% of its peak"));
   // The planner took one plan from each skill that applies: the launch parameters and the
   // family's own skill; every candidate records its genotype.
   for (const actors::task_summary& t : summary.tasks) {
@@ -611,17 +623,20 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   actors::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.gpu_busy_share.size() == 2);
 
-  // KS_BENCH_TRACE: one JSON line per verify or time job, each on one GPU, ending after it
-  // started; the lines of one GPU never overlap (its bench actor runs one job at a time).
+  // KS_BENCH_TRACE: one JSON line per verify, time or profile job, each on one GPU, ending
+  // after it started; the lines of one GPU never overlap (its bench actor runs one job at a
+  // time, profiles included).
   std::map<int64_t, std::vector<std::pair<double, double>>> spans;
-  int64_t traced = 0;
+  int64_t traced = 0, profiles = 0;
   for (const std::string& line : lines_of(ctx.dir() / "trace.jsonl")) {
     boost::system::error_code ec;
     json::value v = json::parse(line, ec);
     INFO(line);
     REQUIRE_FALSE(ec);
     const json::object& o = v.as_object();
-    CHECK((o.at("kind").as_string() == "verify" || o.at("kind").as_string() == "time"));
+    const json::string& kind = o.at("kind").as_string();
+    CHECK((kind == "verify" || kind == "time" || kind == "profile"));
+    profiles += kind == "profile" ? 1 : 0;
     CHECK_FALSE(o.at("task").as_string().empty());
     double start = o.at("start_s").to_number<double>();
     double end = o.at("end_s").to_number<double>();
@@ -630,6 +645,8 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
     ++traced;
   }
   CHECK(spans.size() == 2);
+  // [search] profile = "parents" (the default): every expanded parent is profiled first.
+  CHECK(profiles > 0);
   for (auto& [gpu, list] : spans) {
     std::sort(list.begin(), list.end());
     for (size_t i = 1; i < list.size(); ++i)

@@ -229,10 +229,17 @@ TEST_CASE("a skill's best instantiation of earlier campaigns is its first idea",
   request.skills[0].stats.acceptances = 2;
   request.skills[0].stats.best_template = "grid";
   request.skills[0].stats.best_params = {{"threads", "128"}, {"items", "4"}};
+  request.skills[0].stats.best_speedup = 1.4;
   expected<std::vector<plan>> plans = backend.propose(request);
   REQUIRE(plans.has_value());
   REQUIRE(plans->size() == 1);
   CHECK(plan_key(plans->front()) == plan_key(tiles(128, 4)));
+  // The fastest of tries that all lost to their reference is no place to start from.
+  request.skills[0].stats.best_speedup = 0.8;
+  plans = backend.propose(request);
+  REQUIRE(plans.has_value());
+  REQUIRE(plans->size() == 1);
+  CHECK(plan_key(plans->front()) != plan_key(tiles(128, 4)));
 }
 
 TEST_CASE("write_code renders the plan's template, the same text for the same plan",
