@@ -35,7 +35,12 @@ grep -q '^sum: the planner proposes 3 plans' out.txt || fail "dry run: no planne
 grep -qE '^relu: candidate 1 compiled( \(cached\))?: out/dry-run/relu/1_[a-z_]+\.cu [a-z_]+' out.txt \
   || fail "dry run: no candidate line with its file: $(cat out.txt)"
 grep -q 'dry run for sm_90a: 2 of 2 tasks would run' out.txt || fail "dry run: no summary: $(cat out.txt)"
-[ "$(ls out/dry-run/relu/*.cu 2>/dev/null | wc -l)" -eq 3 ] || fail "dry run: not 3 candidates in out/dry-run/relu: $(ls -R out)"
+[ "$(ls out/dry-run/relu/[0-9]*_*.cu 2>/dev/null | wc -l)" -eq 3 ] || fail "dry run: not 3 candidates in out/dry-run/relu: $(ls -R out)"
+# The suites' references are rendered from their family's template: the dry run writes the
+# rendered one beside the candidates (nvcc's lines point into it), and only that file else.
+[ -s out/dry-run/relu/reference.cu ] || fail "dry run: no rendered reference.cu in out/dry-run/relu: $(ls -R out)"
+grep -q 'ks_forward' out/dry-run/relu/reference.cu || fail "dry run: reference.cu is not a kernel: $(head out/dry-run/relu/reference.cu)"
+[ "$(ls out/dry-run/relu/*.cu | wc -l)" -eq 4 ] || fail "dry run: other .cu files than 3 candidates and the reference in out/dry-run/relu: $(ls -R out)"
 [ -s out/dry-run/summary.txt ] || fail "dry run: no out/dry-run/summary.txt"
 [ ! -e out/state ] || fail "dry run: wrote a store (out/state)"
 

@@ -59,7 +59,13 @@ grep -q 'nothing was imported' err || fail "skills import: does not say nothing 
 
 mkdir -p bad/one
 cp "$src"/skills/softmax_online_rows/* bad/one/
-sed -i 's/^version = 1/version = 0/; s/vec == 1 || task.cols % 4 == 0/vec == 1 || task.cols % % 4/' bad/one/skill.toml
+# A version below 1 and a constraint that does not parse, written into the first template so
+# that the test does not depend on what the shipped skill's constraints say today.
+sed -i -e 's/^version = [0-9]*/version = 0/' \
+  -e '0,/^file = /{/^file = /a constraints = ["threads % % 4 == 0"]
+}' bad/one/skill.toml
+grep -q '^version = 0' bad/one/skill.toml && grep -q '^constraints = \["threads % % 4' bad/one/skill.toml \
+  || fail "could not break the copied skill: $(cat bad/one/skill.toml)"
 "$ks" skills check bad >out 2>err; rc=$?
 [ "$rc" -eq 2 ] || fail "skills check of a broken skill: exit $rc, wanted 2"
 grep -qE '^bad/one/skill.toml:[0-9]+:11: .version. must be an integer >= 1' out \
