@@ -155,7 +155,9 @@ TEST_CASE("every family's reference renders for a spread of shapes and params, a
     auto t = engine::load_task_manifest(path);
     INFO(c.label << "\n" << c.manifest << (t ? "" : t.error().message()));
     REQUIRE(t.has_value());
-    CHECK(t->reference_source.find("Reference of task t") == 0);
+    // Every reference template opens with what it is and where it came from.
+    CHECK(t->reference_source.find("// Reference of task t, rendered from families/" +
+                                   t->family + "/") == 0);
     sources.push_back({c.label, t->reference_source});
     families.insert(t->family);
   }
