@@ -378,6 +378,36 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
   }
 }
 
+TEST_CASE("profile = none runs no profile job, and a node at expand_max_fraction of its roofline "
+          "is not expanded",
+          "[campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "");
+  campaign_setup setup;
+  setup.tasks = {"47_sum"};
+  // The scripted reference of sum runs at about 0.03% of its roofline: at 0.0001 it is done.
+  setup.search_extra = "profile = \"none\"\nexpand_max_fraction = 0.0001\n";
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  REQUIRE(summary.tasks.size() == 1);
+  const actors::task_summary& t = summary.tasks[0];
+  CAPTURE(t.stop_reason);
+  CHECK(t.nodes == 1);
+  CHECK(t.stop_reason == "exhausted"); // its only node was not expanded
+  for (const std::string& line : lines_of(ctx.dir() / "jobs.log"))
+    CHECK(line.rfind("profile ", 0) != 0);
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  const json::object& root = task_named(results, "sum").at("nodes").as_array()[0].as_object();
+  // Its diagnosis rests on its timing: no counters.
+  REQUIRE(root.contains("diagnosis"));
+  const json::object& diagnosis = root.at("diagnosis").as_object();
+  bool counters = diagnosis.contains("hardware") &&
+                  diagnosis.at("hardware").at("counters").as_bool();
+  CHECK_FALSE(counters);
+}
+
 TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the campaign "
           "goes on to the end",
           "[campaign]") {
