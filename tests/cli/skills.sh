@@ -59,12 +59,23 @@ grep -q 'nothing was imported' err || fail "skills import: does not say nothing 
 
 mkdir -p bad/one
 cp "$src"/skills/softmax_online_rows/* bad/one/
-# A version below 1 and a constraint that does not parse, written into the first template so
-# that the test does not depend on what the shipped skill's constraints say today.
-sed -i -e 's/^version = [0-9]*/version = 0/' \
-  -e '0,/^file = /{/^file = /a constraints = ["threads % % 4 == 0"]
-}' bad/one/skill.toml
-grep -q '^version = 0' bad/one/skill.toml && grep -q '^constraints = \["threads % % 4' bad/one/skill.toml \
+# A version below 1 and a constraint that does not parse as the first of the first template's
+# (added, or put in front of the ones it has), so that the test does not depend on what the
+# shipped skill's constraints say today.
+python3 - bad/one/skill.toml <<'PY' || fail "could not break the copied skill"
+import re, sys
+path = sys.argv[1]
+text = re.sub(r"(?m)^version = [0-9]+", "version = 0", open(path).read(), count=1)
+head, sep, rest = text.partition("[[templates]]")
+first, sep2, others = rest.partition("[[templates]]")
+bad = '"threads % % 4 == 0"'
+if re.search(r"(?m)^constraints = \[", first):
+    first = re.sub(r"(?m)^constraints = \[", "constraints = [" + bad + ", ", first, count=1)
+else:
+    first = re.sub(r'(?m)^(file = .*)$', r"\1\nconstraints = [" + bad + "]", first, count=1)
+open(path, "w").write(head + sep + first + sep2 + others)
+PY
+grep -q '^version = 0' bad/one/skill.toml && grep -q '^constraints = \["threads % % 4 == 0"' bad/one/skill.toml \
   || fail "could not break the copied skill: $(cat bad/one/skill.toml)"
 "$ks" skills check bad >out 2>err; rc=$?
 [ "$rc" -eq 2 ] || fail "skills check of a broken skill: exit $rc, wanted 2"

@@ -123,7 +123,7 @@ std::vector<manifest_case> cases() {
       // pool: the KernelBench window on odd planes, strides, dilation, ceil mode, avg both ways, 1-d
       family_task("maxpool_k4", "pool", {tensor("x", "[2, 3, 37, 41]")}, tensor("y", "[2, 3, 36, 40]"),
                   "{ op = \"max\", kernel_size = 4, stride = 1, padding = 1 }", exact, {"pool_shared_tile"}),
-      family_task("maxpool_dilated", "pool", {tensor("x", "[1, 2, 23, 30]")}, tensor("y", "[1, 2, 10, 13]"),
+      family_task("maxpool_dilated", "pool", {tensor("x", "[1, 2, 23, 30]")}, tensor("y", "[1, 2, 11, 15]"),
                   "{ op = \"max\", kernel_size = 3, stride = 2, padding = 1, dilation = 2, ceil_mode = true }",
                   exact, {"pool_shared_tile"}),
       family_task("avgpool_excl", "pool", {tensor("x", "[2, 2, 19, 21]")}, tensor("y", "[2, 2, 10, 11]"),
