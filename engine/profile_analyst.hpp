@@ -17,8 +17,8 @@ namespace ks::engine {
 struct profile_thresholds {
   int64_t launch_min_launches = 16;   ///< launch-bound: at least this many kernels per call
   double launch_max_mean_us = 10;     ///< ... each this short on average
-  double at_roofline_fraction = 0.9;  ///< at the roofline: timing's fraction at least this ...
-  double at_roofline_pct = 80;        ///< ... or DRAM (SM) throughput at least this percent
+  double at_roofline_fraction = 0.95; ///< at the roofline: timing's fraction at least this ...
+  double at_roofline_pct = 90;        ///< ... or DRAM (SM) throughput at least this percent
   double at_roofline_max_waste = 1.15;///< ... while moving (computing) at most this multiple
                                       ///< of the task's minimum
   double busy_pct = 60;               ///< a unit this busy (percent of peak) is the bottleneck
