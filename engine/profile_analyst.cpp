@@ -229,7 +229,15 @@ std::optional<verdict> busy_unit_rule(const profile& p, const hardware_summary& 
   double sm = h.sm_throughput_pct;
   bool dram_busy = dram >= th.busy_pct;
   bool cache_busy = cache >= th.busy_pct && (!dram_busy || cache >= dram + th.cache_over_dram_pct);
-  bool sm_busy = sm >= th.busy_pct;
+  // SM throughput is the busiest of the SM's units, the load/store pipe among them: a kernel
+  // that re-reads through L1 and L2 shows a busy SM with idle math pipes (a strided re-read on
+  // an H100: SM 89%, FMA pipe 18%, L2 71%). Compute-bound needs the math or the issue slots.
+  double math = std::max({p.value(metric::fma_pipe), p.value(metric::tensor_pipe),
+                          p.value(metric::tensor_gmma_pipe)});
+  double issue = p.value(metric::issue_active);
+  bool math_known = math >= 0 || issue >= 0;
+  bool sm_busy = sm >= th.busy_pct &&
+                 (!math_known || math >= th.math_busy_pct || issue >= th.issue_busy_pct);
   if (!dram_busy && !cache_busy && !sm_busy)
     return std::nullopt;
   double memory_side = cache_busy ? cache : dram_busy ? dram : -1;
@@ -385,6 +393,10 @@ diagnosis diagnose_profile(const profile& p, const task_cost& cost, const device
   std::optional<verdict> v = launch_rule(p, h, th);
   if (!v && p.counters) {
     v = roofline_rule(timing, h, th);
+    // Too few warps to hide latency explain a unit that is busy but not saturated (a kernel
+    // of 255 registers at 12% occupancy on an H100: L1 at 63%, nothing else above 42%).
+    if (!v && busiest_unit(h) < th.saturated_pct)
+      v = occupancy_rule(h, th);
     if (!v)
       v = busy_unit_rule(p, h, th);
     if (!v)

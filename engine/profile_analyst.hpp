@@ -22,6 +22,9 @@ struct profile_thresholds {
   double at_roofline_max_waste = 1.15;///< ... while moving (computing) at most this multiple
                                       ///< of the task's minimum
   double busy_pct = 60;               ///< a unit this busy (percent of peak) is the bottleneck
+  double saturated_pct = 80;          ///< a unit this busy wins over low occupancy
+  double math_busy_pct = 50;          ///< compute-bound needs a math pipe this busy, or ...
+  double issue_busy_pct = 80;         ///< ... the issue slots this busy
   double cache_over_dram_pct = 25;    ///< the caches win over a busy DRAM by this many points
   double waste_note = 1.5;            ///< waste from this multiple on is named in the text
   double low_occupancy_pct = 30;      ///< occupancy-bound: achieved occupancy below this ...
