@@ -14,10 +14,13 @@ namespace ks::engine {
 
 /// The thresholds of the counter rules; the defaults are the ones documented in
 /// docs/measurement.md ("Profiling") and tested on the fixtures of tests/engine/profiles/.
+/// at_roofline_fraction sits below the search's stop (95%): a plain float4 copy on an H100
+/// runs at 93-97% of the calibrated copy bandwidth from run to run, while a reference at 92%
+/// (matvec) still had 11% to gain.
 struct profile_thresholds {
   int64_t launch_min_launches = 16;   ///< launch-bound: at least this many kernels per call
   double launch_max_mean_us = 10;     ///< ... each this short on average
-  double at_roofline_fraction = 0.95; ///< at the roofline: timing's fraction at least this ...
+  double at_roofline_fraction = 0.93; ///< at the roofline: timing's fraction at least this ...
   double at_roofline_pct = 90;        ///< ... or DRAM (SM) throughput at least this percent
   double at_roofline_max_waste = 1.15;///< ... while moving (computing) at most this multiple
                                       ///< of the task's minimum
