@@ -586,6 +586,7 @@ struct plan_request {
   std::string reference_source;
   std::vector<engine::plan_outcome> tried;
   std::vector<engine::ancestor_memory> branch;
+  std::vector<engine::plan> in_tree; ///< the plan of every node of the task's tree
   engine::diagnosis diagnosis;
   std::vector<engine::retrieved_skill> skills; ///< empty: the planner retrieves them
   std::map<std::string, engine::skill_stats> stats; ///< long-term memory's, by skill id
@@ -600,7 +601,8 @@ struct plan_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_request& x) {
   return f(caf::meta::type_name("plan_request"), x.task, x.parent, x.parent_lineage,
-           x.parent_source, x.reference_source, x.tried, x.branch, x.diagnosis, x.skills, x.stats,
+           x.parent_source, x.reference_source, x.tried, x.branch, x.in_tree, x.diagnosis,
+           x.skills, x.stats,
            x.parent_fraction_of_roofline, x.count, x.parent_time, x.gpu_name, x.peak_gbps,
            x.peak_gflops);
 }

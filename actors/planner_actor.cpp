@@ -37,6 +37,7 @@ struct planner_state {
         request.reference_source = std::move(*source);
     request.tried = std::move(m.tried);
     request.branch = std::move(m.branch);
+    request.in_tree = std::move(m.in_tree);
     request.diagnosis = std::move(m.diagnosis);
     request.skills = std::move(m.skills);
     if (request.skills.empty() && skills)

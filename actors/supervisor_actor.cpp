@@ -412,6 +412,8 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
   for (engine::node_id ancestor : ancestors)
     if (ancestor != parent)
       request.branch.push_back({ancestor, memory.tried_plans(ancestor)});
+  for (const engine::node_record& n : tree.nodes())
+    request.in_tree.push_back(n.plan);
   request.diagnosis = diagnoses[parent];
   request.stats = std::move(stats.stats);
   request.parent_fraction_of_roofline = p.fraction_of_roofline;

@@ -41,6 +41,7 @@ struct planning_request {
   std::string reference_source;            ///< the task's reference (tunables' defaults)
   std::vector<plan_outcome> tried;         ///< short-term memory: plans tried on this parent
   std::vector<ancestor_memory> branch;     ///< ... and on each ancestor, root first
+  std::vector<plan> in_tree;               ///< the plan of every node of the task's tree
   engine::diagnosis diagnosis;             ///< the parent's, typed; default: not diagnosed
   std::vector<retrieved_skill> skills;     ///< retrieved for the parent, best first
   double parent_fraction_of_roofline = 0;
@@ -113,8 +114,9 @@ public:
   /// Returns the backend's name ("offline", ...).
   virtual std::string_view name() const noexcept = 0;
 
-  /// Proposes up to request.count plans, none already in request.tried; fewer (or none)
-  /// when the backend has run out of ideas for this parent.
+  /// Proposes up to request.count plans, none already in request.tried (the offline backend:
+  /// nor in request.in_tree); fewer (or none) when the backend has run out of ideas for this
+  /// parent.
   virtual expected<std::vector<plan>> propose(const planning_request& request) = 0;
 
   /// Returns the CUDA source that applies request.plan.

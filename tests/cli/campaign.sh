@@ -80,7 +80,9 @@ PY
 
 # Ctrl-C: a campaign with slow jobs, interrupted once; it must stop within seconds.
 rm -rf out worker-state
-KS_SCRIPTED_JOB_MS=400 timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0 \
+# --foreground: without it timeout passes the signal on to its whole process group as well, so
+# kernelskill gets it twice and rightly quits at once ("interrupted again").
+KS_SCRIPTED_JOB_MS=400 timeout --foreground 300 "$ks" run campaign.toml --worker "$worker" --progress 0 \
   >out.txt 2>err.txt &
 pid=$!
 sleep 4

@@ -196,6 +196,30 @@ TEST_CASE("propose never repeats a plan tried on the parent nor one of the linea
     CHECK(distinct.insert(plan_key(p)).second);
 }
 
+TEST_CASE("propose never repeats a plan already in the tree under another parent",
+          "[engine][backend]") {
+  // Templates render from the task and the parameters, not the parent: tiles(256, 2) made
+  // under another branch is the same kernel, measured already.
+  task t = relu_like_task();
+  skill_library_ptr library = test_library();
+  offline_backend backend(library);
+  planning_request request = root_request(t, *library, 4);
+  request.in_tree = {reference_plan(), tiles(256, 2), launch(512, 1048576)};
+  expected<std::vector<plan>> plans = backend.propose(request);
+  REQUIRE(plans.has_value());
+  REQUIRE_FALSE(plans->empty());
+  for (const plan& p : *plans) {
+    CHECK(plan_key(p) != plan_key(tiles(256, 2)));
+    CHECK(plan_key(p) != plan_key(launch(512, 1048576)));
+  }
+  // Without the tree's plans the first ideas are exactly those two.
+  request.in_tree.clear();
+  plans = backend.propose(request);
+  REQUIRE(plans.has_value());
+  CHECK(keys_of(*plans)[0] == plan_key(launch(512, 1048576)));
+  CHECK(keys_of(*plans)[1] == plan_key(tiles(256, 2)));
+}
+
 TEST_CASE("a demoted skill is proposed only when the others have no plan left",
           "[engine][backend]") {
   task t = relu_like_task();
