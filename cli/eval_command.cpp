@@ -16,6 +16,7 @@
 //     device, so only the first eval on a device pays for it.
 
 #include "cli/eval_command.hpp"
+#include "engine/text.hpp"
 
 #include "cli/arch_check.hpp"
 #include "cli/calibration_cache.hpp"
@@ -48,18 +49,6 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point start) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-}
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Returns `path` relative to the working directory when it lies below it: what nvcc's
@@ -191,7 +180,7 @@ private:
   }
 
   command_result read_inputs() {
-    auto candidate = read_text(opt_.candidate);
+    auto candidate = engine::read_text(opt_.candidate);
     if (!candidate) {
       std::error_code ec;
       return stop(stop_reason::usage,

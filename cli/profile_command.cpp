@@ -17,6 +17,7 @@
 // (tests/engine/profiles/): cost, peaks, median_ms, profile, diagnosis.
 
 #include "cli/profile_command.hpp"
+#include "engine/text.hpp"
 
 #include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
@@ -51,18 +52,6 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point start) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-}
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string without_trailing_newlines(std::string text) {
@@ -136,7 +125,7 @@ private:
   }
 
   command_result read_inputs() {
-    auto candidate = read_text(opt_.candidate);
+    auto candidate = engine::read_text(opt_.candidate);
     if (!candidate) {
       std::error_code ec;
       return stop(stop_reason::usage,

@@ -23,6 +23,7 @@
 // proposed again ("repair by trying the next parameter set" happens at the next expansion).
 
 #include "engine/offline_backend.hpp"
+#include "engine/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -38,15 +39,6 @@
 namespace ks::engine {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  while (!text.empty() && blank(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && blank(text.back()))
-    text.remove_suffix(1);
-  return text;
-}
 
 std::string lowercase(std::string_view text) {
   std::string result(text);

@@ -1,4 +1,5 @@
 #include "engine/plan.hpp"
+#include "engine/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,15 +10,6 @@
 namespace ks::engine {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  while (!text.empty() && blank(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && blank(text.back()))
-    text.remove_suffix(1);
-  return text;
-}
 
 // A value that parses completely as a number is rewritten in its shortest round-trip form, so
 // that a planner writing "16.0" cannot sneak a repeat of "16" past short-term memory.

@@ -12,6 +12,7 @@
 // instantiations exist for a task.
 
 #include "engine/skill_template.hpp"
+#include "engine/text.hpp"
 
 #include "engine/op_family.hpp"
 #include "engine/template_context.hpp"
@@ -29,15 +30,6 @@ namespace mustache = kainjow::mustache;
 using template_detail::put_dotted;
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  while (!text.empty() && blank(text.front()))
-    text.remove_prefix(1);
-  while (!text.empty() && blank(text.back()))
-    text.remove_suffix(1);
-  return text;
-}
 
 bool is_identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';

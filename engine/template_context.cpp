@@ -1,4 +1,5 @@
 #include "engine/template_context.hpp"
+#include "engine/text.hpp"
 
 #include "engine/expression.hpp"
 #include "engine/op_family.hpp"
@@ -71,14 +72,6 @@ mustache::data list_of(const std::vector<template_record>& records, silent_names
     list.push_back(item);
   }
   return list;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
 }
 
 /// Returns the variable tags of `text` that name a boolean or a list. Stops at a tag that
