@@ -603,3 +603,40 @@ TEST_CASE("a winning lineage is distilled into a learned skill, validated by re-
   CHECK_THAT((*learned)->provenance, Catch::Contains("re-applied"));
   CHECK((*learned)->files.count("kernel.cu.mustache") == 1);
 }
+
+TEST_CASE("a distilled skill whose template does not compile is refused: the memory keeps no "
+          "learned skill and the campaign completes",
+          "[llm_campaign]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx);
+  test::fake_model_server server(api_kind::openai);
+  // The model proposes a skill as in the test above, but its template names an identifier
+  // the compiler rejects (KS_FAKE_COMPILE_ERROR: tests/actors/fake_nvcc.sh fails on it as nvcc
+  // does on an unknown one): validation compiles it and must refuse it.
+  std::atomic<int> distiller_asked{0};
+  server.set_responder([&](const test::received_request& r) {
+    test::scripted_reply reply = test::plausible_reply(api_kind::openai, r, "");
+    if (r.body.find("You are the distiller") != std::string::npos) {
+      // (No Catch assertion here: this runs on the server's thread.)
+      auto at = reply.body.find("__global__");
+      if (at != std::string::npos) {
+        reply.body.insert(at, "KS_FAKE_COMPILE_ERROR distilled_broken; ");
+        ++distiller_asked;
+      }
+    }
+    return reply;
+  });
+  llm_setup s;
+  s.endpoint = server.endpoint();
+  auto config = write_config(ctx, s);
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  REQUIRE(summary.tasks.size() == 1);
+  CHECK(summary.tasks[0].speedup > 1.1);
+  CHECK(distiller_asked.load() >= 1);
+  auto memory = memory::skill_store::open(ctx.dir() / "memory");
+  REQUIRE(memory.has_value());
+  auto learned = memory->skill("learned_elementwise_launch");
+  REQUIRE(learned.has_value());
+  CHECK_FALSE(learned->has_value());
+}
