@@ -3,6 +3,7 @@
 #include "cli/command_result.hpp"
 #include "gpu/worker_client.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,22 @@ fs::path cache_dir_or_default(const fs::path& given) {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
     return fs::path(home) / ".cache" / "kernelskill";
   return fs::temp_directory_path() / "kernelskill-cache";
+}
+
+gpu::worker_options standalone_worker(const fs::path& worker, int32_t device, bool sandbox,
+                                      const fs::path& cache_dir, double job_timeout_s) {
+  gpu::worker_options w;
+  w.executable = worker_or_default(worker);
+  w.device = device;
+  w.boundary.sandbox = sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
+  w.boundary.requested_by = "--sandbox";
+  w.boundary.readable = {fs::absolute(cache_dir_or_default(cache_dir))};
+  if (job_timeout_s > 0) {
+    auto limit = std::chrono::milliseconds(static_cast<int64_t>(job_timeout_s * 1000));
+    w.info_timeout = w.calibrate_timeout = w.verify_timeout = w.time_timeout =
+        w.profile_timeout = limit;
+  }
+  return w;
 }
 
 fs::path include_dir_for_compiler() {

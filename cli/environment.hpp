@@ -3,6 +3,9 @@
 // Where the CLI finds what it needs on this machine (the cache, the ABI header, the bench
 // worker), and how it reports progress.
 
+#include "gpu/worker_client.hpp"
+
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -19,6 +22,13 @@ std::filesystem::path include_dir_for_compiler();
 
 /// Returns `given` if not empty, else gpu::default_worker_executable().
 std::filesystem::path worker_or_default(const std::filesystem::path& given);
+
+/// Returns the options of the bench worker of a command run on its own (eval, profile): no
+/// config, so the environment is scrubbed all the same and the sandbox is a flag; it may read
+/// `cache_dir`; `job_timeout_s` > 0 is the watchdog of every job it runs.
+gpu::worker_options standalone_worker(const std::filesystem::path& worker, int32_t device,
+                                      bool sandbox, const std::filesystem::path& cache_dir,
+                                      double job_timeout_s);
 
 /// Writes one progress line ("compiling...") to stderr, prefixed "kernelskill: ".
 void progress(const std::string& line);

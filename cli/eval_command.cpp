@@ -136,18 +136,8 @@ public:
 
 private:
   static gpu::worker_options worker_for(const eval_options& opt) {
-    gpu::worker_options w;
-    w.executable = worker_or_default(opt.worker);
-    w.device = opt.device;
-    // No config here: the environment is scrubbed all the same, the sandbox is a flag.
-    w.boundary.sandbox = opt.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
-    w.boundary.requested_by = "--sandbox";
-    w.boundary.readable = {fs::absolute(cache_dir_or_default(opt.cache_dir))};
-    if (opt.job_timeout_s > 0) {
-      auto limit = std::chrono::milliseconds(static_cast<int64_t>(opt.job_timeout_s * 1000));
-      w.info_timeout = w.calibrate_timeout = w.verify_timeout = w.time_timeout = limit;
-    }
-    return w;
+    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir,
+                             opt.job_timeout_s);
   }
 
   // Reads --baselines and checks the task's entry against the task's shapes; a missing file

@@ -106,17 +106,8 @@ public:
 
 private:
   static gpu::worker_options worker_for(const profile_command_options& opt) {
-    gpu::worker_options w;
-    w.executable = worker_or_default(opt.worker);
-    w.device = opt.device;
-    w.boundary.sandbox = opt.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
-    w.boundary.requested_by = "--sandbox";
-    w.boundary.readable = {fs::absolute(cache_dir_or_default(opt.cache_dir))};
-    if (opt.job_timeout_s > 0) {
-      auto limit = std::chrono::milliseconds(static_cast<int64_t>(opt.job_timeout_s * 1000));
-      w.info_timeout = w.calibrate_timeout = w.profile_timeout = limit;
-    }
-    return w;
+    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir,
+                             opt.job_timeout_s);
   }
 
   tl::unexpected<command_error> stop_on(const gpu::failure& f, std::string message) {
