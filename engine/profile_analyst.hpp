@@ -12,8 +12,8 @@
 
 namespace ks::engine {
 
-/// The thresholds of the counter rules; the defaults are the ones documented in
-/// docs/measurement.md ("Profiling") and tested on the fixtures of tests/engine/profiles/.
+/// The thresholds of the counter rules; the defaults are tested on the counter sets of
+/// tests/engine/profiles/ (hand-written ones, and h100_* recorded by scripts/gpu-profile.sh).
 /// at_roofline_fraction sits below the search's stop (95%): a plain float4 copy on an H100
 /// runs at 93-97% of the calibrated copy bandwidth from run to run, while a reference at 92%
 /// (matvec) still had 11% to gain.
