@@ -165,7 +165,14 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
             if (st.trace)
               *st.trace << traced << ", \"end_s\": " << seconds_since(st.born, clock_type::now())
                         << ", \"queued_ms\": " << queued_ms
-                        << ", \"ok\": " << (r.ok ? "true" : "false") << "}" << std::endl;
+                        << ", \"ok\": " << (r.ok ? "true" : "false");
+            if (st.trace && r.ok && r.kind == bench_kind::time)
+              *st.trace << ", \"median_ms\": " << r.timing().median_ms
+                        << ", \"p10_ms\": " << r.timing().p10_ms
+                        << ", \"p90_ms\": " << r.timing().p90_ms
+                        << ", \"trials\": " << r.timing().trials;
+            if (st.trace)
+              *st.trace << "}" << std::endl;
             r.queued_ms = queued_ms;
             r.gpu = static_cast<int32_t>(gpu);
             st.stats.busy_ms[gpu] += r.busy_ms;

@@ -49,7 +49,8 @@ namespace {
 const std::set<std::string> covered_skills = {
     "elementwise_vectorized", "elementwise_broadcast_rows", "scan_warp_rows",
     "scan_block_rows",        "scan_decoupled_lookback",    "scan_columns",
-    "pool_shared_tile",       "matvec_split_k",             "matvec_block_rows"};
+    "pool_shared_tile",       "pool_row_stream",            "matvec_split_k",
+    "matvec_block_rows"};
 
 struct manifest_case {
   std::string file;  ///< the manifest's name
@@ -136,7 +137,19 @@ std::vector<manifest_case> cases() {
                   "{ op = \"avg\", dims = 1, kernel_size = 4, stride = 2, padding = 2 }", ew,
                   {"pool_shared_tile"}),
       family_task("maxpool1d", "pool", {tensor("x", "[2, 5, 100]")}, tensor("y", "[2, 5, 98]"),
-                  "{ op = \"max\", dims = 1, kernel_size = 3, stride = 1 }", exact, {"pool_shared_tile"}),
+                  "{ op = \"max\", dims = 1, kernel_size = 3, stride = 1 }", exact,
+                  {"pool_shared_tile", "pool_row_stream"}),
+      // rows whose width is a multiple of 4 (row streaming): two warps of quads, unaligned and
+      // aligned output rows, a vertical stride, dilation with a wide right halo
+      family_task("maxpool_rows", "pool", {tensor("x", "[2, 3, 37, 40]")}, tensor("y", "[2, 3, 36, 39]"),
+                  "{ op = \"max\", kernel_size = 4, stride = 1, padding = 1 }", exact,
+                  {"pool_shared_tile", "pool_row_stream"}),
+      family_task("avgpool_rows", "pool", {tensor("x", "[1, 2, 19, 132]")}, tensor("y", "[1, 2, 10, 132]"),
+                  "{ op = \"avg\", kernel_size = 3, stride = [2, 1], padding = 1, count_include_pad = false }",
+                  ew, {"pool_shared_tile", "pool_row_stream"}),
+      family_task("maxpool_rows_dilated", "pool", {tensor("x", "[1, 2, 23, 260]")}, tensor("y", "[1, 2, 21, 258]"),
+                  "{ op = \"max\", kernel_size = 3, stride = 1, padding = 1, dilation = 2 }", exact,
+                  {"pool_shared_tile", "pool_row_stream"}),
       // matvec: long rows, odd k, tall-skinny, transposed (odd m too)
       family_task("matvec_long", "matvec", {tensor("A", "[9, 20000]"), tensor("x", "[20000, 1]")},
                   tensor("y", "[9, 1]"), "{ m = 9, k = 20000 }", dots, {"matvec_split_k", "matvec_block_rows"}),
