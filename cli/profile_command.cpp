@@ -86,10 +86,17 @@ public:
     if (opt_.sandbox)
       if (auto sandbox = gpu::probe_sandbox(worker_for(opt_).boundary); !sandbox)
         return stop(stop_reason::environment, sandbox.error().message());
+    // With --arch the candidate compiles before a GPU is needed, so that its compile errors
+    // are found on a machine without one.
+    const bool arch_given = !report_.arch.empty();
+    if (arch_given)
+      if (auto ok = compile(); !ok)
+        return ok;
     if (auto ok = open_device(); !ok)
       return ok;
-    if (auto ok = compile(); !ok)
-      return ok;
+    if (!arch_given)
+      if (auto ok = compile(); !ok)
+        return ok;
     calibrate();
     if (auto ok = profile(); !ok)
       return ok;
@@ -145,8 +152,11 @@ private:
       std::string message = "cannot use device " + std::to_string(opt_.device) + ": " +
                             explain_failure(f, report_.task, opt_.seed);
       if (f.kind == gpu::failure_kind::no_device)
-        message += "\n  a profile runs the candidate on a GPU; without one, `kernelskill eval "
-                   "--arch SM` checks that it compiles";
+        message += report_.compile_ms > 0
+                       ? "\n  the candidate compiled for " + report_.arch +
+                             ", but profiling it needs a GPU"
+                       : std::string("\n  a profile runs the candidate on a GPU; without one, "
+                                     "`kernelskill profile --arch SM` checks that it compiles");
       return stop_on(f, std::move(message));
     }
     report_.device = *info;
@@ -296,7 +306,10 @@ CLI::App* add_profile_command(CLI::App& app, profile_command_options& opt) {
   cmd->add_flag("--json", opt.json,
                 "Print one JSON object (also on failure) instead of text: the profile, the "
                 "diagnosis, the task's cost and the device's peaks");
-  cmd->add_option("--arch", opt.arch, "nvcc architecture, e.g. sm_90a (default: the device's own)")
+  cmd->add_option("--arch", opt.arch,
+                  "nvcc architecture, e.g. sm_90a (default: the device's own). With --arch the "
+                  "candidate is compiled before a GPU is needed, so compile errors are found on "
+                  "a machine without one")
       ->type_name("SM");
   cmd->add_flag("--no-counters{false}", opt.counters,
                 "Record the kernels only (activity records), no hardware counters");
