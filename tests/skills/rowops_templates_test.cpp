@@ -31,7 +31,8 @@ using engine::param_values;
 namespace {
 
 const std::vector<std::string> row_op_skills = {
-  "softmax_cluster_rows", "softmax_warp_rows", "softmax_grid_rows",  "softmax_online_rows",
+  "softmax_cluster_rows", "softmax_cluster_stream", "softmax_warp_rows", "softmax_grid_rows",
+  "softmax_online_rows",
   "softmax_inner_columns", "norm_cluster_rows", "norm_warp_rows",    "norm_grid_rows",
   "rmsnorm_channels_registers", "reduce_split_columns", "reduce_rows",
 };
@@ -236,12 +237,12 @@ TEST_CASE("each row-op skill applies in its regime: the row held on chip, a warp
   std::vector<engine::task> tasks = spread();
   auto skills_for = [&](const std::string& name) { return applicable(library, find_task(tasks, name)); };
 
-  CHECK(skills_for("softmax_kb") == std::set<std::string>{"softmax_cluster_rows", "softmax_online_rows"});
-  CHECK(skills_for("log_softmax_odd") == std::set<std::string>{"softmax_cluster_rows", "softmax_online_rows"});
-  CHECK(skills_for("softmax_quick") == std::set<std::string>{"softmax_cluster_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_kb") == std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_online_rows"});
+  CHECK(skills_for("log_softmax_odd") == std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_online_rows"});
+  CHECK(skills_for("softmax_quick") == std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_online_rows"});
   CHECK(skills_for("softmax_short_odd") == std::set<std::string>{"softmax_warp_rows", "softmax_online_rows"});
   CHECK(skills_for("softmax_2047") ==
-        std::set<std::string>{"softmax_cluster_rows", "softmax_warp_rows", "softmax_online_rows"});
+        std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_warp_rows", "softmax_online_rows"});
   CHECK(skills_for("softmax_channels") == std::set<std::string>{"softmax_inner_columns"});
   CHECK(skills_for("softmax_channels_axis_1") == std::set<std::string>{"softmax_inner_columns"});
   CHECK(skills_for("softmax_few_long_rows") == std::set<std::string>{"softmax_grid_rows", "softmax_online_rows"});
@@ -279,6 +280,9 @@ TEST_CASE("the planner's first choice for the suites' big shapes is the configur
   // 16 CTAs per row, two per SM (96 KB of the row each), 512 threads.
   CHECK(first_choice(library, "softmax_cluster_rows", find_task(tasks, "softmax_kb")) ==
         param_values{{"ctas_per_sm", 2}, {"threads", 512}});
+  // The persistent clusters: 8 CTAs per row at one per SM, 1024 threads, 4 copy groups.
+  CHECK(first_choice(library, "softmax_cluster_stream", find_task(tasks, "softmax_kb")) ==
+        param_values{{"ctas_per_sm", 1}, {"groups", 4}, {"threads", 1024}});
   // 64 channels of one position per thread, in registers.
   CHECK(first_choice(library, "rmsnorm_channels_registers", find_task(tasks, "rmsnorm_kb")) ==
         param_values{{"threads", 256}, {"ty", 1}, {"vec", 1}});
