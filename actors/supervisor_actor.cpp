@@ -338,7 +338,7 @@ void supervisor_state::choose_home(std::function<void()> next) {
 // -- the step function -------------------------------------------------------------------------
 
 void supervisor_state::next_step() {
-  if (finished || planning || !branches.empty())
+  if (!between_steps())
     return;
   // An interrupt starts nothing new: what ran has been written, the rest is for the resume.
   if (interrupted) {
@@ -547,8 +547,7 @@ void supervisor_state::stop(const stop_msg& m) {
   interrupted = true;
   // With nothing in flight no reply will come to take the next step: take it now. The finals
   // notice the interrupt at their next slot.
-  if (started && !finished && branches.empty() && !planning &&
-      state.phase != engine::task_phase::finals)
+  if (between_steps() && state.phase != engine::task_phase::finals)
     next_step();
 }
 

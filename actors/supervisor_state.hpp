@@ -257,6 +257,10 @@ struct supervisor_state {
   /// invariant of ours). Returns whether it was accepted.
   bool update(const engine::node_record& record);
 
+  /// Checks whether the supervisor runs with nothing in flight (no planner request, no
+  /// branch): the moment its step function takes the next step.
+  bool between_steps() const { return started && !finished && !planning && branches.empty(); }
+
   /// Returns the next member of a role team, round robin.
   template <class Handle>
   const Handle& member(const std::vector<Handle>& members) {
