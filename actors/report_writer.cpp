@@ -544,8 +544,9 @@ std::string report_text(const std::optional<memory::campaign_record>& campaign,
       << (with_torch ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|\n");
   for (const task_view& t : tasks) {
     headline h = headline_of(t);
-    out << "| " << t.state.name << " | " << engine::to_string(t.state.phase) << " | " << format_ms(h.reference_ms)
-        << " | " << format_ms(h.best_ms) << " | " << format_ratio(h.speedup, "x") << " | ";
+    out << "| " << t.state.name << " | " << engine::to_string(t.state.phase) << " | "
+        << format_ms(h.reference_ms) << " | " << format_ms(h.best_ms) << " | "
+        << format_ratio(h.speedup, "x") << " | ";
     if (with_torch) {
       torch_comparison tc = torch_of(torch, t, h);
       out << format_ratio(tc.speedup_vs_eager, "x") << " | "

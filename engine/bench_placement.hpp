@@ -60,7 +60,8 @@ namespace ks::engine {
 /// Holds where a job may run: a pinned card, or the cards it prefers.
 struct placement {
   int32_t pinned = -1;         ///< the only card it may run on (unless that card is dead); -1: any
-  std::vector<int32_t> prefer; ///< with pinned == -1: cards to take when idle, best first
+  std::vector<int32_t> prefer; ///< cards to take when idle, best first (for a pinned job:
+                               ///< where its card is dead)
 };
 
 /// Holds what the placement rules read of a task and a job: where the task's work ran.

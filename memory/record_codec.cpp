@@ -92,8 +92,7 @@ engine::task_phase task_phase_field(const json::object& o, std::string_view key)
   else
     throw corrupt_value("field '" + std::string(key) + "' must be an integer");
   if (!phase)
-    throw corrupt_value("field '" + std::string(key) + "' has unknown value " +
-                        json::serialize(v));
+    throw corrupt_value("field '" + std::string(key) + "' has unknown value " + json::serialize(v));
   return *phase;
 }
 

@@ -64,13 +64,13 @@
 //   int          = integer number (int64)
 //
 // Enums are written by their stable names (engine's to_string / parse_*), so that a dump reads
-// without a table; the one exception is a task's phase, written by its number
-// (engine::task_phase, whose numbers are fixed), and read by number or by name. Decoding checks "v" and the tag, then every field the
-// grammar lists: a missing or mistyped field, an unknown enum name or a node whose id
-// disagrees with its key makes the record corrupt (errc::io, naming database and key).
-// Unknown extra fields are ignored, so a later writer of version 1 may add some. There is no
-// checksum: LMDB's copy-on-write B-tree never exposes a half-written value, and garbage fails
-// the JSON parse or the field checks.
+// without a table; the one exception is a task's phase, written by its number (engine::
+// task_phase, whose numbers are fixed) and read by number or by name. Decoding checks "v" and
+// the tag, then every field the grammar lists: a missing or mistyped field, an unknown enum
+// name or a node whose id disagrees with its key makes the record corrupt (errc::io, naming
+// database and key). Unknown extra fields are ignored, so a later writer of version 1 may add
+// some. There is no checksum: LMDB's copy-on-write B-tree never exposes a half-written value,
+// and garbage fails the JSON parse or the field checks.
 
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"

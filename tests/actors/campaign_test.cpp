@@ -654,8 +654,8 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   REQUIRE(summary.gpu_busy_share.size() == 2);
 
   // KS_BENCH_TRACE: one JSON line per verify, time or profile job, each with its purpose and
-  // on one GPU, ending after it started; the lines of one GPU never overlap (its bench actor runs one job at a
-  // time, profiles included).
+  // on one GPU, ending after it started; the lines of one GPU never overlap (its bench actor runs
+  // one job at a time, profiles included).
   std::map<int64_t, std::vector<std::pair<double, double>>> spans;
   int64_t traced = 0, profiles = 0;
   for (const std::string& line : lines_of(ctx.dir() / "trace.jsonl")) {

@@ -9,9 +9,13 @@ using namespace ks::engine;
 
 namespace {
 
-std::vector<card_state> idle_cards(size_t n) { return std::vector<card_state>(n); }
+std::vector<card_state> idle_cards(size_t n) {
+  return std::vector<card_state>(n);
+}
 
-timing median(double ms) { return timing{ms, ms * 0.99, ms * 1.01, 30, {}}; }
+timing median(double ms) {
+  return timing{ms, ms * 0.99, ms * 1.01, 30, {}};
+}
 
 } // namespace
 

@@ -20,7 +20,9 @@ queued_job anywhere(double priority = 0, double at_ms = 0) {
   return queued_job{placement{}, priority, at_ms};
 }
 
-std::vector<card_state> cards(size_t n) { return std::vector<card_state>(n); }
+std::vector<card_state> cards(size_t n) {
+  return std::vector<card_state>(n);
+}
 
 } // namespace
 
