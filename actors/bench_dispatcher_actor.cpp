@@ -2,6 +2,8 @@
 
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
+#include "engine/bench_placement.hpp"
+#include "engine/bench_schedule.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -21,88 +23,33 @@ namespace ks::actors {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
 struct pending_job {
   bench_job job;
   caf::typed_response_promise<bench_result> promise;
-  clock_type::time_point queued_at;
+  double queued_at_ms = 0; ///< on the dispatcher's clock
 };
 
 struct dispatcher_state {
   std::vector<bench_actor> gpus;
-  std::vector<bool> busy;
-  std::vector<bool> dead;
-  std::deque<pending_job> queue;
+  std::vector<engine::card_state> cards; // busy, dead, and how long each worked
+  std::deque<pending_job> queue;         // in the order the jobs came
   bool interrupted = false; ///< a stop_msg interrupt came: no job starts any more
   std::vector<std::optional<caf::typed_response_promise<bench_result>>> running;
   std::vector<int64_t> serial;     // of the job each GPU runs: a late answer to an older one is
                                    // ignored
   std::vector<double> assigned_ms; // the load of the tasks whose home each GPU is
   bench_stats stats;
-  clock_type::time_point born = clock_type::now();
+  bench_clock clock;
+  double born_ms = 0;
   std::unique_ptr<std::ofstream> trace; // KS_BENCH_TRACE: one JSON line per job, for people
 
   size_t size() const { return gpus.size(); }
 
   bool alive_any() const {
-    for (bool d : dead)
-      if (!d)
+    for (const engine::card_state& c : cards)
+      if (!c.dead)
         return true;
     return false;
-  }
-
-  // Returns the idle GPU an unpinned job with no preference should take: the one fewest
-  // queued jobs are pinned to (so a verification does not take the card a timing waits for),
-  // then the one that worked least; -1 if none is idle.
-  int32_t pick_idle() const {
-    int32_t best = -1;
-    int64_t best_pinned = 0;
-    for (size_t g = 0; g < size(); ++g) {
-      if (busy[g] || dead[g])
-        continue;
-      int64_t pinned = 0;
-      for (const pending_job& p : queue)
-        pinned += p.job.gpu == static_cast<int32_t>(g) ? 1 : 0;
-      if (best < 0 || pinned < best_pinned ||
-          (pinned == best_pinned && stats.busy_ms[g] < stats.busy_ms[static_cast<size_t>(best)])) {
-        best = static_cast<int32_t>(g);
-        best_pinned = pinned;
-      }
-    }
-    return best;
-  }
-
-  // Returns the GPU job `j` may start on now, -1 if none: its pinned GPU, or the first of its
-  // preferred ones, when idle; with no (live) preference, any idle GPU. With `elsewhere`, a
-  // job whose preferred GPUs are busy takes another idle one: an idle card beats waiting, at
-  // the price of a re-timing of the parent there.
-  int32_t card_for(const bench_job& j, bool elsewhere) const {
-    auto idle = [this](int32_t g) { return !busy[static_cast<size_t>(g)]; };
-    if (j.gpu >= 0)
-      return idle(j.gpu) ? j.gpu : -1;
-    bool preference = false;
-    for (int32_t g : j.prefer) {
-      if (g < 0 || static_cast<size_t>(g) >= size() || dead[static_cast<size_t>(g)])
-        continue;
-      if (idle(g))
-        return g;
-      preference = true;
-    }
-    return !preference || elsewhere ? pick_idle() : -1;
-  }
-
-  // Returns the home for a new task: the live GPU with the least load assigned so far, the
-  // lowest index on a tie (a dead one only when all are dead).
-  int32_t pick_home() const {
-    int32_t best = -1;
-    for (size_t g = 0; g < size(); ++g) {
-      if (dead[g] && alive_any())
-        continue;
-      if (best < 0 || assigned_ms[g] < assigned_ms[static_cast<size_t>(best)])
-        best = static_cast<int32_t>(g);
-    }
-    return best;
   }
 };
 
@@ -110,14 +57,9 @@ using dispatcher_pointer = bench_dispatcher_actor::stateful_pointer<dispatcher_s
 
 void dispatch(dispatcher_pointer self);
 
-double seconds_since(clock_type::time_point from, clock_type::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
 // Returns the first fields of a job's trace line. Labels and task names are ours (task file
 // stems and "#id"), but are escaped all the same.
-std::string trace_head(const dispatcher_state& st, const bench_job& job,
-                       clock_type::time_point started) {
+std::string trace_head(const dispatcher_state& st, const bench_job& job, double started_ms) {
   auto quoted = [](const std::string& text) {
     std::string out = "\"";
     for (char c : text) {
@@ -130,8 +72,9 @@ std::string trace_head(const dispatcher_state& st, const bench_job& job,
   };
   std::ostringstream line;
   line << "{\"gpu\": " << job.gpu << ", \"kind\": \"" << to_string(job.kind)
+       << "\", \"purpose\": \"" << engine::to_string(job.purpose)
        << "\", \"task\": " << quoted(job.task) << ", \"label\": " << quoted(job.label)
-       << ", \"start_s\": " << seconds_since(st.born, started);
+       << ", \"start_s\": " << (started_ms - st.born_ms) / 1000;
   return line.str();
 }
 
@@ -143,19 +86,19 @@ void finish(dispatcher_pointer self, size_t gpu, int64_t serial) {
   if (st.serial[gpu] != serial || !st.running[gpu])
     return;
   st.running[gpu].reset();
-  st.busy[gpu] = false;
+  st.cards[gpu].busy = false;
   dispatch(self);
 }
 
 void start(dispatcher_pointer self, size_t gpu, pending_job p) {
   auto& st = self->state;
-  st.busy[gpu] = true;
+  st.cards[gpu].busy = true;
   st.running[gpu] = p.promise;
   int64_t serial = ++st.serial[gpu];
   p.job.gpu = static_cast<int32_t>(gpu);
-  auto started = clock_type::now();
-  double queued_ms = std::chrono::duration<double, std::milli>(started - p.queued_at).count();
-  std::string traced = st.trace ? trace_head(st, p.job, started) : std::string();
+  double started_ms = st.clock();
+  double queued_ms = started_ms - p.queued_at_ms;
+  std::string traced = st.trace ? trace_head(st, p.job, started_ms) : std::string();
   self->request(st.gpus[gpu], caf::infinite, std::move(p.job))
       .then(
           [self, gpu, serial, queued_ms, traced](bench_result& r) {
@@ -163,7 +106,7 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
             if (st.serial[gpu] != serial || !st.running[gpu])
               return;
             if (st.trace)
-              *st.trace << traced << ", \"end_s\": " << seconds_since(st.born, clock_type::now())
+              *st.trace << traced << ", \"end_s\": " << (st.clock() - st.born_ms) / 1000
                         << ", \"queued_ms\": " << queued_ms
                         << ", \"ok\": " << (r.ok ? "true" : "false");
             if (st.trace && r.ok && r.kind == bench_kind::time)
@@ -176,6 +119,7 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
             r.queued_ms = queued_ms;
             r.gpu = static_cast<int32_t>(gpu);
             st.stats.busy_ms[gpu] += r.busy_ms;
+            st.cards[gpu].busy_ms += r.busy_ms;
             st.stats.jobs[gpu] += 1;
             st.running[gpu]->deliver(std::move(r));
             finish(self, gpu, serial);
@@ -186,7 +130,7 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
 // Marks GPU `gpu`'s bench actor dead and fails the job it ran: it takes no more jobs.
 void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why) {
   auto& st = self->state;
-  st.dead[gpu] = true;
+  st.cards[gpu].dead = true;
   if (st.serial[gpu] != serial || !st.running[gpu])
     return;
   st.running[gpu]->deliver(make_actor_error(
@@ -205,51 +149,36 @@ void dispatch(dispatcher_pointer self) {
     st.stats.queued = 0;
     return;
   }
-  // A job pinned to a dead GPU runs anywhere rather than never.
-  for (pending_job& p : st.queue)
-    if (p.job.gpu >= 0 && st.dead[static_cast<size_t>(p.job.gpu)])
-      p.job.gpu = -1;
-  // Each round starts the queued job of highest priority that has a card to run on, until none
-  // can start: first on the cards the jobs belong to, then on the idle cards left over. A job's
-  // priority grows by the milliseconds it has waited (aging): a light task's job pinned to a
-  // card cannot starve behind a heavy task's stream there (its task's next steps wait for it,
-  // and another card may idle meanwhile), and among equals the earliest goes first.
-  auto now = clock_type::now();
-  auto effective = [now](const pending_job& p) {
-    return p.job.priority + std::chrono::duration<double, std::milli>(now - p.queued_at).count();
-  };
-  for (bool elsewhere : {false, true}) {
-    for (;;) {
-      auto chosen = st.queue.end();
-      int32_t chosen_gpu = -1;
-      double chosen_priority = 0;
-      for (auto i = st.queue.begin(); i != st.queue.end(); ++i) {
-        double priority = effective(*i);
-        if (chosen != st.queue.end() && !(priority > chosen_priority))
-          continue;
-        int32_t gpu = st.card_for(i->job, elsewhere);
-        if (gpu < 0)
-          continue;
-        chosen = i;
-        chosen_gpu = gpu;
-        chosen_priority = priority;
-      }
-      if (chosen == st.queue.end())
-        break;
-      pending_job p = std::move(*chosen);
-      st.queue.erase(chosen);
-      start(self, static_cast<size_t>(chosen_gpu), std::move(p));
-    }
+  // The engine's schedule says which queued jobs start now, and where.
+  std::vector<engine::queued_job> queued;
+  queued.reserve(st.queue.size());
+  for (const pending_job& p : st.queue)
+    queued.push_back(engine::queued_job{engine::placement{p.job.gpu, p.job.prefer}, p.job.priority,
+                                        p.queued_at_ms});
+  std::vector<engine::job_start> starts = engine::schedule(queued, st.cards, st.clock());
+  std::vector<std::pair<size_t, pending_job>> to_start;
+  std::vector<bool> leaving(st.queue.size(), false);
+  for (const engine::job_start& s : starts) {
+    to_start.emplace_back(static_cast<size_t>(s.card), std::move(st.queue[s.job]));
+    leaving[s.job] = true;
   }
+  std::deque<pending_job> staying;
+  for (size_t i = 0; i < st.queue.size(); ++i)
+    if (!leaving[i])
+      staying.push_back(std::move(st.queue[i]));
+  st.queue = std::move(staying);
+  for (auto& [gpu, p] : to_start)
+    start(self, gpu, std::move(p));
   st.stats.queued = static_cast<int64_t>(st.queue.size());
 }
 
 bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
-                                                 std::vector<bench_actor> gpus) {
+                                                 std::vector<bench_actor> gpus, bench_clock clock) {
   auto& st = self->state;
   st.gpus = std::move(gpus);
-  st.busy.assign(st.size(), false);
-  st.dead.assign(st.size(), false);
+  st.clock = std::move(clock);
+  st.born_ms = st.clock();
+  st.cards.assign(st.size(), engine::card_state{});
   st.running.resize(st.size());
   st.serial.assign(st.size(), 0);
   st.assigned_ms.assign(st.size(), 0);
@@ -270,7 +199,7 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
     auto& st = self->state;
     for (size_t g = 0; g < st.size(); ++g)
       if (st.gpus[g].address() == down.source) {
-        st.dead[g] = true;
+        st.cards[g].dead = true;
         lose(self, g, st.serial[g], "it is gone (" + describe(down.reason) + ")");
         dispatch(self);
       }
@@ -286,7 +215,7 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
           return make_actor_error(actor_errc::interrupted,
                                   "not started: the campaign was interrupted");
         auto promise = self->make_response_promise<bench_result>();
-        st.queue.push_back(pending_job{std::move(job), promise, clock_type::now()});
+        st.queue.push_back(pending_job{std::move(job), promise, st.clock()});
         dispatch(self);
         return promise;
       },
@@ -309,8 +238,7 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
         auto& st = self->state;
         if (st.size() == 0)
           return make_actor_error(actor_errc::bench, "no GPU to be the home of " + a.task);
-        int32_t gpu =
-            a.gpu >= 0 && a.gpu < static_cast<int32_t>(st.size()) ? a.gpu : st.pick_home();
+        int32_t gpu = engine::home_for(a.gpu, st.assigned_ms, st.cards);
         // A negative or NaN estimate would skew every later choice: it counts as nothing.
         st.assigned_ms[static_cast<size_t>(gpu)] += a.load_ms > 0 ? a.load_ms : 0;
         return gpu;
@@ -320,9 +248,16 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
 
 } // namespace
 
-bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys,
-                                              std::vector<bench_actor> gpus) {
-  return sys.spawn(dispatcher, std::move(gpus));
+bench_clock steady_bench_clock() {
+  return [] {
+    auto since = std::chrono::steady_clock::now().time_since_epoch();
+    return std::chrono::duration<double, std::milli>(since).count();
+  };
+}
+
+bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys, std::vector<bench_actor> gpus,
+                                              bench_clock clock) {
+  return sys.spawn(dispatcher, std::move(gpus), std::move(clock));
 }
 
 } // namespace ks::actors

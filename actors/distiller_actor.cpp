@@ -3,6 +3,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
 #include "agents/llm_backend.hpp"
+#include "engine/bench_placement.hpp"
 #include "engine/skill_template.hpp"
 #include "gpu/failure.hpp"
 
@@ -170,6 +171,7 @@ struct distiller_state {
   void verify(const attempt_ptr& a) {
     bench_job job{bench_kind::verify, a->request.task, a->reference_so, a->candidate_so, -1,
                   a->request.task + " (learned " + a->skill.id + ")"};
+    job.purpose = engine::bench_purpose::learned_skill;
     self->request(setup.bench, caf::infinite, std::move(job))
         .then(
             [this, a](bench_result& r) {
@@ -188,10 +190,16 @@ struct distiller_state {
             [this, a](caf::error& e) { refuse(a, "the bench failed: " + describe(e)); });
   }
 
+  // Times `so` on GPU `gpu` (-1: any), as engine::place puts a learned skill's jobs.
   void time(const attempt_ptr& a, const std::string& so, int32_t gpu,
             std::function<void(double, int32_t)> next) {
-    bench_job job{bench_kind::time, a->request.task, a->reference_so, so, gpu,
+    engine::placement_facts facts;
+    facts.card = gpu;
+    engine::placement where = engine::place(engine::bench_purpose::learned_skill, facts);
+    bench_job job{bench_kind::time, a->request.task, a->reference_so, so, where.pinned,
                   a->request.task + " (learned " + a->skill.id + ", timing)"};
+    job.prefer = std::move(where.prefer);
+    job.purpose = engine::bench_purpose::learned_skill;
     self->request(setup.bench, caf::infinite, std::move(job))
         .then(
             [this, a, next](bench_result& r) {

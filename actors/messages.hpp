@@ -19,6 +19,7 @@
 #include "actors/llm_messages.hpp"
 #include "actors/step_timer.hpp"
 #include "engine/agent_backend.hpp"
+#include "engine/bench_purpose.hpp"
 #include "engine/diagnosis.hpp"
 #include "engine/judge.hpp"
 #include "engine/retrieval.hpp"
@@ -202,7 +203,9 @@ typename Inspector::result_type inspect(Inspector& f, ack&) {
 /// (shutdown is the bench actor's own business, never a bench_job).
 using bench_kind = gpu::job_kind;
 
-/// Asks a bench actor for one job on its GPU.
+/// Asks a bench actor for one job on its GPU. Its placement (gpu, prefer) comes from
+/// engine::place for its purpose (engine/bench_placement.hpp); the dispatcher reads only the
+/// placement and the priority.
 struct bench_job {
   bench_kind kind = bench_kind::info;
   std::string task;      ///< the task's name (verify and time)
@@ -210,17 +213,18 @@ struct bench_job {
   std::string kernel;    ///< verify: the candidate's shared object; time: the one to time
   int32_t gpu = -1;      ///< the bench actor (GPU index) that must run it; -1: any
   std::string label;     ///< for people: "softmax#12"
-  std::vector<int32_t> prefer = {}; ///< with gpu = -1: GPUs to take when one is idle, best first
-                                    ///< (where the parent's time is known: no re-timing)
+  std::vector<int32_t> prefer = {}; ///< GPUs to take when one is idle, best first (with gpu =
+                                    ///< -1, or where the GPU it is pinned to is gone)
   double priority = 0; ///< queued jobs start highest first, a job's priority growing by the
                        ///< milliseconds it has waited: the caller gives its task's load
                        ///< estimate in ms, so the longest jobs go first unless others waited
+  engine::bench_purpose purpose = engine::bench_purpose::device; ///< why it runs
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_job& x) {
   return f(caf::meta::type_name("bench_job"), x.kind, x.task, x.reference, x.kernel, x.gpu, x.label,
-           x.prefer, x.priority);
+           x.prefer, x.priority, x.purpose);
 }
 
 /// Answers a bench_job: its result (the result type of its kind, gpu::result_of), or the
@@ -781,7 +785,7 @@ typename Inspector::result_type inspect(Inspector& f, run_task&) {
 /// Says how a task ended (or where it stood when it was interrupted).
 struct task_report {
   std::string name;
-  std::string phase;       ///< memory::task_state's phase
+  std::string phase;       ///< the task's phase by name (engine::task_phase), or "dry_run"
   std::string stop_reason; ///< engine::stop_reason's name, "interrupted", or empty
   std::string stop_text;
   int64_t nodes = 0;
@@ -815,7 +819,7 @@ typename Inspector::result_type inspect(Inspector& f, progress_request&) {
 /// Answers progress_request.
 struct task_progress {
   std::string name;
-  std::string phase;
+  std::string phase; ///< the task's phase by name (engine::task_phase), or a dry run's step
   int64_t nodes = 0;
   int64_t in_flight = 0;
   double best_speedup = 0;

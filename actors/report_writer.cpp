@@ -408,7 +408,7 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
   return json::object{
       {"name", t.state.name},
       {"manifest", t.state.manifest},
-      {"state", t.state.phase},
+      {"state", engine::to_string(t.state.phase)},
       {"stop_reason", t.state.stop_reason},
       {"stop_text", t.state.stop_text},
       {"reference", json::object{{"median_ms", h.reference_ms},
@@ -459,7 +459,7 @@ void pretty(std::ostream& out, const json::value& v, int indent = 0) {
 void write_task_section(std::ostream& out, const task_view& t, const torch_context& torch) {
   headline h = headline_of(t);
   out << "\n## " << t.state.name << "\n\n";
-  out << "- state: " << t.state.phase;
+  out << "- state: " << engine::to_string(t.state.phase);
   if (!t.state.stop_reason.empty())
     out << " (" << t.state.stop_reason
         << (t.state.stop_text.empty() ? std::string() : ": " + t.state.stop_text) << ")";
@@ -544,8 +544,9 @@ std::string report_text(const std::optional<memory::campaign_record>& campaign,
       << (with_torch ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|\n");
   for (const task_view& t : tasks) {
     headline h = headline_of(t);
-    out << "| " << t.state.name << " | " << t.state.phase << " | " << format_ms(h.reference_ms)
-        << " | " << format_ms(h.best_ms) << " | " << format_ratio(h.speedup, "x") << " | ";
+    out << "| " << t.state.name << " | " << engine::to_string(t.state.phase) << " | "
+        << format_ms(h.reference_ms) << " | " << format_ms(h.best_ms) << " | "
+        << format_ratio(h.speedup, "x") << " | ";
     if (with_torch) {
       torch_comparison tc = torch_of(torch, t, h);
       out << format_ratio(tc.speedup_vs_eager, "x") << " | "
@@ -782,7 +783,7 @@ engine::expected<std::string> describe_campaign(const memory::store& store,
     out << "campaign: no campaign record (never started?)\n";
   int64_t done = 0;
   for (const task_view& t : *tasks)
-    done += t.state.phase == "done" || t.state.phase == "failed";
+    done += engine::is_end(t.state.phase) ? 1 : 0;
   out << tasks->size() << " task(s), " << done << " finished\n";
 
   // The torch columns sit after speedup, and only when the campaign has baselines.
@@ -803,7 +804,7 @@ engine::expected<std::string> describe_campaign(const memory::store& store,
     torch_comparison tc = torch_of(torch, t, h);
     std::string stop = t.state.stop_reason;
     std::snprintf(line, sizeof line, "%-20s %-10s %6lld %9lld %11s %11s %8s%s %8s  %s\n",
-                  t.state.name.c_str(), t.state.phase.c_str(),
+                  t.state.name.c_str(), engine::to_string(t.state.phase),
                   static_cast<long long>(t.nodes.size()),
                   static_cast<long long>(count_in_flight(t)), format_ms(h.reference_ms).c_str(),
                   format_ms(h.best_ms).c_str(), format_ratio(h.speedup, "x").c_str(),

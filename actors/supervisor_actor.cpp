@@ -7,8 +7,14 @@
 // load; choose_home) when that card is idle, else on another idle one: the card that times the
 // reference is the task's home, kept in the task's state for a resume. It is accepted once
 // timed; on a resume it is only compiled again (a cache hit), since every verification compares
-// with it. Every node that was not final when the last run died is redone from the last state
-// the store holds (supervisor_branch.cpp), so no final node is lost or redone.
+// with it. Every node that was not final when the last run died goes on from the last state
+// the store holds, by the table the forward path reads too (engine::next_action;
+// supervisor_branch.cpp), so no final node is lost or redone.
+//
+// The task's phase (engine::task_phase, kept in its state) is searching from the start, finals
+// once the search stopped with two finalists or more, then done or failed; a task that ended
+// stays as it ended when the campaign is run again. Every reply reaches the supervisor through
+// request_then, which drops it once the supervisor has reported (finished).
 //
 // The step function (next_step) runs whenever no work is in flight: the stop rule, then the
 // policy's choice of a parent, then the planner's K plans, then K branches in parallel. It
@@ -89,23 +95,29 @@ std::vector<int32_t> supervisor_state::timed_cards(engine::node_id id) const {
 }
 
 void supervisor_state::spread_parent(engine::node_id parent, size_t children) {
-  auto cards = static_cast<int32_t>(setup.gpus.size());
-  const engine::timing& t = tree.node(parent).time;
-  if (cards < 2 || children < 2 || !t.measured() || t.median_ms < setup.spread_min_median_ms)
-    return;
-  std::vector<int32_t> known = timed_cards(parent);
-  int32_t home = known.front();
-  // A card is worth a re-timing when at least two children can be timed there: for one child
-  // the re-timing costs as much as waiting for the parent's card, and on a campaign that keeps
-  // every card busy the other card has other work meanwhile.
-  size_t wanted = std::min(children / 2, static_cast<size_t>(cards));
-  for (int32_t step = 1; step < cards && known.size() < wanted; ++step) {
-    int32_t g = (home + step) % cards;
-    if (std::find(known.begin(), known.end(), g) != known.end())
-      continue;
-    known.push_back(g);
+  for (int32_t g : engine::spread_cards(
+           timed_cards(parent), static_cast<int64_t>(setup.gpus.size()),
+           static_cast<int64_t>(children), tree.node(parent).time, setup.spread_min_median_ms))
     retime_then(parent, g, [] {});
-  }
+}
+
+bool supervisor_state::card_available(engine::node_id id) const {
+  if (id == 0 || setup.gpus.empty())
+    return true;
+  int32_t card = timed_gpu(id);
+  return card >= 0 && static_cast<size_t>(card) < setup.gpus.size();
+}
+
+bench_job supervisor_state::bench_job_for(engine::bench_purpose purpose, bench_kind kind,
+                                          std::string kernel, std::string label,
+                                          engine::placement_facts facts) const {
+  facts.home = setup.home_gpu;
+  engine::placement where = engine::place(purpose, facts);
+  bench_job job{kind, setup.task, reference_so, std::move(kernel), where.pinned, std::move(label)};
+  job.prefer = std::move(where.prefer);
+  job.priority = job_priority();
+  job.purpose = purpose;
+  return job;
 }
 
 const engine::timing* supervisor_state::time_on(engine::node_id id, int32_t gpu) const {
@@ -180,16 +192,13 @@ caf::result<task_report> supervisor_state::start() {
     setup.gpu_name = "unknown GPU";
   promise = self->make_response_promise<task_report>();
   step_timer step("load");
-  self->request(setup.team.store, caf::infinite, get_task{setup.task})
-      .then(
-          [this, step](task_snapshot& snapshot) {
-            step.done(perf);
-            if (!finished)
-              restore(snapshot);
-          },
-          [this](caf::error& e) {
-            fail_task("cannot read the task from the store: " + describe(e));
-          });
+  request_then(
+      setup.team.store, get_task{setup.task},
+      [this, step](task_snapshot& snapshot) {
+        step.done(perf);
+        restore(snapshot);
+      },
+      [this](caf::error& e) { fail_task("cannot read the task from the store: " + describe(e)); });
   return promise;
 }
 
@@ -211,11 +220,11 @@ void supervisor_state::restore(task_snapshot& snapshot) {
     details = std::move(snapshot.details);
   }
   // A task that ended in an earlier run stays as it ended.
-  if (state.phase == "done" || state.phase == "failed") {
+  if (engine::is_end(state.phase)) {
     finish();
     return;
   }
-  state.phase = "searching";
+  state.phase = engine::task_phase::searching;
   if (floor_ms > 0)
     state.roofline_floor_ms = floor_ms;
   engine::node_record root = tree.root();
@@ -242,37 +251,34 @@ void supervisor_state::resume() {
     next_step();
     return;
   }
-  // The task's home card: its timings prefer it, and a timing elsewhere is put on its scale
-  // by re-timing the parent there (bench_dispatcher_actor.hpp).
+  // The task's home card: the card the reference is timed on, whose scale the finals' times
+  // are put on (engine/bench_placement.hpp says where every other job runs).
   choose_home([this] { compile_reference(); });
 }
 
 void supervisor_state::compile_reference() {
   // Every verification compares with the reference's shared object: build it (a cache hit).
   step_timer step("reference/compile");
-  self->request(setup.team.compiler, caf::infinite,
-                compile_job{label(0), source_of(tree.root().source_hash)})
-      .then(
-          [this, step](compile_done& r) {
-            step.done(perf);
-            if (finished)
-              return;
-            if (!r.ok) {
-              auto t = setup.tasks->find(setup.task);
-              std::string name = t != setup.tasks->end() ? engine::reference_name(t->second)
-                                                         : "the reference";
-              fail_task("the reference no longer compiles: " +
-                        first_line(gpu::name_source_in_diagnostics(r.diagnostics, name)));
-              return;
-            }
-            reference_so = r.shared_object;
-            usages[0] = r.usage;
-            for (const engine::node_record& n : tree.nodes())
-              if (n.id != 0 && !engine::is_final(n))
-                resume_branch(n.id);
-            next_step();
-          },
-          [this](caf::error& e) { fail_task("cannot compile the reference: " + describe(e)); });
+  request_then(
+      setup.team.compiler, compile_job{label(0), source_of(tree.root().source_hash)},
+      [this, step](compile_done& r) {
+        step.done(perf);
+        if (!r.ok) {
+          auto t = setup.tasks->find(setup.task);
+          std::string name =
+              t != setup.tasks->end() ? engine::reference_name(t->second) : "the reference";
+          fail_task("the reference no longer compiles: " +
+                    first_line(gpu::name_source_in_diagnostics(r.diagnostics, name)));
+          return;
+        }
+        reference_so = r.shared_object;
+        usages[0] = r.usage;
+        for (const engine::node_record& n : tree.nodes())
+          if (n.id != 0 && !engine::is_final(n))
+            resume_branch(n.id);
+        next_step();
+      },
+      [this](caf::error& e) { fail_task("cannot compile the reference: " + describe(e)); });
 }
 
 // -- the home GPU ------------------------------------------------------------------------------
@@ -300,7 +306,7 @@ void supervisor_state::choose_home(std::function<void()> next) {
   int32_t kept = state.home_gpu;
   bool kept_valid =
       kept >= 0 && (setup.gpus.empty() || static_cast<size_t>(kept) < setup.gpus.size());
-  // A reference timed before homes were kept (or on a GPU now gone) keeps the static home.
+  // A reference timed with no home kept (or on a GPU this run lacks) keeps the static home.
   int32_t wanted = kept_valid ? kept : engine::is_final(tree.root()) ? setup.home_gpu : -1;
   double load = reference_load_ms > 0 ? reference_load_ms : state.home_load_ms;
   if (setup.team.homes == nullptr) {
@@ -309,34 +315,30 @@ void supervisor_state::choose_home(std::function<void()> next) {
     next();
     return;
   }
-  self->request(setup.team.homes, caf::infinite, assign_home{setup.task, load, wanted})
-      .then(
-          [this, load, next](int32_t gpu) {
-            if (finished)
-              return;
-            bool changed = gpu != state.home_gpu;
-            set_home(gpu);
-            state.home_load_ms = load;
-            // The home is written before the reference is timed there: a resume keeps it.
-            if (changed)
-              store_then(put_task{state}, next);
-            else
-              next();
-          },
-          [this, next](caf::error& e) {
-            if (finished)
-              return;
-            warn("cannot choose a home GPU (" + describe(e) + "); timing on GPU " +
-                 std::to_string(setup.home_gpu));
-            set_home(setup.home_gpu);
-            store_then(put_task{state}, next);
-          });
+  request_then(
+      setup.team.homes, assign_home{setup.task, load, wanted},
+      [this, load, next](int32_t& gpu) {
+        bool changed = gpu != state.home_gpu;
+        set_home(gpu);
+        state.home_load_ms = load;
+        // The home is written before the reference is timed there: a resume keeps it.
+        if (changed)
+          store_then(put_task{state}, next);
+        else
+          next();
+      },
+      [this, next](caf::error& e) {
+        warn("cannot choose a home GPU (" + describe(e) + "); timing on GPU " +
+             std::to_string(setup.home_gpu));
+        set_home(setup.home_gpu);
+        store_then(put_task{state}, next);
+      });
 }
 
 // -- the step function -------------------------------------------------------------------------
 
 void supervisor_state::next_step() {
-  if (finished || planning || !branches.empty())
+  if (!between_steps())
     return;
   // An interrupt starts nothing new: what ran has been written, the rest is for the resume.
   if (interrupted) {
@@ -388,17 +390,16 @@ void supervisor_state::plan(engine::node_id parent, int64_t count) {
     ask_planner(parent, count, {});
     return;
   }
-  self->request(setup.team.store, caf::infinite, get_skill_stats{subject->family, setup.arch})
-      .then([this, parent, count](skill_stats_reply& r) { ask_planner(parent, count, std::move(r)); },
-            [this, parent, count](caf::error& e) {
-              warn("cannot read the skill statistics (" + describe(e) + "); planning without");
-              ask_planner(parent, count, {});
-            });
+  request_then(
+      setup.team.store, get_skill_stats{subject->family, setup.arch},
+      [this, parent, count](skill_stats_reply& r) { ask_planner(parent, count, std::move(r)); },
+      [this, parent, count](caf::error& e) {
+        warn("cannot read the skill statistics (" + describe(e) + "); planning without");
+        ask_planner(parent, count, {});
+      });
 }
 
 void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_stats_reply stats) {
-  if (finished)
-    return;
   const engine::node_record& p = tree.node(parent);
   plan_request request;
   request.task = setup.task;
@@ -424,58 +425,51 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
   request.peak_gbps = setup.peak_gbps;
   request.peak_gflops = setup.peak_gflops;
   step_timer step("expansion/plan");
-  self->request(member(setup.team.planners), caf::infinite, std::move(request))
-      .then(
-          [this, parent, count, step](plan_reply& r) {
-            step.done(perf);
-            planning = false;
-            plan_failures = 0;
-            if (finished)
-              return;
-            if (interrupted) {
-              next_step();
-              return;
-            }
-            if (static_cast<int64_t>(r.plans.size()) > count)
-              r.plans.resize(static_cast<size_t>(count));
-            expand(parent, std::move(r.plans));
-          },
-          [this, parent, count](caf::error& e) {
-            if (finished) {
-              planning = false;
-              return;
-            }
-            // A model request cancelled by Ctrl-C is no failure of the parent; a spent model
-            // budget ends the search, as any campaign budget does: the finals run.
-            if (is_interrupted(e) || is(e, actor_errc::budget)) {
-              planning = false;
-              plan_failures = 0;
-              if (is_interrupted(e))
-                interrupted = true;
-              else if (!budget_stop)
-                budget_stop = describe(e);
-              next_step();
-              return;
-            }
-            // A backend that cannot answer for now (rate limited, unavailable) is asked again
-            // later; the parent is given up only when that keeps happening.
-            bool transient = is(e, actor_errc::transient);
-            if (transient && plan_failures < setup.plan_retries && !interrupted) {
-              double delay = setup.plan_retry_s * static_cast<double>(int64_t{1} << plan_failures);
-              ++plan_failures;
-              char after[32];
-              std::snprintf(after, sizeof after, "%.3g s", delay);
-              warn("the planner cannot answer now (" + describe(e) + "); asking again in " +
-                   after);
-              plan_later = std::make_pair(parent, count);
-              self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(1000 * delay)),
-                                 retry_plan{});
-              return;
-            }
-            planning = false;
-            plan_failures = 0;
-            exhaust(parent, "the planner failed: " + describe(e));
-          });
+  request_then(
+      member(setup.team.planners), std::move(request),
+      [this, parent, count, step](plan_reply& r) {
+        step.done(perf);
+        planning = false;
+        plan_failures = 0;
+        if (interrupted) {
+          next_step();
+          return;
+        }
+        if (static_cast<int64_t>(r.plans.size()) > count)
+          r.plans.resize(static_cast<size_t>(count));
+        expand(parent, std::move(r.plans));
+      },
+      [this, parent, count](caf::error& e) {
+        // A model request cancelled by Ctrl-C is no failure of the parent; a spent model
+        // budget ends the search, as any campaign budget does: the finals run.
+        if (is_interrupted(e) || is(e, actor_errc::budget)) {
+          planning = false;
+          plan_failures = 0;
+          if (is_interrupted(e))
+            interrupted = true;
+          else if (!budget_stop)
+            budget_stop = describe(e);
+          next_step();
+          return;
+        }
+        // A backend that cannot answer for now (rate limited, unavailable) is asked again
+        // later; the parent is given up only when that keeps happening.
+        bool transient = is(e, actor_errc::transient);
+        if (transient && plan_failures < setup.plan_retries && !interrupted) {
+          double delay = setup.plan_retry_s * static_cast<double>(int64_t{1} << plan_failures);
+          ++plan_failures;
+          char after[32];
+          std::snprintf(after, sizeof after, "%.3g s", delay);
+          warn("the planner cannot answer now (" + describe(e) + "); asking again in " + after);
+          plan_later = std::make_pair(parent, count);
+          self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(1000 * delay)),
+                             retry_plan{});
+          return;
+        }
+        planning = false;
+        plan_failures = 0;
+        exhaust(parent, "the planner failed: " + describe(e));
+      });
 }
 
 void supervisor_state::retry_planning() {
@@ -551,14 +545,16 @@ void supervisor_state::stop(const stop_msg& m) {
     return;
   }
   interrupted = true;
-  if (started && !finished && branches.empty() && !planning && state.phase != "finals")
+  // With nothing in flight no reply will come to take the next step: take it now. The finals
+  // notice the interrupt at their next slot.
+  if (between_steps() && state.phase != engine::task_phase::finals)
     next_step();
 }
 
 task_progress supervisor_state::progress() const {
   task_progress p;
   p.name = setup.task;
-  p.phase = state.phase;
+  p.phase = engine::to_string(state.phase);
   p.nodes = tree.size();
   p.in_flight = static_cast<int64_t>(branches.size());
   // Candidates by status, for the progress display: the reference is not a candidate.
@@ -577,10 +573,10 @@ task_progress supervisor_state::progress() const {
 task_report supervisor_state::report() const {
   task_report r;
   r.name = setup.task;
-  r.phase = state.phase;
+  r.phase = engine::to_string(state.phase);
   r.stop_reason = state.stop_reason;
   r.stop_text = state.stop_text;
-  if (interrupted && state.phase != "done" && state.phase != "failed")
+  if (interrupted && !engine::is_end(state.phase))
     r.stop_reason = "interrupted";
   r.nodes = tree.size();
   r.winner = state.winner;
@@ -612,7 +608,7 @@ void supervisor_state::fail_task(const std::string& why) {
   if (finished)
     return;
   warn(why);
-  state.phase = "failed";
+  state.phase = engine::task_phase::failed;
   state.stop_reason = "error";
   state.stop_text = why;
   finish();

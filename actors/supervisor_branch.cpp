@@ -3,9 +3,11 @@
 //   planned -> coded -> compiled -> verified -> timed -> accepted | rejected
 //
 // Each step writes the node's new state to the store and waits for the ack before the next
-// job is sent, so a killed campaign resumes from the last state written: a planned node is
-// coded again, a coded, compiled or verified one is compiled again from its saved source (a
-// cache hit) and goes on from there, a timed one is only judged. A failed step ends in a
+// job is sent, so a killed campaign resumes from the last state written. Which step comes next
+// is one table, engine::next_action (engine/node_action.hpp), read by the forward path and by
+// the resume alike: a planned node is coded again, a coded, compiled or verified one is
+// compiled again from its saved source (a cache hit) and goes on from there, a timed one is
+// only judged (or timed again where its card is gone). A failed step ends in a
 // repair (bounded by agents.repair_rounds, each round recorded in short-term memory and the
 // store) that gives a new source, or in a final failure status. The reference (node 0) takes
 // the same path with its own source, is never repaired, and is accepted once timed.
@@ -64,26 +66,22 @@ engine::node_status status_after(branch_step step, gpu::failure_kind kind) {
 
 void supervisor_state::start_branch(engine::node_id id) {
   if (!paused(id))
-    code(id);
+    advance(id);
 }
 
 void supervisor_state::resume_branch(engine::node_id id) {
   branches[id];
   const engine::node_record& n = tree.node(id);
   auto go_on = [this, id] {
-    const engine::node_record& node = tree.node(id);
-    if (node.status == engine::node_status::timed) {
-      judge(id);
-      return;
+    // Timed by a card this run does not have (resumed on fewer GPUs): the node is timed again,
+    // as a node left verified would be; nothing final is redone.
+    if (tree.node(id).status == engine::node_status::timed && !card_available(id)) {
+      if (paused(id))
+        return;
+      warn(label(id) + " was timed on GPU " + std::to_string(timed_gpu(id)) +
+           ", which this run does not have; timing it again");
     }
-    // A node that passed verification is only compiled again (for its shared object), then
-    // timed: it is not verified twice.
-    branches[id].verified = node.status == engine::node_status::verified &&
-                            node.disposition == engine::disposition::passed;
-    if (node.status == engine::node_status::planned || source_of(node.source_hash).empty())
-      code(id);
-    else
-      compile(id);
+    advance(id);
   };
   // A branch killed between its node and its outcome: its plan is tried all the same.
   if (id != 0 && !memory.was_tried(n.parent, n.plan)) {
@@ -93,6 +91,38 @@ void supervisor_state::resume_branch(engine::node_id id) {
     return;
   }
   go_on();
+}
+
+engine::node_run_state supervisor_state::run_state(engine::node_id id) const {
+  engine::node_run_state run;
+  run.source_known = !source_of(tree.node(id).source_hash).empty();
+  auto b = branches.find(id);
+  run.compiled = b != branches.end() && !b->second.shared_object.empty();
+  run.card_available = card_available(id);
+  return run;
+}
+
+void supervisor_state::advance(engine::node_id id) {
+  switch (engine::next_action(tree.node(id), run_state(id))) {
+  case engine::node_action::code:
+    code(id);
+    return;
+  case engine::node_action::compile:
+    compile(id);
+    return;
+  case engine::node_action::verify:
+    verify(id);
+    return;
+  case engine::node_action::time:
+    time(id);
+    return;
+  case engine::node_action::judge:
+    judge(id);
+    return;
+  case engine::node_action::none:
+    end_branch(id);
+    return;
+  }
 }
 
 bool supervisor_state::paused(engine::node_id id) {
@@ -119,32 +149,27 @@ void supervisor_state::code(engine::node_id id) {
   const engine::node_record& n = tree.node(id);
   code_request request{setup.task, n.plan, tree.lineage(id).value(),
                        source_of(tree.node(n.parent).source_hash), source_of(reference_hash), id};
-  self->request(member(setup.team.coders), caf::infinite, std::move(request))
-      .then(
-          [this, id, step](code_reply& r) {
-            if (!finished)
-              take_source(id, std::move(r.source), step);
-          },
-          [this, id](caf::error& e) {
-            if (finished)
-              return;
-            // Cancelled (Ctrl-C) or refused by a spent budget: the node was never coded; it
-            // stays planned, for a resume to code.
-            if (is_interrupted(e) || is(e, actor_errc::budget)) {
-              if (is_interrupted(e))
-                interrupted = true;
-              else if (!budget_stop)
-                budget_stop = describe(e);
-              end_branch(id);
-              return;
-            }
-            // A model's reply that could not be used is the branch's own failure kind.
-            fail_final(id, branch_failure{engine::node_status::failed,
-                                          is(e, actor_errc::bad_reply) ? "bad_reply" : "agent_error",
-                                          "the coder failed: " + describe(e),
-                                          {},
-                                          false});
-          });
+  request_then(
+      member(setup.team.coders), std::move(request),
+      [this, id, step](code_reply& r) { take_source(id, std::move(r.source), step); },
+      [this, id](caf::error& e) {
+        // Cancelled (Ctrl-C) or refused by a spent budget: the node was never coded; it
+        // stays planned, for a resume to code.
+        if (is_interrupted(e) || is(e, actor_errc::budget)) {
+          if (is_interrupted(e))
+            interrupted = true;
+          else if (!budget_stop)
+            budget_stop = describe(e);
+          end_branch(id);
+          return;
+        }
+        // A model's reply that could not be used is the branch's own failure kind.
+        fail_final(id, branch_failure{engine::node_status::failed,
+                                      is(e, actor_errc::bad_reply) ? "bad_reply" : "agent_error",
+                                      "the coder failed: " + describe(e),
+                                      {},
+                                      false});
+      });
 }
 
 void supervisor_state::take_source(engine::node_id id, std::string text, const step_timer& step,
@@ -161,14 +186,14 @@ void supervisor_state::take_source(engine::node_id id, std::string text, const s
   if (!update(n))
     return;
   details[id] = {};
-  branches[id].verified = false;
+  branches[id].shared_object.clear();
   sources[hash] = std::move(text);
   // The source and the node that names it are one write.
   with.sources.push_back(put_source{hash, sources[hash]});
   with.nodes.push_back(node_write(id));
   store_then(std::move(with), [this, id] {
     if (!paused(id))
-      compile(id);
+      advance(id);
   });
 }
 
@@ -177,91 +202,87 @@ void supervisor_state::take_source(engine::node_id id, std::string text, const s
 void supervisor_state::compile(engine::node_id id) {
   step_timer step(id == 0 ? "reference/compile" : "branch/compile");
   const std::string& text = source_of(tree.node(id).source_hash);
-  self->request(setup.team.compiler, caf::infinite, compile_job{label(id), text})
-      .then(
-          [this, id, step](compile_done& r) {
-            step.done(perf);
-            if (finished)
-              return;
-            if (!r.ok) {
-              failed(id, branch_step::compile,
-                     r.timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error,
-                     r.timed_out ? "nvcc ran past its timeout" : "nvcc rejected the source",
-                     std::move(r.diagnostics));
-              return;
-            }
-            branches[id].shared_object = r.shared_object;
-            shared_objects[id] = r.shared_object;
-            if (id == 0)
-              reference_so = r.shared_object;
-            usages[id] = r.usage;
-            details[id].resources_json = std::move(r.resources_json);
-            if (branches[id].verified) {
-              time(id);
-              return;
-            }
-            engine::node_record n = tree.node(id);
-            n.status = engine::node_status::compiled;
-            n.disposition = engine::disposition::not_verified;
-            if (!update(n))
-              return;
-            put_node_then(id, [this, id] {
-              if (!paused(id))
-                verify(id);
-            });
-          },
-          [this, id](caf::error& e) {
-            if (!finished)
-              fail_final(id, branch_failure{engine::node_status::compile_failed,
-                                            "internal",
-                                            "the compile pool failed: " + describe(e),
-                                            {},
-                                            false});
-          });
+  request_then(
+      setup.team.compiler, compile_job{label(id), text},
+      [this, id, step](compile_done& r) {
+        step.done(perf);
+        if (!r.ok) {
+          failed(id, branch_step::compile,
+                 r.timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error,
+                 r.timed_out ? "nvcc ran past its timeout" : "nvcc rejected the source",
+                 std::move(r.diagnostics));
+          return;
+        }
+        branches[id].shared_object = r.shared_object;
+        shared_objects[id] = r.shared_object;
+        if (id == 0)
+          reference_so = r.shared_object;
+        usages[id] = r.usage;
+        details[id].resources_json = std::move(r.resources_json);
+        // A node that passed verification, or that is timed again, goes on at once; one
+        // to be verified is written as compiled first.
+        if (engine::next_action(tree.node(id), run_state(id)) != engine::node_action::verify) {
+          advance(id);
+          return;
+        }
+        engine::node_record n = tree.node(id);
+        n.status = engine::node_status::compiled;
+        n.disposition = engine::disposition::not_verified;
+        if (!update(n))
+          return;
+        put_node_then(id, [this, id] {
+          if (!paused(id))
+            advance(id);
+        });
+      },
+      [this, id](caf::error& e) {
+        fail_final(id, branch_failure{engine::node_status::compile_failed,
+                                      "internal",
+                                      "the compile pool failed: " + describe(e),
+                                      {},
+                                      false});
+      });
 }
 
 void supervisor_state::verify(engine::node_id id) {
   step_timer step(id == 0 ? "reference/verify" : "branch/verify");
   // The reference is checked against itself: a nondeterministic reference is a broken task.
-  bench_job job{bench_kind::verify,         setup.task, reference_so,
-                branches[id].shared_object, -1,         label(id)};
-  job.priority = job_priority();
-  // Preferably where the reference's outputs are cached; any idle card rather than none.
-  job.prefer = verified_cards;
-  self->request(setup.team.bench, caf::infinite, std::move(job))
-      .then(
-          [this, id, step](bench_result& r) {
-            step.done(perf);
-            if (finished)
-              return;
-            auto kind = static_cast<gpu::failure_kind>(r.failure);
-            // A wrong result was verified all the same: the card computed the reference.
-            if (r.ok || kind == gpu::failure_kind::wrong_result) {
-              if (id != 0)
-                ++verified;
-              details[id].verify_json = verify_json(r.verify());
-              if (r.gpu >= 0 && std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
-                                    verified_cards.end())
-                verified_cards.push_back(r.gpu);
-            }
-            // The reference's verification is the task's load estimate for its home GPU.
-            if (id == 0 && r.ok)
-              reference_load_ms = r.busy_ms;
-            if (!r.ok) {
-              failed(id, branch_step::verify, kind, std::move(r.message), {});
-              return;
-            }
-            engine::node_record n = tree.node(id);
-            n.status = engine::node_status::verified;
-            n.disposition = engine::disposition::passed;
-            if (!update(n))
-              return;
-            put_node_then(id, [this, id] {
-              if (!paused(id))
-                time(id);
-            });
-          },
-          [this, id](caf::error& e) { bench_lost(id, e); });
+  engine::placement_facts facts;
+  facts.verified_cards = verified_cards;
+  bench_job job = bench_job_for(engine::bench_purpose::verify, bench_kind::verify,
+                                branches[id].shared_object, label(id), std::move(facts));
+  request_then(
+      setup.team.bench, std::move(job),
+      [this, id, step](bench_result& r) {
+        step.done(perf);
+        auto kind = static_cast<gpu::failure_kind>(r.failure);
+        // A wrong result was verified all the same: the card computed the reference.
+        if (r.ok || kind == gpu::failure_kind::wrong_result) {
+          if (id != 0)
+            ++verified;
+          details[id].verify_json = verify_json(r.verify());
+          if (r.gpu >= 0 && std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
+                                verified_cards.end())
+            verified_cards.push_back(r.gpu);
+        }
+        // The reference's verification is the task's load estimate for its home GPU.
+        if (id == 0 && r.ok)
+          reference_load_ms = r.busy_ms;
+        if (!r.ok) {
+          failed(id, branch_step::verify, kind, std::move(r.message), {});
+          return;
+        }
+        engine::node_record n = tree.node(id);
+        n.status = engine::node_status::verified;
+        n.disposition = engine::disposition::passed;
+        if (!update(n))
+          return;
+        put_node_then(id, [this, id] {
+          if (!paused(id))
+            advance(id);
+        });
+      },
+      [this, id](caf::error& e) { bench_lost(id, e); });
 }
 
 void supervisor_state::time(engine::node_id id) {
@@ -274,65 +295,64 @@ void supervisor_state::time(engine::node_id id) {
     return;
   }
   step_timer step(id == 0 ? "reference/time" : "branch/time");
-  // Timed on any idle GPU: the reference preferably on the home chosen for it (the card that
-  // times it becomes the home), a branch preferably where its parent's time is known; the
-  // judge compares a child with its parent on the card that timed the child (judge()).
-  bench_job job{bench_kind::time, setup.task, reference_so, branches[id].shared_object, -1, label(id)};
-  job.prefer = id == 0 ? std::vector<int32_t>{setup.home_gpu} : timed_cards(tree.node(id).parent);
-  job.priority = job_priority();
-  self->request(setup.team.bench, caf::infinite, std::move(job))
-      .then(
-          [this, id, step](bench_result& r) {
-            step.done(perf);
-            if (finished)
-              return;
-            if (!r.ok) {
-              failed(id, branch_step::time, static_cast<gpu::failure_kind>(r.failure),
-                     std::move(r.message), {});
-              return;
-            }
-            // A timing without a positive median is no measurement: the worker misbehaved.
-            if (!(r.timing().median_ms > 0) || r.timing().trials <= 0) {
-              failed(id, branch_step::time, gpu::failure_kind::protocol_error,
-                     "the bench worker reported a timing without a positive median", {});
-              return;
-            }
-            if (id != 0)
-              ++timed;
-            int32_t card = r.gpu < 0 ? setup.home_gpu : r.gpu;
-            if (id == 0 && card != setup.home_gpu)
-              set_home(card);
-            double floor = floor_on(card);
-            engine::node_record n = tree.node(id);
-            n.status = engine::node_status::timed;
-            n.time.median_ms = r.timing().median_ms;
-            n.time.p10_ms = r.timing().p10_ms;
-            n.time.p90_ms = r.timing().p90_ms;
-            n.time.trials = r.timing().trials;
-            n.fraction_of_roofline = floor > 0 ? floor / r.timing().median_ms : 0;
-            if (!update(n))
-              return;
-            details[id].timed_gpu = card;
-            // Judging needs no GPU unless the parent must be re-timed on this card: it goes on
-            // after an interrupt when it can (judge()). The reference's node and the home it
-            // fixed are one write.
-            put_batch batch;
-            batch.nodes.push_back(node_write(id));
-            if (id == 0)
-              batch.tasks.push_back(put_task{state});
-            store_then(std::move(batch), [this, id] {
-              if (wants_profile(id, profile_moment::timed))
-                profile_then(id, [this, id] { judge(id); });
-              else
-                analyze_then(id, [this, id] { judge(id); });
-            });
-          },
-          [this, id](caf::error& e) { bench_lost(id, e); });
+  // The reference preferably on the home chosen for it (the card that times it becomes the
+  // home), a branch preferably where its parent's time is known; the judge compares a child
+  // with its parent on the card that timed the child (judge()).
+  engine::placement_facts facts;
+  if (id != 0)
+    facts.timed_cards = timed_cards(tree.node(id).parent);
+  bench_job job = bench_job_for(
+      id == 0 ? engine::bench_purpose::reference_time : engine::bench_purpose::branch_time,
+      bench_kind::time, branches[id].shared_object, label(id), std::move(facts));
+  request_then(
+      setup.team.bench, std::move(job),
+      [this, id, step](bench_result& r) {
+        step.done(perf);
+        if (!r.ok) {
+          failed(id, branch_step::time, static_cast<gpu::failure_kind>(r.failure),
+                 std::move(r.message), {});
+          return;
+        }
+        // A timing without a positive median is no measurement: the worker misbehaved.
+        if (!(r.timing().median_ms > 0) || r.timing().trials <= 0) {
+          failed(id, branch_step::time, gpu::failure_kind::protocol_error,
+                 "the bench worker reported a timing without a positive median", {});
+          return;
+        }
+        if (id != 0)
+          ++timed;
+        int32_t card = r.gpu < 0 ? setup.home_gpu : r.gpu;
+        if (id == 0 && card != setup.home_gpu)
+          set_home(card);
+        double floor = floor_on(card);
+        engine::node_record n = tree.node(id);
+        n.status = engine::node_status::timed;
+        n.time.median_ms = r.timing().median_ms;
+        n.time.p10_ms = r.timing().p10_ms;
+        n.time.p90_ms = r.timing().p90_ms;
+        n.time.trials = r.timing().trials;
+        n.fraction_of_roofline = floor > 0 ? floor / r.timing().median_ms : 0;
+        if (!update(n))
+          return;
+        details[id].timed_gpu = card;
+        // Judging needs no GPU unless the parent must be re-timed on this card: it goes on
+        // after an interrupt when it can (judge()). The reference's node and the home it
+        // fixed are one write.
+        put_batch batch;
+        batch.nodes.push_back(node_write(id));
+        if (id == 0)
+          batch.tasks.push_back(put_task{state});
+        store_then(std::move(batch), [this, id] {
+          if (wants_profile(id, profile_moment::timed))
+            profile_then(id, [this, id] { advance(id); });
+          else
+            analyze_then(id, [this, id] { advance(id); });
+        });
+      },
+      [this, id](caf::error& e) { bench_lost(id, e); });
 }
 
 void supervisor_state::bench_lost(engine::node_id id, const caf::error& e) {
-  if (finished)
-    return;
   // Without a bench nothing more can be measured: stop, and leave the node to the resume. A
   // job dropped by an interrupt is no news.
   if (!is_interrupted(e))
@@ -362,37 +382,34 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
   };
   auto timed = [this, id, gpu, key, wake](const std::string& object) {
     step_timer step("branch/re-time parent");
-    bench_job job{
-        bench_kind::time, setup.task, reference_so,
-        object,           gpu,        label(id) + " (re-timed on GPU " + std::to_string(gpu) + ")"};
-    job.priority = job_priority();
-    self->request(setup.team.bench, caf::infinite, std::move(job))
-        .then(
-            [this, id, key, wake, step](bench_result& r) {
-              step.done(perf);
-              if (finished)
-                return;
-              if (r.ok && r.timing().median_ms > 0 && r.timing().trials > 0) {
-                card_times[key] = engine::timing{
-                    r.timing().median_ms, r.timing().p10_ms, r.timing().p90_ms, r.timing().trials, {}};
-              } else {
-                warn("re-timing " + label(id) + " on GPU " + std::to_string(key.second) +
-                     " failed (" + r.message +
-                     "); its children there are judged against its "
-                     "time on GPU " +
-                     std::to_string(timed_gpu(id)));
-                card_times[key] = tree.node(id).time;
-              }
-              wake();
-            },
-            [this, wake](caf::error& e) {
-              if (finished)
-                return;
-              if (!is_interrupted(e))
-                warn("the bench is gone (" + describe(e) + "); stopping");
-              interrupted = true;
-              wake();
-            });
+    engine::placement_facts facts;
+    facts.card = gpu;
+    bench_job job = bench_job_for(engine::bench_purpose::retime, bench_kind::time, object,
+                                  label(id) + " (re-timed on GPU " + std::to_string(gpu) + ")",
+                                  std::move(facts));
+    request_then(
+        setup.team.bench, std::move(job),
+        [this, id, key, wake, step](bench_result& r) {
+          step.done(perf);
+          if (r.ok && r.timing().median_ms > 0 && r.timing().trials > 0) {
+            card_times[key] = engine::timing{
+                r.timing().median_ms, r.timing().p10_ms, r.timing().p90_ms, r.timing().trials, {}};
+          } else {
+            warn("re-timing " + label(id) + " on GPU " + std::to_string(key.second) + " failed (" +
+                 r.message +
+                 "); its children there are judged against its "
+                 "time on GPU " +
+                 std::to_string(timed_gpu(id)));
+            card_times[key] = tree.node(id).time;
+          }
+          wake();
+        },
+        [this, wake](caf::error& e) {
+          if (!is_interrupted(e))
+            warn("the bench is gone (" + describe(e) + "); stopping");
+          interrupted = true;
+          wake();
+        });
   };
   auto known = shared_objects.find(id);
   if (known != shared_objects.end() && !known->second.empty()) {
@@ -400,29 +417,22 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
     return;
   }
   // Not compiled this run (a resumed parent): compile it again, a cache hit.
-  self->request(setup.team.compiler, caf::infinite,
-                compile_job{label(id), source_of(tree.node(id).source_hash)})
-      .then(
-          [this, id, key, timed, wake](compile_done& r) {
-            if (finished)
-              return;
-            if (r.ok) {
-              shared_objects[id] = r.shared_object;
-              timed(r.shared_object);
-              return;
-            }
-            warn("cannot compile " + label(id) +
-                 " again to re-time it; its children are judged "
-                 "against its time on GPU " +
-                 std::to_string(timed_gpu(id)));
-            card_times[key] = tree.node(id).time;
-            wake();
-          },
-          [this](caf::error& e) {
-            if (finished)
-              return;
-            fail_task("the compile pool failed: " + describe(e));
-          });
+  request_then(
+      setup.team.compiler, compile_job{label(id), source_of(tree.node(id).source_hash)},
+      [this, id, key, timed, wake](compile_done& r) {
+        if (r.ok) {
+          shared_objects[id] = r.shared_object;
+          timed(r.shared_object);
+          return;
+        }
+        warn("cannot compile " + label(id) +
+             " again to re-time it; its children are judged "
+             "against its time on GPU " +
+             std::to_string(timed_gpu(id)));
+        card_times[key] = tree.node(id).time;
+        wake();
+      },
+      [this](caf::error& e) { fail_task("the compile pool failed: " + describe(e)); });
 }
 
 void supervisor_state::analyze_then(engine::node_id id, std::function<void()> next) {
@@ -434,21 +444,19 @@ void supervisor_state::analyze_then(engine::node_id id, std::function<void()> ne
   }
   analyze_request request{setup.task, n.time.median_ms, usages[id], setup.peak_gbps,
                           setup.peak_gflops, details[id].profile_json};
-  self->request(setup.team.analyst, caf::infinite, std::move(request))
-      .then(
-          [this, id, next](analysis& a) {
-            // Kept beside the node's record (results.json), written with it.
-            if (a.diagnosis.diagnosed)
-              details[id].diagnosis_json = gpu::encode_diagnosis(a.diagnosis);
-            diagnoses[id] = std::move(a.diagnosis);
-            if (!finished)
-              next();
-          },
-          [this, id, next](caf::error&) {
-            diagnoses[id];
-            if (!finished)
-              next();
-          });
+  request_then(
+      setup.team.analyst, std::move(request),
+      [this, id, next](analysis& a) {
+        // Kept beside the node's record (results.json), written with it.
+        if (a.diagnosis.diagnosed)
+          details[id].diagnosis_json = gpu::encode_diagnosis(a.diagnosis);
+        diagnoses[id] = std::move(a.diagnosis);
+        next();
+      },
+      [this, id, next](caf::error&) {
+        diagnoses[id];
+        next();
+      });
 }
 
 void supervisor_state::judge(engine::node_id id) {
@@ -466,20 +474,10 @@ void supervisor_state::judge(engine::node_id id) {
     return;
   }
   const engine::node_record& n = tree.node(id);
-  // A child is compared with its parent on the card that timed it: re-time the parent there
-  // first if this run has not.
+  // A child is compared with its parent on the card that timed it (one this run has:
+  // engine::next_action times it again otherwise): re-time the parent there first if this run
+  // has not.
   int32_t card = timed_gpu(id);
-  // Timed by a card this run does not have (resumed on fewer GPUs): the child is timed again,
-  // as a node left verified would be; nothing final is redone.
-  if (!setup.gpus.empty() && (card < 0 || static_cast<size_t>(card) >= setup.gpus.size())) {
-    if (paused(id))
-      return;
-    warn(label(id) + " was timed on GPU " + std::to_string(card) + ", which this run does not " +
-         "have; timing it again");
-    branches[id].verified = true;
-    compile(id);
-    return;
-  }
   const engine::timing* parent_time = time_on(n.parent, card);
   if (parent_time == nullptr) {
     if (!paused(id))
@@ -488,26 +486,24 @@ void supervisor_state::judge(engine::node_id id) {
   }
   step_timer step("branch/judge");
   judge_request request{*parent_time, n.time};
-  self->request(setup.team.judge, caf::infinite, std::move(request))
-      .then(
-          [this, id, step](judge_reply& v) {
-            step.done(perf);
-            if (finished)
-              return;
-            engine::node_record n = tree.node(id);
-            n.status = v.accepted ? engine::node_status::accepted : engine::node_status::rejected;
-            if (!update(n))
-              return;
-            details[id].message = v.reason;
-            auto outcome = v.accepted ? engine::outcome_kind::accepted : engine::outcome_kind::rejected;
-            if (v.accepted && wants_profile(id, profile_moment::accepted)) {
-              double gain = v.gain;
-              profile_then(id, [this, id, outcome, gain] { settle(id, outcome, gain); });
-              return;
-            }
-            settle(id, outcome, v.gain);
-          },
-          [this](caf::error& e) { fail_task("the judge failed: " + describe(e)); });
+  request_then(
+      setup.team.judge, std::move(request),
+      [this, id, step](judge_reply& v) {
+        step.done(perf);
+        engine::node_record n = tree.node(id);
+        n.status = v.accepted ? engine::node_status::accepted : engine::node_status::rejected;
+        if (!update(n))
+          return;
+        details[id].message = v.reason;
+        auto outcome = v.accepted ? engine::outcome_kind::accepted : engine::outcome_kind::rejected;
+        if (v.accepted && wants_profile(id, profile_moment::accepted)) {
+          double gain = v.gain;
+          profile_then(id, [this, id, outcome, gain] { settle(id, outcome, gain); });
+          return;
+        }
+        settle(id, outcome, v.gain);
+      },
+      [this](caf::error& e) { fail_task("the judge failed: " + describe(e)); });
 }
 
 // Writes a branch's verdict in one batch: the node, its outcome on the parent and the try of
@@ -571,40 +567,36 @@ void supervisor_state::repair(engine::node_id id, branch_failure failure) {
                       failure.diagnostics.empty() ? failure.message : failure.diagnostics,
                       memory.repairs(id),
                       id};
-  self->request(member(setup.team.repairers), caf::infinite, std::move(request))
-      .then(
-          [this, id, step, failure](fix_reply& r) {
-            if (finished)
-              return;
-            if (r.gave_up || r.source.empty()) {
-              branch_failure f = failure;
-              if (!r.diagnosis.empty())
-                f.message += "\nrepairer: " + r.diagnosis;
-              fail_final(id, std::move(f));
-              return;
-            }
-            engine::repair_round round{
-                0, failure.diagnostics.empty() ? failure.message : failure.diagnostics,
-                std::move(r.diagnosis), std::move(r.fix_summary)};
-            round.round = memory.record_repair(id, round);
-            // The round and the fixed source are one write.
-            put_batch with;
-            with.repairs.push_back(put_repair{setup.task, id, std::move(round)});
-            take_source(id, std::move(r.source), step, std::move(with));
-          },
-          [this, id, failure](caf::error& e) {
-            if (finished)
-              return;
-            // Cancelled by Ctrl-C: the node keeps its state for the resume to repair again.
-            if (is_interrupted(e)) {
-              interrupted = true;
-              paused(id);
-              return;
-            }
-            branch_failure f = failure;
-            f.message += "\nthe repairer failed: " + describe(e);
-            fail_final(id, std::move(f));
-          });
+  request_then(
+      member(setup.team.repairers), std::move(request),
+      [this, id, step, failure](fix_reply& r) {
+        if (r.gave_up || r.source.empty()) {
+          branch_failure f = failure;
+          if (!r.diagnosis.empty())
+            f.message += "\nrepairer: " + r.diagnosis;
+          fail_final(id, std::move(f));
+          return;
+        }
+        engine::repair_round round{
+            0, failure.diagnostics.empty() ? failure.message : failure.diagnostics,
+            std::move(r.diagnosis), std::move(r.fix_summary)};
+        round.round = memory.record_repair(id, round);
+        // The round and the fixed source are one write.
+        put_batch with;
+        with.repairs.push_back(put_repair{setup.task, id, std::move(round)});
+        take_source(id, std::move(r.source), step, std::move(with));
+      },
+      [this, id, failure](caf::error& e) {
+        // Cancelled by Ctrl-C: the node keeps its state for the resume to repair again.
+        if (is_interrupted(e)) {
+          interrupted = true;
+          paused(id);
+          return;
+        }
+        branch_failure f = failure;
+        f.message += "\nthe repairer failed: " + describe(e);
+        fail_final(id, std::move(f));
+      });
 }
 
 void supervisor_state::fail_final(engine::node_id id, branch_failure failure) {

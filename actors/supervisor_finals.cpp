@@ -21,7 +21,7 @@ void supervisor_state::finals(const engine::stop_decision& decision) {
   state.stop_text = decision.text;
   std::vector<engine::node_id> finalists = engine::pick_finalists(tree, setup.finalists);
   if (finalists.empty()) {
-    state.phase = "failed";
+    state.phase = engine::task_phase::failed;
     const engine::node_record& root = tree.root();
     if (engine::is_final(root) && root.status != engine::node_status::accepted)
       state.stop_text += ": " + details[0].message;
@@ -34,7 +34,7 @@ void supervisor_state::finals(const engine::stop_decision& decision) {
                [this, only] { declare_winner(only, tree.node(only).time.median_ms); });
     return;
   }
-  state.phase = "finals";
+  state.phase = engine::task_phase::finals;
   auto run = std::make_shared<final_run>();
   run->finalists = std::move(finalists);
   run->rounds = setup.final_rounds;
@@ -57,25 +57,23 @@ void supervisor_state::compile_finalist(std::shared_ptr<final_run> run) {
     return;
   }
   const std::string& text = source_of(tree.node(id).source_hash);
-  self->request(setup.team.compiler, caf::infinite, compile_job{label(id), text})
-      .then(
-          [this, run](compile_done& r) {
-            if (finished)
-              return;
-            run->objects.push_back(r.ok ? r.shared_object : std::string());
-            compile_finalist(run);
-          },
-          [this](caf::error& e) { fail_task("cannot compile a finalist: " + describe(e)); });
+  request_then(
+      setup.team.compiler, compile_job{label(id), text},
+      [this, run](compile_done& r) {
+        run->objects.push_back(r.ok ? r.shared_object : std::string());
+        compile_finalist(run);
+      },
+      [this](caf::error& e) { fail_task("cannot compile a finalist: " + describe(e)); });
 }
 
 // Starts rounds while a GPU may be free for one (at most one round per GPU at a time); once
 // none runs and none is left, the final is decided.
 void supervisor_state::start_rounds(std::shared_ptr<final_run> run) {
   auto cards = static_cast<int64_t>(std::max<size_t>(setup.gpus.size(), 1));
-  // The k-th round started at once prefers the k-th card from the home on: two rounds of one
-  // final on one card would leave the other card out of it.
+  // Concurrent rounds of one final are meant for different cards (engine::final_round_card):
+  // two on one card would leave the other card out of it.
   while (!interrupted && run->next_round < run->rounds && run->running < cards) {
-    auto hint = static_cast<int32_t>((std::max(setup.home_gpu, 0) + run->running) % cards);
+    int32_t hint = engine::final_round_card(setup.home_gpu, run->running, cards);
     ++run->running;
     time_round(run, open_round(*run), -1, hint);
   }
@@ -146,32 +144,29 @@ void supervisor_state::time_slot(std::shared_ptr<final_run> run, int64_t round, 
       then(gpu);
     return;
   }
-  bench_job job{bench_kind::time,    setup.task, reference_so,
-                run->objects[index], gpu,        label(run->finalists[index]) + " (final)"};
-  job.prefer = {hint >= 0 ? hint : setup.home_gpu};
-  job.priority = job_priority();
-  self->request(setup.team.bench, caf::infinite, std::move(job))
-      .then(
-          [this, run, gpu, index, then](bench_result& r) {
-            if (finished)
-              return;
-            int32_t card = gpu >= 0 ? gpu : r.gpu;
-            if (r.ok && r.timing().median_ms > 0)
-              run->samples.push_back(
-                  engine::final_sample{static_cast<int64_t>(index), card, r.timing().median_ms});
-            else
-              warn("a final re-timing of " + label(run->finalists[index]) +
-                   " failed: " + r.message);
-            then(card);
-          },
-          [this, run, gpu](caf::error& e) {
-            if (finished)
-              return;
-            if (!is_interrupted(e))
-              warn("the bench is gone during the finals: " + describe(e));
-            interrupted = true;
-            card_free(run, gpu);
-          });
+  engine::placement_facts facts;
+  facts.card = gpu;
+  facts.round_card = hint;
+  bench_job job =
+      bench_job_for(engine::bench_purpose::final_round, bench_kind::time, run->objects[index],
+                    label(run->finalists[index]) + " (final)", std::move(facts));
+  request_then(
+      setup.team.bench, std::move(job),
+      [this, run, gpu, index, then](bench_result& r) {
+        int32_t card = gpu >= 0 ? gpu : r.gpu;
+        if (r.ok && r.timing().median_ms > 0)
+          run->samples.push_back(
+              engine::final_sample{static_cast<int64_t>(index), card, r.timing().median_ms});
+        else
+          warn("a final re-timing of " + label(run->finalists[index]) + " failed: " + r.message);
+        then(card);
+      },
+      [this, run, gpu](caf::error& e) {
+        if (!is_interrupted(e))
+          warn("the bench is gone during the finals: " + describe(e));
+        interrupted = true;
+        card_free(run, gpu);
+      });
 }
 
 void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
@@ -193,18 +188,18 @@ void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
     declare_winner(best, tree.node(best).time.median_ms);
     return;
   }
-  self->request(setup.team.judge, caf::infinite, std::move(request))
-      .then(
-          [this, entrants](final_reply& r) {
-            auto winner = static_cast<size_t>(r.winner);
-            state.stop_text += "; final: " + r.reason;
-            declare_winner(entrants[winner], r.timings[winner].median_ms);
-          },
-          [this](caf::error& e) { fail_task("the judge failed the final: " + describe(e)); });
+  request_then(
+      setup.team.judge, std::move(request),
+      [this, entrants](final_reply& r) {
+        auto winner = static_cast<size_t>(r.winner);
+        state.stop_text += "; final: " + r.reason;
+        declare_winner(entrants[winner], r.timings[winner].median_ms);
+      },
+      [this](caf::error& e) { fail_task("the judge failed the final: " + describe(e)); });
 }
 
 void supervisor_state::declare_winner(engine::node_id winner, double median_ms) {
-  state.phase = "done";
+  state.phase = engine::task_phase::done;
   state.winner = winner;
   state.winner_median_ms = median_ms;
   state.reference_median_ms = tree.root().time.median_ms;

@@ -64,55 +64,46 @@ void supervisor_state::profile_then(engine::node_id id, std::function<void()> ne
       analyze_then(id, next);
       return;
     }
-    self->request(setup.team.compiler, caf::infinite, compile_job{label(id), source})
-        .then(
-            [this, id, next](compile_done& r) {
-              if (finished)
-                return;
-              if (!r.ok) {
-                analyze_then(id, next);
-                return;
-              }
-              shared_objects[id] = r.shared_object;
-              profiled.erase(id);
-              profile_then(id, next);
-            },
-            [this](caf::error& e) {
-              if (!finished)
-                fail_task("the compile pool failed: " + describe(e));
-            });
+    request_then(
+        setup.team.compiler, compile_job{label(id), source},
+        [this, id, next](compile_done& r) {
+          if (!r.ok) {
+            analyze_then(id, next);
+            return;
+          }
+          shared_objects[id] = r.shared_object;
+          profiled.erase(id);
+          profile_then(id, next);
+        },
+        [this](caf::error& e) { fail_task("the compile pool failed: " + describe(e)); });
     return;
   }
   step_timer step(id == 0 ? "reference/profile" : "branch/profile");
-  bench_job job{bench_kind::profile, setup.task, reference_so, object, -1,
-                label(id) + " (profile)"};
-  job.prefer = timed_cards(id);
-  job.priority = job_priority();
-  self->request(setup.team.bench, caf::infinite, std::move(job))
-      .then(
-          [this, id, next, step, diagnose_and_write](bench_result& r) {
-            step.done(perf);
-            if (finished)
-              return;
-            if (r.ok) {
-              details[id].profile_json = gpu::encode_profile(r.profile());
-              diagnose_and_write();
-              return;
-            }
-            warn("cannot profile " + label(id) + " (" + r.message +
-                 "); its diagnosis rests on its timing");
-            analyze_then(id, next);
-          },
-          [this, id, next](caf::error& e) {
-            if (finished)
-              return;
-            if (is_interrupted(e))
-              interrupted = true;
-            else
-              warn("cannot profile " + label(id) + " (" + describe(e) +
-                   "); its diagnosis rests on its timing");
-            analyze_then(id, next);
-          });
+  engine::placement_facts facts;
+  facts.timed_cards = timed_cards(id);
+  bench_job job = bench_job_for(engine::bench_purpose::profile, bench_kind::profile, object,
+                                label(id) + " (profile)", std::move(facts));
+  request_then(
+      setup.team.bench, std::move(job),
+      [this, id, next, step, diagnose_and_write](bench_result& r) {
+        step.done(perf);
+        if (r.ok) {
+          details[id].profile_json = gpu::encode_profile(r.profile());
+          diagnose_and_write();
+          return;
+        }
+        warn("cannot profile " + label(id) + " (" + r.message +
+             "); its diagnosis rests on its timing");
+        analyze_then(id, next);
+      },
+      [this, id, next](caf::error& e) {
+        if (is_interrupted(e))
+          interrupted = true;
+        else
+          warn("cannot profile " + label(id) + " (" + describe(e) +
+               "); its diagnosis rests on its timing");
+        analyze_then(id, next);
+      });
 }
 
 std::optional<std::string> supervisor_state::roofline_reached(engine::node_id id) const {

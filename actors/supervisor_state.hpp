@@ -8,8 +8,10 @@
 #include "actors/messages.hpp"
 #include "actors/step_timer.hpp"
 #include "actors/supervisor_actor.hpp"
+#include "engine/bench_placement.hpp"
 #include "engine/diagnosis.hpp"
 #include "engine/judge.hpp"
+#include "engine/node_action.hpp"
 #include "engine/search_policy.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
@@ -34,8 +36,7 @@ namespace ks::actors {
 
 /// Holds what a branch in flight needs beyond its node record.
 struct branch_state {
-  std::string shared_object; ///< compiled this run
-  bool verified = false;     ///< resumed after it passed verification: time it directly
+  std::string shared_object; ///< built this run from the node's source; empty until then
 };
 
 /// Names the step of a branch that failed: where a failure happens decides the node's status.
@@ -70,7 +71,26 @@ struct final_run {
   step_timer step{"finals"};
 };
 
+/// Names the reply type a response handler takes: the argument of its call operator.
+template <class Handler>
+struct reply_of : reply_of<decltype(&Handler::operator())> {};
+
+template <class C, class R, class A>
+struct reply_of<R (C::*)(A&) const> {
+  using type = A;
+};
+
+template <class C, class R, class A>
+struct reply_of<R (C::*)(A&)> {
+  using type = A;
+};
+
 /// Holds one supervisor's task, tree and work in flight; its steps are member functions.
+///
+/// Its mode: `started` once run_task came, `finished` once it reported (nothing runs after
+/// that: every reply goes through request_then, which drops it); in between, the task's phase
+/// (state.phase: searching, then finals) says which steps run, `planning` and `branches` what
+/// is in flight, and `interrupted` that no new job starts.
 struct supervisor_state {
   using pointer = supervisor_actor::stateful_pointer<supervisor_state>;
 
@@ -159,6 +179,10 @@ struct supervisor_state {
 
   void start_branch(engine::node_id id);
   void resume_branch(engine::node_id id);
+  /// Runs node `id`'s next step, as engine::next_action reads its record and run_state(id).
+  void advance(engine::node_id id);
+  /// Returns what this run holds of node `id` beyond its record (engine/node_action.hpp).
+  engine::node_run_state run_state(engine::node_id id) const;
   void code(engine::node_id id);
   void take_source(engine::node_id id, std::string text, const step_timer& step,
                    put_batch with = {});
@@ -191,18 +215,37 @@ struct supervisor_state {
 
   // -- helpers ---------------------------------------------------------------------------------
 
+  /// Sends `msg` to `to` and runs `on_reply` with the answer or `on_error` with the failure,
+  /// unless the task finished meanwhile: a finished supervisor takes no further step, so no
+  /// continuation needs to ask.
+  template <class Handle, class Msg, class OnReply, class OnError>
+  void request_then(const Handle& to, Msg msg, OnReply on_reply, OnError on_error) {
+    using reply = typename reply_of<OnReply>::type;
+    self->request(to, caf::infinite, std::move(msg))
+        .then(
+            [this, on_reply = std::move(on_reply)](reply& r) {
+              if (!finished)
+                on_reply(r);
+            },
+            [this, on_error = std::move(on_error)](caf::error& e) {
+              if (!finished)
+                on_error(e);
+            });
+  }
+
   /// Sends `msg` to the store and runs `next` once it is committed; a failed write ends the
   /// task (fail_task): nothing may go on that the store does not hold.
   template <class Msg>
   void store_then(Msg msg, std::function<void()> next) {
-    self->request(setup.team.store, caf::infinite, std::move(msg))
-        .then(
-            [this, next = std::move(next)](ack&) {
-              if (!finished)
-                next();
-            },
-            [this](caf::error& e) { fail_task("the store failed: " + describe_error(e)); });
+    request_then(
+        setup.team.store, std::move(msg), [next = std::move(next)](ack&) { next(); },
+        [this](caf::error& e) { fail_task("the store failed: " + describe_error(e)); });
   }
+
+  /// Returns a bench job of this task for `purpose`: `kind` on `kernel`, placed by
+  /// engine::place over `facts` with the task's home filled in, at job_priority().
+  bench_job bench_job_for(engine::bench_purpose purpose, bench_kind kind, std::string kernel,
+                          std::string label, engine::placement_facts facts = {}) const;
 
   /// Writes node `id` (its record as the tree holds it, with details[id]), then runs `next`.
   void put_node_then(engine::node_id id, std::function<void()> next);
@@ -213,6 +256,10 @@ struct supervisor_state {
   /// Replaces node `record.id`'s progress in the tree; a refusal ends the task (a broken
   /// invariant of ours). Returns whether it was accepted.
   bool update(const engine::node_record& record);
+
+  /// Checks whether the supervisor runs with nothing in flight (no planner request, no
+  /// branch): the moment its step function takes the next step.
+  bool between_steps() const { return started && !finished && !planning && branches.empty(); }
 
   /// Returns the next member of a role team, round robin.
   template <class Handle>
@@ -227,10 +274,13 @@ struct supervisor_state {
   /// a child timed on one of them needs no re-timing of `id`.
   std::vector<int32_t> timed_cards(engine::node_id id) const;
 
-  /// Starts re-timing `parent` on other GPUs while its `children` are verified, so that they
-  /// can be timed on several cards at once: on up to children / 2 - 1 of them (two children
-  /// per card at least), when the parent is slow enough (setup.spread_min_median_ms).
+  /// Starts re-timing `parent` on the GPUs engine::spread_cards names while its `children` are
+  /// verified, so that they can be timed on several cards at once.
   void spread_parent(engine::node_id parent, size_t children);
+
+  /// Checks whether the card that gave node `id`'s time is one this run has (always for the
+  /// reference, which is judged against nothing).
+  bool card_available(engine::node_id id) const;
 
   /// Returns node `id`'s time on GPU `gpu`: its record's or a re-timing's; null if unknown.
   const engine::timing* time_on(engine::node_id id, int32_t gpu) const;

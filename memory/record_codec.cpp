@@ -81,6 +81,21 @@ Enum enum_field(const json::object& o, std::string_view key,
   return *e;
 }
 
+// Reads a task's phase: its number, or its name (how stores written by name hold it).
+engine::task_phase task_phase_field(const json::object& o, std::string_view key) {
+  const json::value& v = field(o, key);
+  std::optional<engine::task_phase> phase;
+  if (v.is_int64())
+    phase = engine::task_phase_from_number(v.get_int64());
+  else if (v.is_string())
+    phase = engine::parse_task_phase(v.get_string());
+  else
+    throw corrupt_value("field '" + std::string(key) + "' must be an integer");
+  if (!phase)
+    throw corrupt_value("field '" + std::string(key) + "' has unknown value " + json::serialize(v));
+  return *phase;
+}
+
 std::optional<engine::expansion_state> parse_expansion_state(std::string_view name) noexcept {
   if (name == "open")
     return engine::expansion_state::open;
@@ -149,8 +164,8 @@ json::object plan_json(const engine::plan& p) {
   for (const auto& [k, v] : p.params)
     params[k] = v;
   json::object o{{"skill", p.skill}, {"description", p.description}, {"params", params}};
-  // The genotype's other half, written only when known: a plan of a store written before
-  // skills had versions and templates reads back the same.
+  // The genotype's other half, written only when known: a plan without them reads back as
+  // its skill and parameters alone.
   if (p.skill_version != 0)
     o["skill_version"] = p.skill_version;
   if (!p.template_name.empty())
@@ -269,7 +284,7 @@ std::string encode(const task_state& r) {
   json::object o = header("task");
   o["name"] = r.name;
   o["manifest"] = r.manifest;
-  o["phase"] = r.phase;
+  o["phase"] = static_cast<int64_t>(r.phase);
   o["stop_reason"] = r.stop_reason;
   o["stop_text"] = r.stop_text;
   o["winner"] = r.winner;
@@ -305,7 +320,7 @@ std::string encode(const node_detail& r) {
   o["resources_json"] = r.resources_json;
   o["verify_json"] = r.verify_json;
   o["timed_gpu"] = r.timed_gpu;
-  // Written only when known: a detail without them reads as one written before profiles.
+  // Written only when known: a detail without them reads back with neither.
   if (!r.profile_json.empty())
     o["profile_json"] = r.profile_json;
   if (!r.diagnosis_json.empty())
@@ -373,14 +388,14 @@ decoded<task_state> decode_task(std::string_view value) {
     task_state t;
     t.name = str(o, "name");
     t.manifest = str(o, "manifest");
-    t.phase = str(o, "phase");
+    t.phase = task_phase_field(o, "phase");
     t.stop_reason = str(o, "stop_reason");
     t.stop_text = str(o, "stop_text");
     t.winner = integer(o, "winner");
     t.winner_median_ms = real(o, "winner_median_ms");
     t.reference_median_ms = real(o, "reference_median_ms");
     t.roofline_floor_ms = real(o, "roofline_floor_ms");
-    // A store written before homes were kept has none: the task's home is chosen again.
+    // A task record without a home: the task's home is chosen again.
     t.home_gpu = o.contains("home_gpu") ? static_cast<int32_t>(integer(o, "home_gpu")) : -1;
     t.home_load_ms = o.contains("home_load_ms") ? real(o, "home_load_ms") : 0;
     return t;

@@ -30,7 +30,7 @@
 //   store_header = tag "store":       "magic": "kernelskill-store"
 //   campaign     = tag "campaign":    "config_text": str, "started_at": str,
 //                                     "environment": str, "runs": int
-//   task         = tag "task":        "name": str, "manifest": str, "phase": str,
+//   task         = tag "task":        "name": str, "manifest": str, "phase": int,
 //                                     "stop_reason": str, "stop_text": str, "winner": int,
 //                                     "winner_median_ms": real, "reference_median_ms": real,
 //                                     "roofline_floor_ms": real, ["home_gpu": int],
@@ -55,21 +55,22 @@
 //                    "skill_version": int (optional: 0 when absent),
 //                    "template": str (optional: "" when absent) }
 //                  (with the node's parent, a plan is the node's genotype: the skill, its
-//                  version, the template and the parameter values; stores written before
-//                  genotypes lack the two optional fields and read back as skill and params)
+//                  version, the template and the parameter values; a plan without the two
+//                  optional fields reads back as its skill and parameters)
 //   timing       = { "median_ms": real, "p10_ms": real, "p90_ms": real, "trials": int,
 //                    "samples_ms": [ real, ... ] }
 //   real         = number (the shortest text that reads back exactly) | null (NaN)
 //                  | "inf" | "-inf"
 //   int          = integer number (int64)
 //
-// Enums are written by their stable names (engine's to_string / parse_*), never by number,
-// so that a dump reads without a table. Decoding checks "v" and the tag, then every field the
-// grammar lists: a missing or mistyped field, an unknown enum name or a node whose id
-// disagrees with its key makes the record corrupt (errc::io, naming database and key).
-// Unknown extra fields are ignored, so a later writer of version 1 may add some. There is no
-// checksum: LMDB's copy-on-write B-tree never exposes a half-written value, and garbage fails
-// the JSON parse or the field checks.
+// Enums are written by their stable names (engine's to_string / parse_*), so that a dump reads
+// without a table; the one exception is a task's phase, written by its number (engine::
+// task_phase, whose numbers are fixed) and read by number or by name. Decoding checks "v" and
+// the tag, then every field the grammar lists: a missing or mistyped field, an unknown enum
+// name or a node whose id disagrees with its key makes the record corrupt (errc::io, naming
+// database and key). Unknown extra fields are ignored, so a later writer of version 1 may add
+// some. There is no checksum: LMDB's copy-on-write B-tree never exposes a half-written value,
+// and garbage fails the JSON parse or the field checks.
 
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"

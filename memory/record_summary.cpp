@@ -55,7 +55,8 @@ std::string summarize(std::string_view value) {
   }
   if (tag == "task") {
     auto r = decode_task(value);
-    return r ? "task " + r->name + " phase=" + r->phase + " winner=" + std::to_string(r->winner) +
+    return r ? "task " + r->name + " phase=" + engine::to_string(r->phase) +
+                   " winner=" + std::to_string(r->winner) +
                    " winner_median_ms=" + number(r->winner_median_ms) +
                    (r->stop_reason.empty() ? "" : " stop=" + r->stop_reason)
              : corrupt(r.error());

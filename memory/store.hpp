@@ -28,6 +28,7 @@
 #include "engine/error.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
+#include "engine/task_phase.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -53,7 +54,7 @@ struct campaign_record {
 struct task_state {
   std::string name;
   std::string manifest;          ///< absolute path
-  std::string phase = "pending"; ///< pending, searching, finals, done, failed
+  engine::task_phase phase = engine::task_phase::pending;
   std::string stop_reason;       ///< engine::stop_reason's name once stopped
   std::string stop_text;
   engine::node_id winner = engine::no_node;
@@ -72,7 +73,7 @@ struct node_detail {
   std::string resources_json; ///< kernel resources as JSON text, or empty
   std::string verify_json;    ///< verify statistics as JSON text, or empty
   int32_t timed_gpu = -1;     ///< the GPU index that gave the record's time; -1 = the task's
-                              ///< home (records written before timings could move)
+                              ///< home (a record without it)
   std::string profile_json;   ///< the node's profile (gpu::encode_profile), or empty
   std::string diagnosis_json; ///< the analyst's diagnosis (gpu::encode_diagnosis), or empty
   friend bool operator==(const node_detail&, const node_detail&) = default;

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "actor_fixture.hpp"
@@ -323,7 +322,8 @@ TEST_CASE_METHOD(test::actor_fixture,
                  "[actors]") {
   auto log = std::make_shared<std::vector<std::string>>();
   auto gpu0 = sys.spawn(fake_bench, 0, log);
-  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0});
+  auto now_ms = std::make_shared<double>(1000);
+  auto dispatcher = actors::spawn_bench_dispatcher(sys, {gpu0}, [now_ms] { return *now_ms; });
   auto with_priority = [](bench_job j, double priority) {
     j.priority = priority;
     return j;
@@ -333,7 +333,7 @@ TEST_CASE_METHOD(test::actor_fixture,
   run();
   // 60 ms later a heavy job (priority 20 ms) arrives: the light one has waited longer than the
   // difference, and goes first.
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  *now_ms += 60;
   self->send(dispatcher, with_priority(job(bench_kind::time, 0, "heavy"), 20));
   run();
   self->send(gpu0, actors::tick_atom::value);

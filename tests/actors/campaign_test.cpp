@@ -653,9 +653,9 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   actors::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.gpu_busy_share.size() == 2);
 
-  // KS_BENCH_TRACE: one JSON line per verify, time or profile job, each on one GPU, ending
-  // after it started; the lines of one GPU never overlap (its bench actor runs one job at a
-  // time, profiles included).
+  // KS_BENCH_TRACE: one JSON line per verify, time or profile job, each with its purpose and
+  // on one GPU, ending after it started; the lines of one GPU never overlap (its bench actor runs
+  // one job at a time, profiles included).
   std::map<int64_t, std::vector<std::pair<double, double>>> spans;
   int64_t traced = 0, profiles = 0;
   for (const std::string& line : lines_of(ctx.dir() / "trace.jsonl")) {
@@ -667,6 +667,11 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
     const json::string& kind = o.at("kind").as_string();
     CHECK((kind == "verify" || kind == "time" || kind == "profile"));
     profiles += kind == "profile" ? 1 : 0;
+    const json::string& purpose = o.at("purpose").as_string();
+    CHECK((purpose == "verify" || purpose == "reference_time" || purpose == "branch_time" ||
+           purpose == "retime" || purpose == "final_round" || purpose == "profile" ||
+           purpose == "learned_skill"));
+    CHECK((kind == "profile") == (purpose == "profile"));
     CHECK_FALSE(o.at("task").as_string().empty());
     double start = o.at("start_s").to_number<double>();
     double end = o.at("end_s").to_number<double>();

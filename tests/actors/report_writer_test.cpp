@@ -50,7 +50,7 @@ memory::store campaign_store(const test::test_context& ctx, const std::string& g
   for (row r : {row{"relu", 8.0, 2.0}, row{"sum", 2.0, 1.0}, row{"cumsum", 6.0, 3.0}}) {
     memory::task_state t;
     t.name = r.name;
-    t.phase = "done";
+    t.phase = engine::task_phase::done;
     t.stop_reason = "patience";
     t.winner = 1;
     t.winner_median_ms = r.best_ms;

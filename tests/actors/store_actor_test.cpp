@@ -44,7 +44,7 @@ TEST_CASE_METHOD(test::actor_fixture,
   auto store = actors::spawn_store(sys, open_store(ctx), actors::spawn_mode::scheduled);
   memory::task_state state;
   state.name = "softmax";
-  state.phase = "searching";
+  state.phase = engine::task_phase::searching;
   engine::plan_outcome pending{
       node(2, 0, engine::node_status::coded, "").plan, 2, engine::outcome_kind::pending, {}, 0};
   self->send(store, actors::put_source{"h0", "reference text"});
@@ -72,7 +72,7 @@ TEST_CASE_METHOD(test::actor_fixture,
   auto snapshot = reply<actors::task_snapshot>();
   REQUIRE(snapshot);
   CHECK(snapshot->has_state);
-  CHECK(snapshot->state.phase == "searching");
+  CHECK(snapshot->state.phase == engine::task_phase::searching);
   REQUIRE(snapshot->nodes.size() == 3);
   CHECK(snapshot->nodes[1].status == engine::node_status::rejected);
   CHECK(snapshot->outcomes.at(0).front() == pending);

@@ -283,7 +283,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   auto state = db->task("t");
   REQUIRE(state);
   REQUIRE(*state);
-  CHECK((*state)->phase == "done");
+  CHECK((*state)->phase == engine::task_phase::done);
   CHECK((*state)->winner == report->winner);
   CHECK(nodes[static_cast<size_t>(report->winner)].status == engine::node_status::accepted);
   CHECK(report->verified == counts->verify - 1); // the reference's own check not counted
@@ -350,9 +350,9 @@ TEST_CASE_METHOD(supervisor_fixture,
   std::map<std::pair<std::string, int32_t>, int64_t> retimed;
   std::set<int32_t> final_cards;
   for (const actors::bench_job& job : *log) {
-    if (job.label.find("re-timed") != std::string::npos)
+    if (job.purpose == engine::bench_purpose::retime)
       ++retimed[{job.kernel, job.gpu}];
-    if (job.label.find("(final)") != std::string::npos)
+    if (job.purpose == engine::bench_purpose::final_round)
       final_cards.insert(job.gpu);
   }
   CHECK_FALSE(retimed.empty());
@@ -362,12 +362,11 @@ TEST_CASE_METHOD(supervisor_fixture,
   if (spread) {
     bool timed_before_children = false;
     for (const actors::bench_job& job : *log) {
-      if (job.label.find("re-timed") != std::string::npos) {
+      if (job.purpose == engine::bench_purpose::retime) {
         timed_before_children = true;
         break;
       }
-      if (job.kind == actors::bench_kind::time && job.label != "t#0" &&
-          job.label.find("(final)") == std::string::npos)
+      if (job.purpose == engine::bench_purpose::branch_time)
         break;
     }
     CHECK(timed_before_children);
@@ -392,7 +391,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   // without a round takes the last slots of the other's.
   std::map<int32_t, int64_t> final_slots;
   for (const actors::bench_job& job : *log)
-    if (job.label.find("(final)") != std::string::npos)
+    if (job.purpose == engine::bench_purpose::final_round)
       ++final_slots[job.gpu];
   INFO("final slots: card 0 " << final_slots[0] << ", card 1 " << final_slots[1]);
   CHECK(std::abs(final_slots[0] - final_slots[1]) <= 1);
@@ -444,10 +443,11 @@ TEST_CASE_METHOD(supervisor_fixture,
   std::set<std::pair<engine::node_id, int32_t>> child_timed_on;
   int64_t ahead = 0;
   for (const actors::bench_job& job : *log) {
-    if (job.kind != actors::bench_kind::time || job.label.find("(final)") != std::string::npos)
+    if (job.purpose != engine::bench_purpose::retime &&
+        job.purpose != engine::bench_purpose::branch_time)
       continue;
     size_t hash = job.label.find('#'), space = job.label.find(' ');
-    if (job.label.find("re-timed") != std::string::npos) {
+    if (job.purpose == engine::bench_purpose::retime) {
       engine::node_id parent = std::stoll(job.label.substr(hash + 1, space - hash - 1));
       if (child_timed_on.count({parent, job.gpu}) == 0) {
         INFO("t#" << parent << " re-timed on GPU " << job.gpu << " ahead of its "
@@ -455,7 +455,7 @@ TEST_CASE_METHOD(supervisor_fixture,
         CHECK(branches >= 4);
         ++ahead;
       }
-    } else if (job.label != "t#0") {
+    } else {
       child_timed_on.insert({parent_of(job.label), job.gpu});
     }
   }
@@ -550,7 +550,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   auto state = db->task("t");
   REQUIRE(state);
   REQUIRE(*state);
-  CHECK((*state)->phase == "searching");
+  CHECK((*state)->phase == engine::task_phase::searching);
 }
 
 TEST_CASE_METHOD(supervisor_fixture,
@@ -560,7 +560,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   // The store of a run on two GPUs, killed after child 1 was timed on GPU 1 and before the
   // judge: the reference accepted (timed on GPU 0), the child timed, its outcome pending.
   memory::task_state state{"t", (ctx.dir() / "t.toml").string()};
-  state.phase = "searching";
+  state.phase = engine::task_phase::searching;
   state.home_gpu = 0;
   REQUIRE(db->put_task(state));
   REQUIRE(db->put_source("test-reference", "reference median=2.0"));

@@ -539,8 +539,8 @@ TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at on
   auto task = store->task("relu");
   REQUIRE(task.has_value());
   REQUIRE(task->has_value());
-  CHECK((*task)->phase != "failed");
-  CHECK((*task)->phase != "done");
+  CHECK((*task)->phase != ks::engine::task_phase::failed);
+  CHECK((*task)->phase != ks::engine::task_phase::done);
 }
 
 TEST_CASE("a replay backend re-runs a recorded LLM campaign the same way, with no endpoint",

@@ -78,10 +78,14 @@ TEST_CASE("every record type reads back equal to what was written", "[memory]") 
   memory::campaign_record campaign{"[campaign]\nname = \"night\"\n", "2025-01-02T03:04:05Z",
                                    R"({"gpus":["H100"]})", 3};
   REQUIRE(s.put_campaign(campaign));
-  memory::task_state task{"23_softmax", "/tasks/23_softmax.toml",
-                          "done",       "no_gain",
-                          "stopped",    7,
-                          0.123456789,  1.0 / 3.0,
+  memory::task_state task{"23_softmax",
+                          "/tasks/23_softmax.toml",
+                          engine::task_phase::done,
+                          "no_gain",
+                          "stopped",
+                          7,
+                          0.123456789,
+                          1.0 / 3.0,
                           0.0421};
   task.home_gpu = 1;
   task.home_load_ms = 86.5;
@@ -126,6 +130,27 @@ TEST_CASE("a task written before homes were kept reads back with no home", "[mem
   CHECK(decoded->home_gpu == -1);
   CHECK(decoded->home_load_ms == 0);
   CHECK(memory::records::decode_task(memory::records::encode(task)).value() == task);
+}
+
+TEST_CASE("a task's phase is written by number and read by number or by name", "[memory]") {
+  memory::task_state task{"23_softmax", "/tasks/23_softmax.toml"};
+  task.phase = engine::task_phase::finals;
+  std::string text = memory::records::encode(task);
+  const std::string by_number = "\"phase\":2";
+  REQUIRE(text.find(by_number) != std::string::npos);
+  CHECK(memory::records::decode_task(text).value() == task);
+  auto with_phase = [&](const std::string& field) {
+    std::string changed = text;
+    changed.replace(changed.find(by_number), by_number.size(), field);
+    return changed;
+  };
+  // A record that holds the phase by name reads back the same.
+  CHECK(memory::records::decode_task(with_phase("\"phase\":\"finals\"")).value() == task);
+  // An unknown number or name, or another type, makes the record corrupt.
+  for (std::string bad : {"\"phase\":9", "\"phase\":\"dry_run\"", "\"phase\":1.5"}) {
+    INFO(bad);
+    CHECK_FALSE(memory::records::decode_task(with_phase(bad)));
+  }
 }
 
 TEST_CASE("a node detail written before timings could move reads back as timed at home",
