@@ -114,7 +114,8 @@ typename Inspector::result_type inspect(Inspector& f, ancestor_memory& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, repair_round& x) {
-  return f(caf::meta::type_name("repair_round"), x.round, x.error_text, x.diagnosis, x.fix_summary);
+  return f(caf::meta::type_name("repair_round"), x.round, x.error_text, x.diagnosis, x.fix_summary,
+           x.source_hash, x.repaired_hash);
 }
 
 } // namespace ks::engine

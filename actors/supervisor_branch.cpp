@@ -577,9 +577,34 @@ void supervisor_state::repair(engine::node_id id, branch_failure failure) {
           fail_final(id, std::move(f));
           return;
         }
+        const std::string failing = tree.node(id).source_hash;
+        std::string hash = source_hash(r.source);
         engine::repair_round round{
-            0, failure.diagnostics.empty() ? failure.message : failure.diagnostics,
-            std::move(r.diagnosis), std::move(r.fix_summary)};
+            0,         failure.diagnostics.empty() ? failure.message : failure.diagnostics,
+            std::move(r.diagnosis), std::move(r.fix_summary),
+            hash,      failing};
+        if (std::optional<int64_t> repeat = engine::repeated_fix(memory.repairs(id), failing, hash)) {
+          // A source that already failed on this branch is not compiled again: the round is
+          // kept (the next prompt says it was refused) and counts against the rounds.
+          std::string what = *repeat == 0 ? std::string("a source that already failed on this branch")
+                                           : "the source of round " + std::to_string(*repeat) + "'s fix";
+          round.fix_summary = "refused unseen: it returned " + what +
+                              (round.fix_summary.empty() ? "" : " (it said: " + round.fix_summary + ")");
+          round.round = memory.record_repair(id, round);
+          put_batch refused;
+          refused.repairs.push_back(put_repair{setup.task, id, round});
+          store_then(std::move(refused), [this, id, failure, what] {
+            if (!interrupted &&
+                static_cast<int64_t>(memory.repairs(id).size()) < setup.repair_rounds) {
+              repair(id, failure);
+              return;
+            }
+            branch_failure f = failure;
+            f.message += "\nrepairer: its last fix returned " + what + "; no repair round is left";
+            fail_final(id, std::move(f));
+          });
+          return;
+        }
         round.round = memory.record_repair(id, round);
         // The round and the fixed source are one write.
         put_batch with;

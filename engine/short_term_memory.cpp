@@ -66,6 +66,19 @@ std::optional<plan_outcome> short_term_memory::outcome_of(node_id parent, const 
   return std::nullopt;
 }
 
+std::optional<int64_t> repeated_fix(const std::vector<repair_round>& rounds,
+                                    std::string_view failing_hash, std::string_view hash) {
+  for (const repair_round& r : rounds)
+    if (!r.source_hash.empty() && r.source_hash == hash)
+      return r.round;
+  if (hash == failing_hash)
+    return 0;
+  for (const repair_round& r : rounds)
+    if (!r.repaired_hash.empty() && r.repaired_hash == hash)
+      return 0;
+  return std::nullopt;
+}
+
 std::vector<repair_round> short_term_memory::repairs(node_id branch) const {
   auto found = repairs_.find(branch);
   return found == repairs_.end() ? std::vector<repair_round>{} : found->second;

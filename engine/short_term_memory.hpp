@@ -55,9 +55,18 @@ struct repair_round {
   std::string error_text;   ///< what the compiler or the verifier said
   std::string diagnosis;    ///< what the repairer thinks is wrong
   std::string fix_summary;  ///< what it changed
+  std::string source_hash;  ///< the source its fix produced (a repeat of an earlier one is refused)
+  std::string repaired_hash; ///< the source it was asked to repair
 
   friend bool operator==(const repair_round&, const repair_round&) = default;
 };
+
+/// Returns the round of `rounds` whose fix produced the source `hash`, or 0 when `hash` is a
+/// source a round was asked to repair or `failing_hash` (the one being repaired now); nullopt
+/// for a source that has not failed on this branch. A repairer that returns one of these
+/// repeats a fix that already failed.
+std::optional<int64_t> repeated_fix(const std::vector<repair_round>& rounds,
+                                    std::string_view failing_hash, std::string_view hash);
 
 /// Holds the short-term memory of one task; see the top of the file.
 class short_term_memory {

@@ -350,6 +350,8 @@ std::string encode(const engine::repair_round& r) {
   o["error_text"] = r.error_text;
   o["diagnosis"] = r.diagnosis;
   o["fix_summary"] = r.fix_summary;
+  o["source_hash"] = r.source_hash;
+  o["repaired_hash"] = r.repaired_hash;
   return text(std::move(o));
 }
 
@@ -451,8 +453,12 @@ decoded<engine::plan_outcome> decode_outcome(std::string_view value) {
 
 decoded<engine::repair_round> decode_repair(std::string_view value) {
   return decode_with<engine::repair_round>(value, "repair", [](const json::object& o) {
+    // A round written before rounds named their source has none: it matches no repeat.
     return engine::repair_round{integer(o, "round"), str(o, "error_text"), str(o, "diagnosis"),
-                                str(o, "fix_summary")};
+                                str(o, "fix_summary"),
+                                o.contains("source_hash") ? str(o, "source_hash") : std::string(),
+                                o.contains("repaired_hash") ? str(o, "repaired_hash")
+                                                            : std::string()};
   });
 }
 

@@ -48,7 +48,8 @@
 //   outcome      = tag "outcome":     "plan": plan, "child": int, "outcome": outcome_kind name,
 //                                     "failure_kind": str, "gain": real
 //   repair       = tag "repair":      "round": int, "error_text": str, "diagnosis": str,
-//                                     "fix_summary": str
+//                                     "fix_summary": str, "source_hash": str,
+//                                     "repaired_hash": str (both absent: "")
 //   calibration  = tag "calibration": "json": str  (the calibration's JSON text, verbatim)
 //   skill_stat   = tag "skill_stat":  "tries": int, "successes": int, "total_gain": real
 //   plan         = { "skill": str, "description": str, "params": { str: str, ... },

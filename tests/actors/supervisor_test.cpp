@@ -920,3 +920,88 @@ TEST_CASE_METHOD(supervisor_fixture,
   CHECK(report->nodes == 1); // the root was exhausted: the reference is the result
   CHECK(report->phase == "done");
 }
+
+namespace {
+
+// Codes as fake_backend does, but its repairs return the failing source unchanged, or the
+// source of its first repair: fixes that already failed on the branch.
+class stubborn_repairer final : public engine::agent_backend {
+public:
+  explicit stubborn_repairer(std::shared_ptr<int> calls) : calls_(std::move(calls)) {}
+
+  std::string_view name() const noexcept override { return "stubborn"; }
+
+  engine::expected<std::vector<engine::plan>> propose(const engine::planning_request& r) override {
+    return inner_.propose(r);
+  }
+
+  engine::expected<std::string> write_code(const engine::coding_request& r) override {
+    return inner_.write_code(r);
+  }
+
+  engine::expected<engine::repair_reply> repair(const engine::repair_request& r) override {
+    ++*calls_;
+    engine::repair_reply out;
+    out.source = r.source;
+    out.diagnosis = "looks right to me";
+    out.fix_summary = "changed nothing";
+    return out;
+  }
+
+private:
+  std::shared_ptr<int> calls_;
+  fake_backend inner_;
+};
+
+} // namespace
+
+TEST_CASE_METHOD(supervisor_fixture,
+                 "a repair that returns a source already failed on the branch is refused unseen, "
+                 "and counts as a round",
+                 "[actors]") {
+  auto calls = std::make_shared<int>(0);
+  auto backend = std::make_shared<stubborn_repairer>(calls);
+  setup.team.repairers = {
+      actors::spawn_repairer(sys, backend, setup.tasks, actors::spawn_mode::scheduled)};
+  setup.repair_rounds = 2;
+  auto compiles = std::make_shared<std::map<std::string, int>>();
+  setup.team.compiler = sys.spawn([compiles]() -> actors::compiler_actor::behavior_type {
+    return {[compiles](actors::compile_job& job) {
+      ++(*compiles)[job.source];
+      actors::compile_done out;
+      out.ok = job.source.find("compile_error") == std::string::npos;
+      if (out.ok)
+        out.shared_object = "so:" + job.source;
+      else
+        out.diagnostics = "kernel.cu(1): error: scripted compile error";
+      return out;
+    }};
+  });
+  auto supervisor = actors::spawn_supervisor(sys, setup);
+  self->send(supervisor, actors::run_task{});
+  run();
+  auto report = reply<actors::task_report>();
+  REQUIRE(report);
+  CHECK(report->phase == "done");
+  // Every tile(n=3) branch asked the repairer twice (the configured rounds) and compiled its
+  // source once: neither repeat reached the compiler.
+  auto memory = db->short_term("t");
+  REQUIRE(memory);
+  int64_t branches = 0;
+  for (const auto& [branch, rounds] : memory->repairs()) {
+    ++branches;
+    REQUIRE(rounds.size() == 2);
+    for (const engine::repair_round& r : rounds) {
+      CHECK(r.fix_summary.find("refused unseen") == 0);
+      CHECK(r.source_hash == r.repaired_hash);
+    }
+  }
+  CHECK(branches >= 1);
+  CHECK(*calls == 2 * branches);
+  for (const auto& [source, count] : *compiles)
+    if (source.find("compile_error") != std::string::npos)
+      CHECK(count == 1);
+  for (const engine::node_record& n : stored_nodes())
+    if (n.plan.params.count("n") && n.plan.params.at("n") == "3")
+      CHECK(n.status == engine::node_status::compile_failed);
+}
