@@ -22,6 +22,7 @@
 //   TENSOR   := {"name":STR, "dtype":STR, "shape":[INT...], "init":STR, "low":INT, "high":INT}
 //   response := {"v":1, "id":INT, "ok":true,  "result":RESULT}
 //             | {"v":1, "id":INT, "ok":false, "failure":FAILURE}
+//   RESULT   := (of "info") DEVICE, gpu/device_json.hpp's grammar
 //   FAILURE  := {"kind":STR, "message":STR, ["return_code":INT], ["cuda_error":STR],
 //                ["verify":VERIFY]}
 //   PROFILE  := (the result of "profile", engine::profile)
