@@ -8,8 +8,9 @@
 //      checked copy goes beside it (torch_baselines.hpp); a store that holds the campaign
 //      means a resume. open_skill_memory: the long-term skill memory, seeded from skills/;
 //   3. open_gpus: one bench actor per GPU (detached: its worker calls block), each asked one
-//      info job, then one calibrate job unless the store has that device's calibration (by
-//      uuid). With gpus = "all", device 0's info says how many devices there are;
+//      info job (with gpus = "all", device 0's info says how many devices there are);
+//      calibrate: one calibrate job per device unless the store has its calibration (by
+//      uuid);
 //   4. make_compiler: the compile service for the first GPU's architecture (or
 //      run_options.arch), <output>/cache its cache unless run_options.cache_dir;
 //   5. open_model, spawn_team: the agents (planner, coder and repairer, each
@@ -108,18 +109,20 @@ struct gpu_slot {
   gpu_description description;
 };
 
-/// Spawns the bench actors and asks each for its device and calibration (step 3).
-tl::expected<std::vector<gpu_slot>, campaign_error>
-open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
-          const config::campaign_config& config, const run_options& options, store_actor store,
-          task_table_ptr tasks) {
+bench_settings bench_settings_for(const config::campaign_config& config) {
   bench_settings settings;
   settings.verify.trials = static_cast<int32_t>(config.bench.trials);
   settings.timing.warmup_ms = config.bench.warmup_ms;
   settings.timing.min_trials = static_cast<int32_t>(config.bench.min_timing_trials);
   settings.timing.max_ms = config.bench.max_timing_ms;
-  // The worker runs candidates: it gets no secret of ours, and a sandbox when asked for. A
-  // sandbox that cannot be made stops the campaign here, before any worker runs without it.
+  return settings;
+}
+
+// Returns the boundary every worker starts in. The worker runs candidates: it gets no secret
+// of ours, and a sandbox when asked for. A sandbox that cannot be made stops the campaign
+// here, before any worker runs without it.
+tl::expected<gpu::worker_boundary, campaign_error>
+worker_boundary_for(const config::campaign_config& config, const run_options& options) {
   gpu::worker_boundary boundary;
   boundary.sandbox =
       config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
@@ -135,46 +138,68 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
       return tl::unexpected(std::move(e));
     }
   }
+  return boundary;
+}
+
+gpu::worker_options worker_options_for(const config::campaign_config& config,
+                                       const run_options& options,
+                                       const gpu::worker_boundary& boundary, int32_t device) {
+  gpu::worker_options w;
+  w.boundary = boundary;
+  w.executable = options.worker_executable.empty() ? gpu::default_worker_executable()
+                                                   : options.worker_executable;
+  w.device = device;
+  w.verify_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.verify_timeout_s));
+  w.time_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.time_timeout_s));
+  w.profile_timeout = w.time_timeout; // a profile replays a call a few dozen times at most
+  return w;
+}
+
+// Returns the device an info job's reply `r` describes; a failed job is the campaign's error,
+// with the worker's failure kind (no device: the hint that a dry run needs none).
+tl::expected<gpu::device_info, campaign_error> device_of(const engine::expected<bench_result>& r,
+                                                         int32_t device) {
+  if (!r)
+    return tl::unexpected(r.error());
+  if (!r->ok) {
+    auto kind = static_cast<gpu::failure_kind>(r->failure);
+    std::string hint = kind == gpu::failure_kind::no_device
+                           ? "\n  without a GPU, --dry-run plans, codes and compiles one round"
+                           : "";
+    campaign_error e{
+        engine::error{kind == gpu::failure_kind::no_device ? errc::not_found : errc::subprocess,
+                      "device " + std::to_string(device) + ": " + r->message + hint}};
+    e.gpu_failure = kind;
+    return tl::unexpected(std::move(e));
+  }
+  return r->device();
+}
+
+// Spawns a bench actor per GPU of config.gpus and asks each worker for its device (step 3).
+// With gpus = "all", device 0's info says how many devices there are; the other devices start
+// their workers side by side.
+tl::expected<std::vector<gpu_slot>, campaign_error>
+open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
+          const config::campaign_config& config, const run_options& options,
+          task_table_ptr tasks) {
+  auto boundary = worker_boundary_for(config, options);
+  if (!boundary)
+    return tl::unexpected(boundary.error());
+  const bench_settings settings = bench_settings_for(config);
   auto spawn_one = [&](int32_t index, int32_t device) {
-    gpu::worker_options w;
-    w.boundary = boundary;
-    w.executable = options.worker_executable.empty() ? gpu::default_worker_executable()
-                                                     : options.worker_executable;
-    w.device = device;
-    w.verify_timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.verify_timeout_s));
-    w.time_timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.time_timeout_s));
-    w.profile_timeout = w.time_timeout; // a profile replays a call a few dozen times at most
-    return guard.keep(spawn_gpu_bench(sys, index, std::move(w), settings, tasks));
+    return guard.keep(spawn_gpu_bench(sys, index,
+                                      worker_options_for(config, options, *boundary, device),
+                                      settings, tasks));
   };
   const bench_job info_job{bench_kind::info, {}, {}, {}, -1, "info"};
-  auto info_from = [](const engine::expected<bench_result>& r,
-                      int32_t device) -> tl::expected<gpu::device_info, campaign_error> {
-    if (!r)
-      return tl::unexpected(r.error());
-    if (!r->ok) {
-      auto kind = static_cast<gpu::failure_kind>(r->failure);
-      std::string hint = kind == gpu::failure_kind::no_device
-                             ? "\n  without a GPU, --dry-run plans, codes and compiles one round"
-                             : "";
-      campaign_error e{
-          engine::error{kind == gpu::failure_kind::no_device ? errc::not_found : errc::subprocess,
-                        "device " + std::to_string(device) + ": " + r->message + hint}};
-      e.gpu_failure = kind;
-      return tl::unexpected(std::move(e));
-    }
-    return r->device();
-  };
-  auto info_of = [&](const bench_actor& b, int32_t device) {
-    return info_from(ask<bench_result>(self, b, info_job, errc::subprocess), device);
-  };
 
   std::vector<int32_t> devices = config.gpus.devices;
   std::vector<gpu_slot> gpus;
   if (config.gpus.all) {
     gpu_slot first{spawn_one(0, 0), {}};
-    auto info = info_of(first.bench, 0);
+    auto info = device_of(ask<bench_result>(self, first.bench, info_job, errc::subprocess), 0);
     if (!info)
       return tl::unexpected(info.error());
     first.description.info = *info;
@@ -183,25 +208,33 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
       devices.push_back(d);
     devices.insert(devices.begin(), 0);
   }
-  // The other devices start their workers side by side.
   std::vector<bench_actor> others;
   for (size_t i = gpus.size(); i < devices.size(); ++i)
     others.push_back(spawn_one(static_cast<int32_t>(i), devices[i]));
   size_t first_other = gpus.size();
   auto infos = ask_each<bench_result>(self, others, info_job, errc::subprocess);
   for (size_t k = 0; k < others.size(); ++k) {
-    auto info = info_from(infos[k], devices[first_other + k]);
+    auto info = device_of(infos[k], devices[first_other + k]);
     if (!info)
       return tl::unexpected(info.error());
     gpus.push_back(gpu_slot{others[k], {}});
     gpus.back().description.info = *info;
   }
-  // Calibrated once per device (the store keeps it by uuid); the rest calibrate side by side.
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    gpus[i].description.index = static_cast<int32_t>(i);
+    gpus[i].description.device = devices[i];
+  }
+  return gpus;
+}
+
+// Returns `gpus` with their calibrations: each device is calibrated once (the store keeps it
+// by uuid), the rest side by side. A device that cannot be calibrated keeps none: its
+// roofline fractions stay unknown.
+std::vector<gpu_slot> calibrate(caf::scoped_actor& self, store_actor store,
+                                std::vector<gpu_slot> gpus) {
   std::vector<size_t> uncalibrated;
   for (size_t i = 0; i < gpus.size(); ++i) {
     gpu_description& d = gpus[i].description;
-    d.index = static_cast<int32_t>(i);
-    d.device = devices[i];
     auto stored = ask<calibration_reply>(self, store, get_calibration{d.info.uuid}, errc::io);
     if (stored && stored->found)
       if (auto c = parse_calibration(stored->json)) {
@@ -228,7 +261,8 @@ open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
     }
     d.calibration = r->calibration();
     // A calibration the store failed to keep is measured again next time: no reason to stop.
-    (void)ask<ack>(self, store, put_calibration{d.info.uuid, calibration_json(d.calibration)}, errc::io);
+    (void)ask<ack>(self, store, put_calibration{d.info.uuid, calibration_json(d.calibration)},
+                   errc::io);
   }
   return gpus;
 }
@@ -492,13 +526,14 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   if (!store)
     return tl::unexpected(store.error());
 
-  // The GPUs: their workers, devices and calibrations.
-  auto gpus = open_gpus(sys, self, guard, config, options, store->store, tasks->table);
-  if (!gpus)
-    return tl::unexpected(gpus.error());
+  // The GPUs: their workers and devices, then each device's peaks for the roofline.
+  auto opened = open_gpus(sys, self, guard, config, options, tasks->table);
+  if (!opened)
+    return tl::unexpected(opened.error());
+  const std::vector<gpu_slot> gpus = calibrate(self, store->store, std::move(*opened));
   // Baselines of another GPU are shown, flagged (torch_baselines.hpp says why not refused).
   if (tasks->baselines)
-    if (std::string note = device_mismatch(*tasks->baselines, gpu_names_of(*gpus)); !note.empty())
+    if (std::string note = device_mismatch(*tasks->baselines, gpu_names_of(gpus)); !note.empty())
       console::line(console::stream::err, "kernelskill: warning: " + note);
   // Starting the workers can take seconds: a stop meanwhile ends the campaign before it starts.
   if (stop_seen(options)) {
@@ -510,7 +545,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   }
 
   // The compile service, for the first GPU's architecture.
-  const std::string arch = compile_arch(options, *gpus);
+  const std::string arch = compile_arch(options, gpus);
   auto compiler = make_compiler(config, options, *output, arch);
   if (!compiler)
     return tl::unexpected(compiler.error());
@@ -519,7 +554,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   if (!model)
     return tl::unexpected(model.error());
   std::vector<bench_actor> benches;
-  for (const gpu_slot& g : *gpus)
+  for (const gpu_slot& g : gpus)
     benches.push_back(g.bench);
   bench_dispatcher_actor dispatcher = guard.keep(spawn_bench_dispatcher(sys, std::move(benches)));
   const engine::backend_context context = backend_context_for(*skills, arch, **compiler);
@@ -529,7 +564,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     return tl::unexpected(members.error());
 
   // The campaign record, then long-term memory's count of the tries this store settled.
-  if (auto written = write_campaign_record(self, *store, *state, config, *gpus, arch, **compiler);
+  if (auto written = write_campaign_record(self, *store, *state, config, gpus, arch, **compiler);
       !written)
     return tl::unexpected(written.error());
   if (auto reconciled = reconcile_skill_tries(self, store->store, *tasks, arch); !reconciled)
@@ -540,14 +575,14 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
       spawn_distiller_if_asked(sys, guard, config, *tasks, *skills, *model, *members, context,
                                arch, output->string() + "@" + state->started_at);
   campaign_actor campaign = guard.keep(spawn_campaign(
-      sys, campaign_setup_for(config, options, *tasks, *gpus, *members, dispatcher, *output,
+      sys, campaign_setup_for(config, options, *tasks, gpus, *members, dispatcher, *output,
                               *model, distiller, arch)));
   auto report = wait_for_campaign(self, campaign, dispatcher, *model, options);
   if (!report)
     return tl::unexpected(report.error());
   if (options.progress_interval_s > 0)
     print_perf(report->perf);
-  return summary_of(*report, *store, *gpus, tasks->baselines, *model);
+  return summary_of(*report, *store, gpus, tasks->baselines, *model);
 }
 
 } // namespace ks::actors
