@@ -178,15 +178,18 @@ def check_file(path, rules, problems):
         return
     here = os.path.dirname(path)
     for line, bracket, include in directives(text):
+        spelled = f"<{include}>" if bracket == "<" else f'"{include}"'
+
         def refuse(what):
-            problems.append(f"{shown}:{line}: #include {bracket}{include}{'>' if bracket == '<' else chr(34)}: {what}")
+            problems.append(f"{shown}:{line}: #include {spelled}: {what}")
 
         if ".." in include.split("/"):
             refuse(f"a path with '..' reaches around the component table; name the folder "
                    f"(\"engine/text.hpp\") so that {name}'s DEPS decide")
             continue
-        if bracket == '"' and os.path.exists(os.path.join(here, include)) and \
-                owner(os.path.relpath(os.path.join(here, include), root), components) in (None, rules["folder"]):
+        beside = os.path.join(here, include)
+        if bracket == '"' and os.path.exists(beside) and \
+                owner(os.path.relpath(beside, root), components) in (None, rules["folder"]):
             continue  # beside the including file: its own
         folder = owner(include, components)
         if folder is not None:
