@@ -14,7 +14,7 @@ namespace ks::actors {
 /// once. Applies the [bench] tolerance overrides. Fails with every problem at once: a pattern
 /// matching nothing (not_found), manifest errors (FILE:LINE:COL lines), duplicate task names
 /// (invalid_input); and with invalid_input when no task is left.
-engine::expected<std::vector<engine::task>>
+[[nodiscard]] engine::expected<std::vector<engine::task>>
 load_campaign_tasks(const config::campaign_config& config);
 
 } // namespace ks::actors

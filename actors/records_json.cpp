@@ -1,5 +1,7 @@
 #include "actors/records_json.hpp"
 
+#include "gpu/device_json.hpp"
+
 #include <boost/json.hpp>
 #include <unistd.h>
 
@@ -81,23 +83,14 @@ std::string environment_json(const std::vector<gpu_description>& gpus, const std
                              const std::string& nvcc_version, bool dry_run) {
   json::array list;
   for (const gpu_description& g : gpus) {
-    const gpu::device_info& d = g.info;
-    list.push_back(
-        json::object{{"index", g.index},
-                     {"device", g.device},
-                     {"name", d.name},
-                     {"uuid", d.uuid},
-                     {"arch", d.arch},
-                     {"cc", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-                     {"sms", d.sms},
-                     {"memory_bytes", d.memory_bytes},
-                     {"l2_bytes", d.l2_bytes},
-                     {"sm_clock_khz", d.sm_clock_khz},
-                     {"mem_clock_khz", d.mem_clock_khz},
-                     {"mem_bus_bits", d.mem_bus_bits},
-                     {"driver_version", d.driver_version},
-                     {"runtime_version", d.runtime_version},
-                     {"calibration", calibration_object(g.calibration)}});
+    // The campaign's index and the CUDA device first, then the device as every writer
+    // spells it (gpu/device_json.hpp).
+    json::object o{{"index", g.index}, {"device", g.device}};
+    for (const auto& field : gpu::device_info_json(g.info))
+      if (field.key() != "index")
+        o.emplace(field.key(), field.value());
+    o.emplace("calibration", calibration_object(g.calibration));
+    list.push_back(std::move(o));
   }
   std::string nvcc_line;
   for (char c : nvcc_version) {

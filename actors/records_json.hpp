@@ -10,11 +10,9 @@
 //   calibration := {"v":1, "dram_gbps":NUM, "fp32_gflops":NUM, "copy_bytes":INT,
 //                   "copy_ms":NUM, "fma_ms":NUM}
 //   environment := {"v":1, "host":STR, "arch":STR, "nvcc":STR (first line of its version),
-//                   "dry_run":BOOL, "gpus":[{"index":INT, "device":INT, "name":STR,
-//                   "uuid":STR, "arch":STR, "cc":"M.m", "sms":INT, "memory_bytes":INT,
-//                   "l2_bytes":INT, "sm_clock_khz":INT, "mem_clock_khz":INT,
-//                   "mem_bus_bits":INT, "driver_version":INT, "runtime_version":INT,
-//                   "calibration":CALIBRATION}]}
+//                   "dry_run":BOOL, "gpus":[{"index":INT (the campaign's GPU index),
+//                   "device":INT (the CUDA device), the other fields of gpu/device_json.hpp's
+//                   DEVICE, "calibration":CALIBRATION}]}
 
 #include "gpu/worker_protocol.hpp"
 

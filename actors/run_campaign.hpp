@@ -87,7 +87,7 @@ struct campaign_error {
 
 /// Runs (or resumes) the campaign `config` describes; with options.dry_run, one round of
 /// planning, coding and compiling per task instead.
-tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
+[[nodiscard]] tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
                                                             const run_options& options);
 
 } // namespace ks::actors

@@ -10,6 +10,8 @@
 
 #include "actors/torch_baselines.hpp"
 
+#include "base/text.hpp"
+
 #include <boost/json.hpp>
 
 #include <cctype>
@@ -224,12 +226,10 @@ engine::expected<torch_baselines> read_torch_baselines(const fs::path& file) {
   if (fs::is_directory(file, ec))
     return engine::fail(errc::invalid_input,
                         file.string() + ": a folder, not a baselines file");
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof())
+  std::optional<std::string> text = base::read_text(file);
+  if (!text)
     return engine::fail(errc::io, file.string() + ": cannot read the baselines file");
-  return parse_torch_baselines(text.str(), file);
+  return parse_torch_baselines(*text, file);
 }
 
 engine::expected<std::optional<torch_baselines>>

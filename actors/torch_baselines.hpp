@@ -83,21 +83,21 @@ struct torch_baselines {
 /// text holds one). Fails with errc::invalid_input: "FILE:LINE:COL: not valid JSON: ..." for
 /// a syntax error, else one "FILE: WHERE: problem" line per problem (WHERE such as
 /// tasks.relu.eager.median_ms).
-engine::expected<torch_baselines> parse_torch_baselines(std::string_view text,
+[[nodiscard]] engine::expected<torch_baselines> parse_torch_baselines(std::string_view text,
                                                         const std::filesystem::path& file);
 
 /// Reads and parses the baselines file at `file`. Fails with errc::not_found when it does not
 /// exist, errc::io when it cannot be read, else as parse_torch_baselines.
-engine::expected<torch_baselines> read_torch_baselines(const std::filesystem::path& file);
+[[nodiscard]] engine::expected<torch_baselines> read_torch_baselines(const std::filesystem::path& file);
 
 /// Reads the checked copy in a campaign's `output_dir`; nullopt when the campaign has none.
-engine::expected<std::optional<torch_baselines>>
+[[nodiscard]] engine::expected<std::optional<torch_baselines>>
 read_campaign_baselines(const std::filesystem::path& output_dir);
 
 /// Writes `b` into `output_dir` as the campaign's checked copy (a temporary file renamed over
 /// the old one), or removes the copy when `b` is nullptr: a campaign compares with the file
 /// its latest run named, never with one its config no longer names.
-engine::expected<void> write_campaign_baselines(const std::filesystem::path& output_dir,
+[[nodiscard]] engine::expected<void> write_campaign_baselines(const std::filesystem::path& output_dir,
                                                 const torch_baselines* b);
 
 /// Returns `b` as the file's JSON text (its `source` included), which parses back to `b`.

@@ -31,7 +31,7 @@ struct model_wiring {
 /// `settings` and `context`; a model backend sends its requests through `wiring.client`.
 /// Fails with errc::invalid_input listing the valid names for an unknown one, or when a model
 /// backend has no client; with the prompt folder's error when its prompts do not load.
-engine::expected<std::unique_ptr<engine::agent_backend>>
+[[nodiscard]] engine::expected<std::unique_ptr<engine::agent_backend>>
 make_backend(std::string_view name, const engine::backend_settings& settings,
              const engine::backend_context& context, const model_wiring& wiring = {});
 
@@ -65,6 +65,6 @@ struct service_settings {
 /// anywhere), a replay_service for replay; either starts from what usage_file says earlier
 /// runs spent. Fails with invalid_input when api_key_env names a variable that is not set, when
 /// usage_file is malformed, or for a backend that needs no model.
-engine::expected<std::shared_ptr<model_service>> make_model_service(const service_settings& settings);
+[[nodiscard]] engine::expected<std::shared_ptr<model_service>> make_model_service(const service_settings& settings);
 
 } // namespace ks::agents

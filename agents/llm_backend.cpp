@@ -1,6 +1,7 @@
 #include "agents/llm_backend.hpp"
 
 #include "agents/reply_parser.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -41,12 +42,6 @@ engine::expected<T> converse(model_client& client, const prompt_library& prompts
     request.messages.push_back(chat_message{"user", std::move(*follow_up)});
   }
   return fail(errc::internal, "unreachable");
-}
-
-std::string trimmed(const std::string& text) {
-  size_t a = text.find_first_not_of(" \t\r\n");
-  size_t b = text.find_last_not_of(" \t\r\n");
-  return a == std::string::npos ? std::string() : text.substr(a, b - a + 1);
 }
 
 } // namespace
@@ -116,7 +111,7 @@ engine::expected<std::string> llm_backend::write_code(const engine::coding_reque
   std::function<engine::expected<std::string>(const std::string&)> parse =
       [&](const std::string& text) -> engine::expected<std::string> {
     auto code = parse_code(text);
-    if (code && !request.parent_source.empty() && trimmed(*code) == trimmed(request.parent_source))
+    if (code && !request.parent_source.empty() && base::trim(*code) == base::trim(request.parent_source))
       return fail(errc::bad_reply, "the file is the kernel you were asked to change, unchanged: "
                                    "apply the plan");
     return code;
@@ -135,7 +130,7 @@ engine::expected<engine::repair_reply> llm_backend::repair(const engine::repair_
   std::function<engine::expected<engine::repair_reply>(const std::string&)> parse =
       [&](const std::string& text) -> engine::expected<engine::repair_reply> {
     auto fix = parse_repair(text);
-    if (fix && !fix->gave_up && trimmed(fix->source) == trimmed(request.source))
+    if (fix && !fix->gave_up && base::trim(fix->source) == base::trim(request.source))
       return fail(errc::bad_reply, "the fixed file is the failed one, unchanged");
     return fix;
   };

@@ -19,7 +19,7 @@ public:
   /// errc::cancelled (Ctrl-C), errc::budget_spent (the campaign's budget), errc::protocol (the
   /// endpoint's answers were not the API's), errc::bad_reply (an answer with no text),
   /// errc::invalid_input (the endpoint refused the request: a bad key, an unknown model).
-  virtual engine::expected<model_reply> complete(const model_request& request) = 0;
+  [[nodiscard]] virtual engine::expected<model_reply> complete(const model_request& request) = 0;
 };
 
 } // namespace ks::agents

@@ -1,5 +1,7 @@
 #include "agents/model_protocol.hpp"
 
+#include "base/text.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -178,10 +180,7 @@ bool retryable_status(long status) noexcept {
 }
 
 std::optional<double> parse_retry_after(std::string_view value, std::time_t now) {
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front())))
-    value.remove_prefix(1);
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
-    value.remove_suffix(1);
+  value = base::trim(value);
   if (value.empty())
     return std::nullopt;
   double seconds = 0;

@@ -89,7 +89,7 @@ http_request make_http_request(api_kind api, std::string_view endpoint, std::str
 /// Reads a 2xx answer's body. Fails with errc::protocol when it is not JSON of the API's
 /// shape (naming what is missing). A reply with no text is an answer (its tokens were paid):
 /// what the text must hold is for the backend to judge.
-engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view body);
+[[nodiscard]] engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view body);
 
 /// Checks whether an HTTP `status` is worth another try: 408, 409, 425, 429 and 5xx.
 bool retryable_status(long status) noexcept;

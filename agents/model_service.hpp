@@ -76,7 +76,7 @@ public:
   virtual gateway_stats stats() const = 0;
 
   /// Sends `request` and waits for its outcome (submit, then wait).
-  engine::expected<model_reply> complete(const model_request& request) override;
+  [[nodiscard]] engine::expected<model_reply> complete(const model_request& request) override;
 };
 
 } // namespace ks::agents

@@ -1,5 +1,6 @@
 #include "agents/prompt_library.hpp"
 
+#include "base/text.hpp"
 #include "engine/skill.hpp"
 #include "engine/skill_template.hpp"
 
@@ -247,17 +248,15 @@ engine::expected<prompt_library> prompt_library::load(const fs::path& dir) {
   out.dir_ = dir;
   for (const std::string& name : file_names()) {
     fs::path path = dir / name;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    std::optional<std::string> text = base::read_text(path);
+    if (!text)
       return fail(errc::not_found, "the prompt folder " + dir.string() + " has no " + name +
                                        " (agents.prompts names the folder; \"\" for the "
                                        "installed one)");
-    std::ostringstream text;
-    text << in.rdbuf();
-    mustache::mustache tmpl(text.str());
+    mustache::mustache tmpl(*text);
     if (!tmpl.is_valid())
       return fail(errc::invalid_input, path.string() + ": " + tmpl.error_message());
-    out.texts_[name] = text.str();
+    out.texts_[name] = std::move(*text);
   }
   return out;
 }

@@ -52,29 +52,29 @@ public:
 
   /// Loads every file of file_names() from `dir` and checks its Mustache syntax. Fails with
   /// not_found naming a missing file, invalid_input naming a file and its syntax error.
-  static engine::expected<prompt_library> load(const std::filesystem::path& dir);
+  [[nodiscard]] static engine::expected<prompt_library> load(const std::filesystem::path& dir);
 
   /// Returns the folder it was loaded from.
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
   /// Returns the planner's chat for `request`.
-  engine::expected<std::vector<chat_message>> planner(const engine::planning_request& request,
+  [[nodiscard]] engine::expected<std::vector<chat_message>> planner(const engine::planning_request& request,
                                                       const engine::backend_context& context) const;
 
   /// Returns the coder's chat for `request`.
-  engine::expected<std::vector<chat_message>> coder(const engine::coding_request& request,
+  [[nodiscard]] engine::expected<std::vector<chat_message>> coder(const engine::coding_request& request,
                                                     const engine::backend_context& context) const;
 
   /// Returns the repairer's chat for `request`.
-  engine::expected<std::vector<chat_message>> repairer(const engine::repair_request& request,
+  [[nodiscard]] engine::expected<std::vector<chat_message>> repairer(const engine::repair_request& request,
                                                        const engine::backend_context& context) const;
 
   /// Returns the distiller's chat for `request`.
-  engine::expected<std::vector<chat_message>> distiller(const distill_request& request,
+  [[nodiscard]] engine::expected<std::vector<chat_message>> distiller(const distill_request& request,
                                                         const engine::backend_context& context) const;
 
   /// Returns the follow-up that sends `error` back to the model.
-  engine::expected<std::string> retry(std::string_view error) const;
+  [[nodiscard]] engine::expected<std::string> retry(std::string_view error) const;
 
 private:
   std::filesystem::path dir_;

@@ -34,7 +34,7 @@ class replay_service final : public model_service {
 public:
   /// Reads every successful transcript under options.recorded. Fails with not_found when the
   /// folder is missing, invalid_input naming a malformed file.
-  static engine::expected<std::unique_ptr<replay_service>> open(replay_options options);
+  [[nodiscard]] static engine::expected<std::unique_ptr<replay_service>> open(replay_options options);
 
   ~replay_service() override;
 

@@ -1,5 +1,5 @@
 #include "agents/reply_parser.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "engine/skill.hpp"
 
@@ -42,7 +42,7 @@ engine::expected<json::object> json_object_of(std::string_view reply, std::strin
   for (const fenced_block& b : fenced_blocks(reply))
     if (b.info == "json")
       candidates.push_back(b.text);
-  candidates.emplace_back(engine::trim(reply));
+  candidates.emplace_back(base::trim(reply));
   size_t open = reply.find('{');
   size_t close = reply.rfind('}');
   if (open != std::string_view::npos && close != std::string_view::npos && close > open)
@@ -80,7 +80,7 @@ std::optional<std::string> text_value(const json::value& v) {
 std::string idea_of(std::string_view description) {
   std::string out;
   bool blank = false;
-  for (char c : engine::trim(description)) {
+  for (char c : base::trim(description)) {
     if (std::isspace(static_cast<unsigned char>(c))) {
       blank = true;
       continue;
@@ -111,13 +111,13 @@ std::vector<fenced_block> fenced_blocks(std::string_view reply) {
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
-    std::string_view stripped = engine::trim(line);
+    std::string_view stripped = base::trim(line);
     if (!open) {
       if (stripped.substr(0, 3) == "```" || stripped.substr(0, 3) == "~~~") {
         size_t length = stripped.find_first_not_of(stripped[0]);
         length = length == std::string_view::npos ? stripped.size() : length;
         fence = std::string(stripped.substr(0, length));
-        std::string_view info = engine::trim(stripped.substr(length));
+        std::string_view info = base::trim(stripped.substr(length));
         info = info.substr(0, info.find_first_of(" \t{"));
         open = fenced_block{lowercase(info), {}};
       }
@@ -199,17 +199,17 @@ engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
     engine::plan p;
     const json::value* skill = o->if_contains("skill");
     const json::value* description = o->if_contains("description");
-    if (skill == nullptr || !skill->is_string() || engine::trim(skill->as_string()).empty()) {
+    if (skill == nullptr || !skill->is_string() || base::trim(skill->as_string()).empty()) {
       problems.push_back(at + "no \"skill\" (a skill id offered, or \"custom\")");
       continue;
     }
-    p.skill = lowercase(engine::trim(skill->as_string()));
+    p.skill = lowercase(base::trim(skill->as_string()));
     if (description == nullptr || !description->is_string() ||
-        engine::trim(description->as_string()).empty()) {
+        base::trim(description->as_string()).empty()) {
       problems.push_back(at + "no \"description\" (one line: what changes and why)");
       continue;
     }
-    p.description = std::string(engine::trim(description->as_string()));
+    p.description = std::string(base::trim(description->as_string()));
     bool known = p.skill == custom_skill ||
                  std::find(offered.begin(), offered.end(), p.skill) != offered.end();
     if (!known) {
@@ -223,7 +223,7 @@ engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
         problems.push_back(at + "\"template\" must be a string");
         continue;
       }
-      p.template_name = std::string(engine::trim(t->as_string()));
+      p.template_name = std::string(base::trim(t->as_string()));
       if (!p.template_name.empty() && s != nullptr && s->find_template(p.template_name) == nullptr) {
         std::vector<std::string> names;
         for (const engine::skill_template& st : s->templates)
@@ -281,9 +281,9 @@ engine::expected<engine::repair_reply> parse_repair(std::string_view reply) {
   auto object = json_object_of(reply, "with \"diagnosis\" and \"fix_summary\"");
   if (object) {
     if (const json::value* d = object->if_contains("diagnosis"); d != nullptr && d->is_string())
-      out.diagnosis = std::string(engine::trim(d->as_string()));
+      out.diagnosis = std::string(base::trim(d->as_string()));
     if (const json::value* f = object->if_contains("fix_summary"); f != nullptr && f->is_string())
-      out.fix_summary = std::string(engine::trim(f->as_string()));
+      out.fix_summary = std::string(base::trim(f->as_string()));
     if (const json::value* g = object->if_contains("give_up"); g != nullptr && g->is_bool())
       out.gave_up = g->as_bool();
   }

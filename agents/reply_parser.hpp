@@ -36,7 +36,7 @@ struct fenced_block {
 std::vector<fenced_block> fenced_blocks(std::string_view reply);
 
 /// Returns the CUDA source of `reply` (see the top of the file); errc::bad_reply otherwise.
-engine::expected<std::string> parse_code(std::string_view reply);
+[[nodiscard]] engine::expected<std::string> parse_code(std::string_view reply);
 
 /// Says which plans a planner may propose.
 struct plan_rules {
@@ -53,15 +53,15 @@ inline constexpr std::string_view custom_skill = "custom";
 /// shortest form); a custom plan gets its description as the param "idea", so that two custom
 /// ideas are two plans. An empty list is an answer (no idea left). errc::bad_reply otherwise,
 /// naming every problem.
-engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
+[[nodiscard]] engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
                                                         const plan_rules& rules);
 
 /// Returns the repair of `reply` (see the top of the file); errc::bad_reply otherwise.
-engine::expected<engine::repair_reply> parse_repair(std::string_view reply);
+[[nodiscard]] engine::expected<engine::repair_reply> parse_repair(std::string_view reply);
 
 /// Returns the files of the skill in `reply`: "skill.toml" and, for a second block, the file
 /// name `template_file`. errc::bad_reply when there is no toml block.
-engine::expected<std::map<std::string, std::string>>
+[[nodiscard]] engine::expected<std::map<std::string, std::string>>
 parse_skill_files(std::string_view reply, std::string_view template_file);
 
 } // namespace ks::agents

@@ -1,5 +1,7 @@
 #include "agents/transcript.hpp"
 
+#include "base/text.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -184,10 +186,7 @@ engine::expected<std::vector<transcript>> read_transcripts(const fs::path& dir) 
   for (const fs::directory_entry& entry : fs::recursive_directory_iterator(dir, ec)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".json")
       continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto t = parse_transcript(text.str());
+    auto t = parse_transcript(base::read_text(entry.path()).value_or(""));
     if (!t)
       return fail(errc::invalid_input, entry.path().string() + ": " + t.error().message());
     out.push_back(std::move(*t));

@@ -70,17 +70,17 @@ std::string redact(std::string_view text, std::string_view secret);
 std::string transcript_json(const transcript& t, std::string_view secret);
 
 /// Reads a transcript's JSON text; fails with invalid_input naming what is malformed.
-engine::expected<transcript> parse_transcript(std::string_view text);
+[[nodiscard]] engine::expected<transcript> parse_transcript(std::string_view text);
 
 /// Returns the path of `t` under `dir` (see the top of the file).
 std::filesystem::path transcript_path(const std::filesystem::path& dir, const transcript& t);
 
 /// Writes `t` under `dir` (creating its folder), redacted of `secret`; returns its path.
-engine::expected<std::filesystem::path> write_transcript(const std::filesystem::path& dir,
+[[nodiscard]] engine::expected<std::filesystem::path> write_transcript(const std::filesystem::path& dir,
                                                          const transcript& t,
                                                          std::string_view secret);
 
 /// Reads every transcript under `dir`, by id; a file that is not one is an error naming it.
-engine::expected<std::vector<transcript>> read_transcripts(const std::filesystem::path& dir);
+[[nodiscard]] engine::expected<std::vector<transcript>> read_transcripts(const std::filesystem::path& dir);
 
 } // namespace ks::agents

@@ -1,5 +1,7 @@
 #include "agents/usage_file.hpp"
 
+#include "base/text.hpp"
+
 #include <boost/json.hpp>
 
 #include <fstream>
@@ -131,10 +133,10 @@ engine::expected<std::optional<usage_record>> read_usage(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     return std::optional<usage_record>{};
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto parsed = parse_usage(text.str());
+  auto text = base::read_text(path);
+  if (!text)
+    return fail(errc::io, path.string() + ": cannot read it");
+  auto parsed = parse_usage(*text);
   if (!parsed)
     return fail(errc::invalid_input, path.string() + ": " + parsed.error().message());
   return std::optional<usage_record>(std::move(*parsed));

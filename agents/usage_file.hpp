@@ -32,13 +32,13 @@ struct usage_record {
 std::string usage_json(const gateway_stats& stats, std::string_view backend, std::string_view model);
 
 /// Reads llm_usage.json's text; fails with invalid_input naming what is malformed.
-engine::expected<usage_record> parse_usage(std::string_view text);
+[[nodiscard]] engine::expected<usage_record> parse_usage(std::string_view text);
 
 /// Writes `stats` to `path` (a temporary name, then renamed).
-engine::expected<void> write_usage(const std::filesystem::path& path, const gateway_stats& stats,
+[[nodiscard]] engine::expected<void> write_usage(const std::filesystem::path& path, const gateway_stats& stats,
                                    std::string_view backend, std::string_view model);
 
 /// Reads `path`; nullopt when there is no such file.
-engine::expected<std::optional<usage_record>> read_usage(const std::filesystem::path& path);
+[[nodiscard]] engine::expected<std::optional<usage_record>> read_usage(const std::filesystem::path& path);
 
 } // namespace ks::agents

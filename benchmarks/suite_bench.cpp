@@ -5,6 +5,7 @@
 // first answered job) and the wall time of verifying and timing a ~1 ms kernel end to end.
 // It prints Markdown tables, last, for docs/benchmarks.md.
 
+#include "base/text.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_client.hpp"
@@ -33,10 +34,7 @@ double ms_since(clock_type::time_point t0) {
 }
 
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ks::base::read_text(p).value_or("");
 }
 
 struct row {

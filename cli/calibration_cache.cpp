@@ -1,5 +1,7 @@
 #include "cli/calibration_cache.hpp"
 
+#include "base/text.hpp"
+
 #include "cli/environment.hpp"
 #include "cli/result_json.hpp"
 
@@ -36,13 +38,11 @@ std::string file_name_safe(const std::string& text) {
 }
 
 std::optional<gpu::calibration> read_cache(const fs::path& file, const gpu::device_info& device) {
-  std::ifstream in(file);
-  if (!in)
+  std::optional<std::string> text = base::read_text(file);
+  if (!text)
     return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
   std::error_code ec;
-  json::value v = json::parse(text.str(), ec);
+  json::value v = json::parse(*text, ec);
   if (ec || !v.is_object())
     return std::nullopt;
   // A file of another device (a reused uuid-less name) is not ours.

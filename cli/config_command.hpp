@@ -20,6 +20,6 @@ struct config_options {
 CLI::App* add_config_command(CLI::App& app, config_options& opt);
 
 /// Prints the default config, or validates a config file and prints "ok" or its errors.
-command_result run_config(const config_options& opt);
+[[nodiscard]] command_result run_config(const config_options& opt);
 
 } // namespace ks::cli

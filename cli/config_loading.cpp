@@ -1,5 +1,7 @@
 #include "cli/config_loading.hpp"
 
+#include "base/text.hpp"
+
 #include <toml++/toml.h>
 
 #include <fstream>
@@ -15,19 +17,17 @@ namespace {
 // Returns the file at `path` parsed, or nullopt when it cannot be read or is not TOML (the
 // loaders report that; this file only adds to what they say).
 std::optional<toml::table> parsed(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  std::optional<std::string> text = base::read_text(path);
+  if (!text)
     return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
 #if TOML_EXCEPTIONS
   try {
-    return toml::parse(text.str(), std::string_view(path.string()));
+    return toml::parse(*text, std::string_view(path.string()));
   } catch (const toml::parse_error&) {
     return std::nullopt;
   }
 #else
-  toml::parse_result result = toml::parse(text.str(), std::string_view(path.string()));
+  toml::parse_result result = toml::parse(*text, std::string_view(path.string()));
   if (!result)
     return std::nullopt;
   return std::move(result).table();
@@ -69,6 +69,8 @@ tl::expected<config::campaign_config, command_error> load_config_for_command(con
       return stop(stop_reason::usage, loaded.error().message());
     case config::errc::invalid_input:
       return stop(stop_reason::task, loaded.error().message());
+    default: // config/ fails with the three codes above only
+      break;
     }
     return stop(stop_reason::task, loaded.error().message());
   }

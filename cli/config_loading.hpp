@@ -17,7 +17,7 @@ namespace ks::cli {
 /// message holds one FILE:LINE:COL line per problem when it is invalid, or when it does not
 /// set campaign.tasks: a campaign must say which tasks it optimizes (the default suite is no
 /// sensible guess for a config written elsewhere).
-tl::expected<config::campaign_config, command_error>
+[[nodiscard]] tl::expected<config::campaign_config, command_error>
 load_config_for_command(const std::filesystem::path& path);
 
 /// Returns a hint for a TOML file given where the other kind was expected: "`path` looks like a

@@ -22,6 +22,6 @@ struct devices_options {
 CLI::App* add_devices_command(CLI::App& app, devices_options& opt);
 
 /// Lists every CUDA device with its properties and calibrated peaks.
-command_result run_devices(const devices_options& opt);
+[[nodiscard]] command_result run_devices(const devices_options& opt);
 
 } // namespace ks::cli

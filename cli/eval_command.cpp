@@ -16,7 +16,7 @@
 //     device, so only the first eval on a device pays for it.
 
 #include "cli/eval_command.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "cli/arch_check.hpp"
 #include "cli/calibration_cache.hpp"
@@ -170,7 +170,7 @@ private:
   }
 
   command_result read_inputs() {
-    auto candidate = engine::read_text(opt_.candidate);
+    auto candidate = base::read_text(opt_.candidate);
     if (!candidate) {
       std::error_code ec;
       return stop(stop_reason::usage,

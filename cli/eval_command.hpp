@@ -34,6 +34,6 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt);
 
 /// Compiles, verifies and times one candidate against its task's reference; prints the
 /// report (text or JSON) on stdout and progress on stderr.
-command_result run_eval(const eval_options& opt);
+[[nodiscard]] command_result run_eval(const eval_options& opt);
 
 } // namespace ks::cli

@@ -17,7 +17,7 @@
 // (tests/engine/profiles/): cost, peaks, median_ms, profile, diagnosis.
 
 #include "cli/profile_command.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
@@ -123,7 +123,7 @@ private:
   }
 
   command_result read_inputs() {
-    auto candidate = engine::read_text(opt_.candidate);
+    auto candidate = base::read_text(opt_.candidate);
     if (!candidate) {
       std::error_code ec;
       return stop(stop_reason::usage,

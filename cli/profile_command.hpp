@@ -35,6 +35,6 @@ CLI::App* add_profile_command(CLI::App& app, profile_command_options& opt);
 /// the hardware counters where the GPU lets them be read) and diagnoses its bottleneck;
 /// prints the per-kernel table and the diagnosis with its evidence (text or JSON) on stdout,
 /// progress on stderr.
-command_result run_profile(const profile_command_options& opt);
+[[nodiscard]] command_result run_profile(const profile_command_options& opt);
 
 } // namespace ks::cli

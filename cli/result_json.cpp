@@ -1,5 +1,7 @@
 #include "cli/result_json.hpp"
 
+#include "gpu/device_json.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -77,21 +79,7 @@ void pretty_into(std::string& out, const json::value& v, int indent) {
 } // namespace
 
 json::object to_json(const gpu::device_info& d) {
-  return {{"index", d.index},
-          {"device_count", d.device_count},
-          {"name", d.name},
-          {"uuid", d.uuid},
-          {"arch", d.arch},
-          {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-          {"sms", d.sms},
-          {"memory_bytes", d.memory_bytes},
-          {"l2_bytes", d.l2_bytes},
-          {"smem_per_block_optin", d.smem_per_block_optin},
-          {"sm_clock_khz", d.sm_clock_khz},
-          {"mem_clock_khz", d.mem_clock_khz},
-          {"mem_bus_bits", d.mem_bus_bits},
-          {"driver_version", d.driver_version},
-          {"runtime_version", d.runtime_version}};
+  return gpu::device_info_json(d);
 }
 
 json::object to_json(const gpu::calibration& c) {

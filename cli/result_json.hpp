@@ -12,7 +12,7 @@
 
 namespace ks::cli {
 
-/// Returns `d` as a JSON object.
+/// Returns `d` as every writer of device info spells it (gpu/device_json.hpp).
 boost::json::object to_json(const gpu::device_info& d);
 
 /// Returns `c` as a JSON object.

@@ -28,6 +28,6 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt);
 
 /// Runs (or resumes) the campaign of `opt.config` until it finishes or `stop` is set; prints
 /// the summary table on stdout. Stops with `interrupted` when `stop` ended it.
-command_result run_run(const run_command_options& opt, std::atomic<bool>& stop);
+[[nodiscard]] command_result run_run(const run_command_options& opt, std::atomic<bool>& stop);
 
 } // namespace ks::cli

@@ -8,6 +8,7 @@
 
 #include "cli/skills_command.hpp"
 
+#include "base/text.hpp"
 #include "config/campaign_config.hpp"
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
@@ -254,11 +255,10 @@ command_result export_to(const places& p, const fs::path& file) {
 }
 
 command_result import_from(const places& p, const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+  std::optional<std::string> text = base::read_text(file);
+  if (!text)
     return stop(stop_reason::usage, "cannot read " + file.string());
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  auto parsed = memory::parse_skill_export(text);
+  auto parsed = memory::parse_skill_export(*text);
   if (!parsed)
     return stop(stop_reason::task, file.string() + ": " + parsed.error().message());
   auto store = open_seeded(p);

@@ -29,6 +29,6 @@ struct skills_options {
 CLI::App* add_skills_command(CLI::App& app, skills_options& opt);
 
 /// Runs the `skills` action `opt.action`.
-command_result run_skills(const skills_options& opt);
+[[nodiscard]] command_result run_skills(const skills_options& opt);
 
 } // namespace ks::cli

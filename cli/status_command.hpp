@@ -25,10 +25,10 @@ CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt);
 
 /// Prints where the campaign in `opt.output` stands: its tasks, nodes and best times (with
 /// opt.json, results.json as the store stands now).
-command_result run_status(const output_dir_options& opt);
+[[nodiscard]] command_result run_status(const output_dir_options& opt);
 
 /// Prints every record of the store in `opt.output`, one line each: key, then a summary (with
 /// opt.json, one JSON object holding them).
-command_result run_inspect(const output_dir_options& opt);
+[[nodiscard]] command_result run_inspect(const output_dir_options& opt);
 
 } // namespace ks::cli

@@ -10,7 +10,7 @@
 // are (an elementwise copy, y = x), with comments that say what to change.
 
 #include "cli/task_command.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "cli/arch_check.hpp"
 #include "cli/command_line.hpp"
@@ -351,7 +351,7 @@ command_result run_task_check(const task_options& opt) {
 
   int64_t bad = 0;
   for (const fs::path& manifest : opt.manifests) {
-    std::optional<std::string> text = engine::read_text(manifest);
+    std::optional<std::string> text = base::read_text(manifest);
     if (!text)
       return stop(stop_reason::usage,
                   "cannot read the task manifest '" + manifest.string() +
@@ -372,7 +372,7 @@ command_result run_task_check(const task_options& opt) {
     std::string reference_name =
         rendered ? engine::reference_name(*task) : shown(task->reference_path);
     std::optional<std::string> reference =
-        rendered ? std::optional(task->reference_source) : engine::read_text(task->reference_path);
+        rendered ? std::optional(task->reference_source) : base::read_text(task->reference_path);
     if (!reference) {
       std::cout << at(manifest, reference_at) << "cannot read the reference " << reference_name
                 << "\n";

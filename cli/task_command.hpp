@@ -41,10 +41,10 @@ task_commands add_task_command(CLI::App& app, task_options& opt);
 /// Checks each manifest of `opt.manifests`: its keys and values (FILE:LINE:COL), that its
 /// tunables are overridable macros of its reference with their defaults among the listed
 /// values, and (unless opt.no_compile) that its reference compiles for opt.arch.
-command_result run_task_check(const task_options& opt);
+[[nodiscard]] command_result run_task_check(const task_options& opt);
 
 /// Writes opt.dir/NAME.toml and opt.dir/NAME_ref.cu: a manifest and an elementwise reference
 /// that check, compile and run as they are, for the user to turn into their op.
-command_result run_task_new(const task_options& opt);
+[[nodiscard]] command_result run_task_new(const task_options& opt);
 
 } // namespace ks::cli

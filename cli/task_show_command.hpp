@@ -24,6 +24,6 @@ CLI::App* add_task_show_command(CLI::App& task, task_show_options& opt);
 /// torch expression; every tensor with its dtype, shape and init), as text or as one JSON
 /// document. A manifest that does not load stops it: usage error when missing, task error
 /// (every problem, FILE:LINE:COL) when invalid.
-command_result run_task_show(const task_show_options& opt);
+[[nodiscard]] command_result run_task_show(const task_show_options& opt);
 
 } // namespace ks::cli

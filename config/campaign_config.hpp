@@ -199,12 +199,12 @@ struct campaign_config {
 /// its absolute path; errc::not_found or errc::io (naming `path`) when the file is missing,
 /// a folder or unreadable; errc::invalid_input whose message holds one `FILE:LINE:COL:
 /// message` line per problem, FILE being `path` as given.
-expected<campaign_config> load_campaign_config(const std::filesystem::path& path);
+[[nodiscard]] expected<campaign_config> load_campaign_config(const std::filesystem::path& path);
 
 /// Parses and validates config `text` as if read from `name_for_errors`, which names the file
 /// in error messages and, made absolute, becomes `source` (relative paths resolve against its
 /// folder). Fails only with errc::invalid_input.
-expected<campaign_config> parse_campaign_config(std::string_view text,
+[[nodiscard]] expected<campaign_config> parse_campaign_config(std::string_view text,
                                                 const std::filesystem::path& name_for_errors);
 
 /// Returns `config` as a commented TOML file: every option of the table with its description

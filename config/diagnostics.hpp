@@ -36,7 +36,7 @@ public:
   /// Returns nothing when no problem was recorded; otherwise one errc::invalid_input error
   /// whose message holds every problem as `FILE:LINE:COL: message`, one a line, in source
   /// order (problems at the same position keep the order they were reported in).
-  expected<void> checkpoint() const;
+  [[nodiscard]] expected<void> checkpoint() const;
 
 private:
   struct problem {

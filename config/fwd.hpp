@@ -1,5 +1,7 @@
 #pragma once
 
+#include "base/fwd.hpp"
+
 namespace ks::config {
 
 struct campaign_section;
@@ -12,6 +14,6 @@ struct campaign_config;
 struct option;
 struct section_info;
 class diagnostics;
-class error;
+using base::error;
 
 } // namespace ks::config

@@ -27,6 +27,6 @@ std::string describe(const toml::node& node);
 
 /// Parses `text`, named `file` in messages; fails with invalid_input and the syntax error at
 /// its FILE:LINE:COL.
-expected<toml::table> parse_toml(std::string_view text, const std::string& file);
+[[nodiscard]] expected<toml::table> parse_toml(std::string_view text, const std::string& file);
 
 } // namespace ks::config

@@ -117,13 +117,13 @@ public:
   /// Proposes up to request.count plans, none already in request.tried (the offline backend:
   /// nor in request.in_tree); fewer (or none) when the backend has run out of ideas for this
   /// parent.
-  virtual expected<std::vector<plan>> propose(const planning_request& request) = 0;
+  [[nodiscard]] virtual expected<std::vector<plan>> propose(const planning_request& request) = 0;
 
   /// Returns the CUDA source that applies request.plan.
-  virtual expected<std::string> write_code(const coding_request& request) = 0;
+  [[nodiscard]] virtual expected<std::string> write_code(const coding_request& request) = 0;
 
   /// Returns a fix for a failed source, or gave_up.
-  virtual expected<repair_reply> repair(const repair_request& request) = 0;
+  [[nodiscard]] virtual expected<repair_reply> repair(const repair_request& request) = 0;
 };
 
 } // namespace ks::engine

@@ -23,7 +23,7 @@ public:
   /// starts with the 0-based offset of the problem in `text`, then ": ", then what is wrong
   /// (a syntax error, an unknown name or function, a wrong number of arguments, an argument
   /// that torch needs as a number, an expression that uses no input).
-  static expected<elementwise_expression> parse(std::string_view text,
+  [[nodiscard]] static expected<elementwise_expression> parse(std::string_view text,
                                                 const std::vector<std::string>& inputs);
 
   /// Returns the expression in CUDA: float32 arithmetic with precise functions (expf, erff,

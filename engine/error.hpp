@@ -1,57 +1,17 @@
 #pragma once
 
-#include <tl/expected.hpp>
+// engine/'s names for base/'s error type (base/error.hpp): the code across engine/,
+// memory/, gpu/ and agents/ says engine::error, engine::errc, engine::expected<T> and
+// engine::fail.
 
-#include <cstdint>
-#include <string>
-#include <utility>
+#include "base/error.hpp"
 
 namespace ks::engine {
 
-/// Classifies why an operation of engine/, memory/ or gpu/ failed. The numbers are stable
-/// ("storage order"): they are persisted and sent over the worker protocol.
-enum class errc : int32_t {
-  invalid_input = 1,   ///< a file or value the user gave is malformed
-  io = 2,              ///< a file could not be read or written
-  not_found = 3,       ///< a named file, task or tool does not exist
-  subprocess = 4,      ///< a child process could not be started or misbehaved
-  timeout = 5,         ///< an operation ran past its deadline
-  protocol = 6,        ///< a peer sent something the protocol does not allow
-  internal = 7,        ///< a broken invariant of ours
-  transient = 8,       ///< a service cannot answer now (rate limited, unavailable, timed out):
-                       ///< the same request may succeed later
-  bad_reply = 9,       ///< a language model answered, but not in the form asked for (no code
-                       ///< block, invalid plan JSON), even when asked again with the error
-  cancelled = 10,      ///< the operation was cancelled (Ctrl-C) before it finished
-  budget_spent = 11,   ///< a campaign budget (tokens, cost) is spent: no new request starts
-};
-
-/// Returns the short, stable name of `code` ("invalid_input", ...).
-const char* to_string(errc code) noexcept;
-
-/// Carries an error code plus the context a user needs to act on it (file, line, what to do).
-class error {
-public:
-  error(errc code, std::string message) : code_(code), message_(std::move(message)) {}
-
-  /// Returns the classification.
-  errc code() const noexcept { return code_; }
-
-  /// Returns the human-readable explanation.
-  const std::string& message() const noexcept { return message_; }
-
-private:
-  errc code_;
-  std::string message_;
-};
-
-/// Shorthand for the result type used across engine/, memory/ and gpu/.
-template <class T>
-using expected = tl::expected<T, error>;
-
-/// Returns an unexpected error of `code` with `message`.
-inline tl::unexpected<error> fail(errc code, std::string message) {
-  return tl::unexpected<error>(error{code, std::move(message)});
-}
+using base::errc;
+using base::error;
+using base::expected;
+using base::fail;
+using base::to_string;
 
 } // namespace ks::engine

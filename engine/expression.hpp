@@ -37,7 +37,7 @@ public:
   /// Parses `text`. On a syntax error, returns errc::invalid_input whose message starts with
   /// the 0-based offset of the offending character in `text`, then ": ", then what is wrong
   /// (so that a loader can turn it into FILE:LINE:COL).
-  static expected<expression> parse(std::string_view text);
+  [[nodiscard]] static expected<expression> parse(std::string_view text);
 
   /// Returns the text it was parsed from.
   const std::string& text() const noexcept { return text_; }
@@ -48,10 +48,10 @@ public:
   /// Evaluates it as a condition over `facts`: yes or no; unknown when it needs a name that
   /// `facts` lacks. Returns errc::invalid_input for a type error (a string in arithmetic, a
   /// division by zero), naming the expression.
-  expected<truth> holds(const fact_map& facts) const;
+  [[nodiscard]] expected<truth> holds(const fact_map& facts) const;
 
   /// Evaluates it to a value over `facts`; nullopt when it needs a missing name.
-  expected<std::optional<fact_value>> evaluate(const fact_map& facts) const;
+  [[nodiscard]] expected<std::optional<fact_value>> evaluate(const fact_map& facts) const;
 
   struct node; // expression.cpp
 

@@ -1,5 +1,5 @@
 #include "engine/family_reference.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "engine/template_context.hpp"
 
@@ -41,7 +41,7 @@ fs::path reference_template(const fs::path& dir, std::string_view family) {
 
 expected<std::string> render_family_reference(const task& subject, const fs::path& dir) {
   fs::path file = reference_template(dir, subject.family);
-  std::optional<std::string> text = read_text(file);
+  std::optional<std::string> text = base::read_text(file);
   if (!text)
     return fail(errc::not_found, "cannot read the reference template " + file.string() +
                                      " (the families' folder is $KS_FAMILIES_DIR, or "
@@ -54,7 +54,7 @@ expected<std::string> render_family_reference(const task& subject, const fs::pat
     std::string name = it->path().filename().string();
     if (name.size() <= template_suffix.size() || !name.ends_with(template_suffix))
       continue;
-    std::optional<std::string> partial = read_text(it->path());
+    std::optional<std::string> partial = base::read_text(it->path());
     if (!partial)
       return fail(errc::not_found, "cannot read the partial " + it->path().string());
     name.resize(name.size() - template_suffix.size());

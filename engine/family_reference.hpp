@@ -25,7 +25,7 @@ std::filesystem::path reference_template(const std::filesystem::path& dir, std::
 /// Renders the reference of `subject`, whose derived values are set, from `dir`. Fails with
 /// errc::not_found (naming the file) when the template or a partial cannot be read, with
 /// errc::invalid_input on a Mustache error or a name that nothing provides.
-expected<std::string> render_family_reference(const task& subject,
+[[nodiscard]] expected<std::string> render_family_reference(const task& subject,
                                               const std::filesystem::path& dir);
 
 } // namespace ks::engine

@@ -1,11 +1,13 @@
 #pragma once
 
+#include "base/fwd.hpp"
+
 namespace ks::engine {
 
 struct tensor_spec;
 struct tolerance;
 struct task_cost;
 struct task;
-class error;
+using base::error;
 
 } // namespace ks::engine

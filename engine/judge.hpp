@@ -114,7 +114,7 @@ struct final_result {
 /// finalist i; order the finalists simplest first): the earliest finalist that the fastest
 /// does not beat beyond the noise (see the top of the file). Fails with invalid_input if there
 /// is no finalist or one has no samples.
-expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
+[[nodiscard]] expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
                                    const judge_options& options = {});
 
 /// Returns the finalists of `tree`: its `count` fastest accepted nodes (the root included),

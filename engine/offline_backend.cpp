@@ -23,7 +23,7 @@
 // proposed again ("repair by trying the next parameter set" happens at the next expansion).
 
 #include "engine/offline_backend.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -50,7 +50,7 @@ std::string lowercase(std::string_view text) {
 /// Reads a whole integer (an optional sign, then digits; an integral number such as "16.0"
 /// too, as plan_key would canonicalise it); nullopt for anything else.
 std::optional<int64_t> parse_integer(std::string_view text) {
-  text = trim(text);
+  text = base::trim(text);
   if (!text.empty() && text.front() == '+')
     text.remove_prefix(1);
   int64_t value = 0;
@@ -124,7 +124,7 @@ std::string first_error_line(std::string_view text) {
   size_t start = 0;
   while (start <= text.size() && chosen.empty()) {
     size_t end = text.find('\n', start);
-    std::string_view line = trim(
+    std::string_view line = base::trim(
         text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     if (!line.empty() && first_blank_free.empty())
       first_blank_free = line;
@@ -197,7 +197,7 @@ skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_r
                   std::to_string(st.to) + why));
       }
     };
-    bool parent_made_here = lowercase(trim(parent_plan.skill)) == s.id &&
+    bool parent_made_here = lowercase(base::trim(parent_plan.skill)) == s.id &&
                             (parent_plan.template_name.empty()
                                  ? &t == &s.templates.front()
                                  : parent_plan.template_name == t.name);
@@ -240,7 +240,7 @@ std::optional<param_values> params_of(const plan& p) {
     std::optional<int64_t> value = parse_integer(text);
     if (!value)
       return std::nullopt;
-    values[std::string(trim(name))] = *value;
+    values[std::string(base::trim(name))] = *value;
   }
   return values;
 }
@@ -341,7 +341,7 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
   }
   if (reference.empty())
     return fail(errc::invalid_input, "the offline coder needs the reference source");
-  std::string id = lowercase(trim(request.plan.skill));
+  std::string id = lowercase(base::trim(request.plan.skill));
   if (id == "reference")
     return reference;
   if (request.subject == nullptr)
@@ -350,7 +350,7 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
   if (s == nullptr)
     return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": the skill library has no skill '" +
                                          request.plan.skill + "'");
-  const skill_template* t = s->find_template(trim(request.plan.template_name));
+  const skill_template* t = s->find_template(base::trim(request.plan.template_name));
   if (t == nullptr)
     return fail(errc::invalid_input,
                 "plan " + plan_key(request.plan) + ": skill " + s->id + " has no template '" +

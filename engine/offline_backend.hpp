@@ -39,17 +39,17 @@ public:
   /// this family and GPU, else its defaults (or their neighbours when those are taken). Takes
   /// one plan from each retrieved skill in turn, best ranked first, demoted skills only when
   /// the others have no plan left. Returns errc::invalid_input without a task.
-  expected<std::vector<plan>> propose(const planning_request& request) override;
+  [[nodiscard]] expected<std::vector<plan>> propose(const planning_request& request) override;
 
   /// Returns the rendered template of request.plan (the reference itself for the reference
   /// plan). Deterministic: equal plans (plan_key) give equal text. Returns errc::invalid_input
   /// for a skill or template the library lacks, a parameter that is not an integer, or an
   /// instantiation outside the template's space or constraints.
-  expected<std::string> write_code(const coding_request& request) override;
+  [[nodiscard]] expected<std::string> write_code(const coding_request& request) override;
 
   /// Gives up (gave_up = true): the offline repairer cannot edit code. Its diagnosis names
   /// the plan and the first line of the error.
-  expected<repair_reply> repair(const repair_request& request) override;
+  [[nodiscard]] expected<repair_reply> repair(const repair_request& request) override;
 
 private:
   skill_library_ptr skills_;

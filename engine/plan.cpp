@@ -1,5 +1,5 @@
 #include "engine/plan.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,7 @@ namespace {
 // A value that parses completely as a number is rewritten in its shortest round-trip form, so
 // that a planner writing "16.0" cannot sneak a repeat of "16" past short-term memory.
 std::string canonical_value(std::string_view text) {
-  text = trim(text);
+  text = base::trim(text);
   std::string_view digits = text;
   if (!digits.empty() && digits.front() == '+')
     digits.remove_prefix(1);
@@ -36,15 +36,15 @@ plan reference_plan() {
 }
 
 std::string plan_key(const plan& p) {
-  std::string key{trim(p.skill)};
+  std::string key{base::trim(p.skill)};
   std::transform(key.begin(), key.end(), key.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (std::string_view name = trim(p.template_name); !name.empty())
+  if (std::string_view name = base::trim(p.template_name); !name.empty())
     key.append("/").append(name);
   // Trimming can make two keys equal; the map keeps the last, as a later assignment would.
   std::map<std::string, std::string> canonical;
   for (const auto& [name, value] : p.params)
-    canonical[std::string{trim(name)}] = canonical_value(value);
+    canonical[std::string{base::trim(name)}] = canonical_value(value);
   key += '(';
   bool first = true;
   for (const auto& [name, value] : canonical) {

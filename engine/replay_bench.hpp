@@ -70,12 +70,12 @@ public:
 
   /// Returns the measurement of the node reached by `lineage`. Fails with not_found if that
   /// lineage was not recorded.
-  expected<replay_answer> measure(const std::vector<plan>& lineage);
+  [[nodiscard]] expected<replay_answer> measure(const std::vector<plan>& lineage);
 
   /// Returns `count` fresh timing samples in ms of the node reached by `lineage`, as one slot
   /// of an interleaved final gives. Fails with not_found if it was not recorded, and with
   /// invalid_input if it was recorded as a failure.
-  expected<std::vector<double>> samples(const std::vector<plan>& lineage, int64_t count);
+  [[nodiscard]] expected<std::vector<double>> samples(const std::vector<plan>& lineage, int64_t count);
 
   /// Returns the lineage recorded with the smallest median among timed recordings; nullopt if
   /// none is timed.

@@ -65,7 +65,7 @@ std::vector<std::string> policy_names();
 /// Returns a new policy `name` with `options` (missing ones take their defaults). Fails with
 /// invalid_input listing the valid names when `name` is unknown, and the valid options when an
 /// option is unknown or below its minimum.
-expected<std::unique_ptr<search_policy>> make_policy(std::string_view name,
+[[nodiscard]] expected<std::unique_ptr<search_policy>> make_policy(std::string_view name,
                                                      const policy_options& options = {});
 
 // -- built-in policies (one file each) ---------------------------------------------------------

@@ -118,7 +118,7 @@ public:
 
   /// Rebuilds a tree from persisted records, checking every invariant; fails with
   /// invalid_input naming the first offending record.
-  static expected<search_tree> from_records(std::vector<node_record> records);
+  [[nodiscard]] static expected<search_tree> from_records(std::vector<node_record> records);
 
   // -- mutations -------------------------------------------------------------------------------
 
@@ -126,20 +126,20 @@ public:
   /// expansion number, and returns their ids in the order of `plans`. Fails, changing nothing,
   /// if `parent` is unknown, not accepted or exhausted, if `plans` is empty, or if a plan has
   /// no skill or repeats a plan of the batch or of an existing child of `parent`.
-  expected<std::vector<node_id>> expand(node_id parent, const std::vector<engine::plan>& plans);
+  [[nodiscard]] expected<std::vector<node_id>> expand(node_id parent, const std::vector<engine::plan>& plans);
 
   /// Expands `parent` with the single plan `p`; equal to expand(parent, {p}).
-  expected<node_id> add_child(node_id parent, engine::plan p);
+  [[nodiscard]] expected<node_id> add_child(node_id parent, engine::plan p);
 
   /// Replaces the progress of node `record.id` (source hash, status, disposition, timing,
   /// roofline fraction, failure kind, expansion state) with `record`'s. Fails if the id is
   /// unknown, if its identity (parent, depth, expansion, plan) differs, or if the record
   /// breaks an invariant (a timed status without a timing or without disposition passed;
   /// status verified with disposition not_verified).
-  expected<void> update(const node_record& record);
+  [[nodiscard]] expected<void> update(const node_record& record);
 
   /// Marks `id` exhausted: no policy selects it again. Fails if `id` is unknown.
-  expected<void> mark_exhausted(node_id id);
+  [[nodiscard]] expected<void> mark_exhausted(node_id id);
 
   // -- queries ---------------------------------------------------------------------------------
 
@@ -178,10 +178,10 @@ public:
   std::optional<node_id> best_accepted() const;
 
   /// Returns the plans from the root to `id`, both included (the root's plan first).
-  expected<std::vector<engine::plan>> lineage(node_id id) const;
+  [[nodiscard]] expected<std::vector<engine::plan>> lineage(node_id id) const;
 
   /// Returns the node ids from the root to `id`, both included.
-  expected<std::vector<node_id>> lineage_ids(node_id id) const;
+  [[nodiscard]] expected<std::vector<node_id>> lineage_ids(node_id id) const;
 
   /// Returns the nodes a policy may select: accepted, open, and shallower than `max_depth`,
   /// in id order.
@@ -209,7 +209,7 @@ private:
     std::vector<int64_t> expansions;  // distinct expansion numbers among the children
   };
 
-  expected<void> check_progress(const node_record& record) const;
+  [[nodiscard]] expected<void> check_progress(const node_record& record) const;
   void link(const node_record& child);
 
   std::vector<node_record> nodes_;

@@ -26,6 +26,7 @@
 
 #include "engine/skill_library.hpp"
 
+#include "base/text.hpp"
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
 #include "engine/diagnosis.hpp"
@@ -527,10 +528,10 @@ std::string format_problems(std::vector<problem> problems) {
 }
 
 expected<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  std::optional<std::string> text = base::read_text(path);
+  if (!text)
     return fail(errc::io, path.string() + ": cannot read");
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return std::move(*text);
 }
 
 } // namespace

@@ -12,7 +12,7 @@
 // instantiations exist for a task.
 
 #include "engine/skill_template.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "engine/op_family.hpp"
 #include "engine/template_context.hpp"
@@ -36,7 +36,7 @@ bool is_identifier_char(char c) {
 }
 
 std::optional<int64_t> parse_integer(std::string_view text) {
-  text = trim(text);
+  text = base::trim(text);
   if (!text.empty() && text.front() == '+')
     text.remove_prefix(1);
   int64_t value = 0;
@@ -54,16 +54,16 @@ struct directive {
 };
 
 std::optional<directive> parse_directive(std::string_view line) {
-  line = trim(line);
+  line = base::trim(line);
   if (line.empty() || line.front() != '#')
     return std::nullopt;
-  line = trim(line.substr(1));
+  line = base::trim(line.substr(1));
   auto split_word = [](std::string_view& text) {
     size_t length = 0;
     while (length < text.size() && is_identifier_char(text[length]))
       ++length;
     std::string_view word = text.substr(0, length);
-    text = trim(text.substr(length));
+    text = base::trim(text.substr(length));
     return word;
   };
   directive result;
@@ -75,7 +75,7 @@ std::optional<directive> parse_directive(std::string_view line) {
 
 std::string_view strip_comment(std::string_view line) {
   size_t at = std::min(line.find("//"), line.find("/*"));
-  return trim(line.substr(0, at));
+  return base::trim(line.substr(0, at));
 }
 
 std::string plan_line(const skill& s, const skill_template& t, const param_values& values) {
@@ -115,7 +115,7 @@ std::optional<int64_t> macro_default(std::string_view source, std::string_view n
     std::string_view line =
         source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     start = end == std::string_view::npos ? source.size() : end + 1;
-    if (trim(line).empty())
+    if (base::trim(line).empty())
       continue;
     std::optional<directive> d = parse_directive(line);
     if (guarded && d && d->name == "define" && d->word == name)

@@ -135,7 +135,7 @@ struct task {
 
 /// Returns the reference's CUDA source: the rendered one, else the file at reference_path;
 /// errc::not_found or errc::io naming the file when it cannot be read.
-expected<std::string> read_reference(const task& subject);
+[[nodiscard]] expected<std::string> read_reference(const task& subject);
 
 /// Returns how messages name the reference: its path, or for a rendered one "the <family>
 /// reference rendered from <template path>".

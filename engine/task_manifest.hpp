@@ -54,12 +54,12 @@ namespace ks::engine {
 /// errc::not_found or errc::io (naming `path`) when the file
 /// is missing or unreadable; errc::invalid_input whose message holds one
 /// `FILE:LINE:COL: message` line per problem, FILE being `path` as given.
-expected<task> load_task_manifest(const std::filesystem::path& path);
+[[nodiscard]] expected<task> load_task_manifest(const std::filesystem::path& path);
 
 /// Loads a suite: every *.toml directly inside `dir_or_file`, sorted by file name, or that one
 /// manifest when it is a file. Returns the tasks in that order, or one error that gathers the
 /// problems of every file, duplicate task names included; errc::not_found when `dir_or_file`
 /// does not exist or a folder holds no manifest.
-expected<std::vector<task>> load_task_suite(const std::filesystem::path& dir_or_file);
+[[nodiscard]] expected<std::vector<task>> load_task_suite(const std::filesystem::path& dir_or_file);
 
 } // namespace ks::engine

@@ -1,5 +1,5 @@
 #include "engine/template_context.hpp"
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include "engine/expression.hpp"
 #include "engine/op_family.hpp"
@@ -89,7 +89,7 @@ std::vector<std::string> silent_variables(std::string_view text, const silent_na
     size_t close = text.find(triple ? "}}}" : "}}", body);
     if (close == std::string_view::npos)
       return found;
-    std::string_view tag = trim(text.substr(body, close - body));
+    std::string_view tag = base::trim(text.substr(body, close - body));
     pos = close + (triple ? 3 : 2);
     if (tag.empty())
       continue;
@@ -107,7 +107,7 @@ std::vector<std::string> silent_variables(std::string_view text, const silent_na
     case '>':
       continue;
     case '&':
-      tag = trim(tag.substr(1));
+      tag = base::trim(tag.substr(1));
       break;
     default:
       break;

@@ -51,20 +51,20 @@ struct spawn_options {
 /// Runs `argv` (argv[0] is searched in PATH when it has no '/'), feeds it `input` on stdin,
 /// collects stdout and stderr, and kills its process group at `timeout`. Fails only when
 /// the process cannot be started at all.
-engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+[[nodiscard]] engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input = {});
 
 /// Runs like the overload above, with `cwd` as the child's working directory (nvcc then
 /// names its input by the relative path it was given, whatever folder it ran in).
-engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+[[nodiscard]] engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input,
                                                const std::filesystem::path& cwd);
 
 /// Runs like the overloads above, started as `options` says; its folder is removed before
 /// this returns.
-engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
+[[nodiscard]] engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
                                                std::chrono::milliseconds timeout,
                                                const std::string& input, spawn_options options);
 
@@ -83,28 +83,28 @@ public:
   ~child_process();
 
   /// Starts `argv` with piped stdin/stdout/stderr in a new process group.
-  static engine::expected<child_process> spawn(const std::vector<std::string>& argv);
+  [[nodiscard]] static engine::expected<child_process> spawn(const std::vector<std::string>& argv);
 
   /// Starts `argv` like the overload above, as `options` says; the child owns
   /// `options.folder` from now on.
-  static engine::expected<child_process> spawn(const std::vector<std::string>& argv,
+  [[nodiscard]] static engine::expected<child_process> spawn(const std::vector<std::string>& argv,
                                                spawn_options options);
 
   /// Writes `line` plus '\n' to the child's stdin, waiting at most 30 s for room in the
   /// pipe. Fails (errc::subprocess) if the child closed its stdin.
-  engine::expected<void> write_line(const std::string& line);
+  [[nodiscard]] engine::expected<void> write_line(const std::string& line);
 
   /// Writes `line` plus '\n' to the child's stdin; errc::timeout when the child has not
   /// taken it within `timeout`. Buffers stdout and drains stderr while it waits, so a child
   /// that writes before it reads never deadlocks with us.
-  engine::expected<void> write_line(const std::string& line, std::chrono::milliseconds timeout);
+  [[nodiscard]] engine::expected<void> write_line(const std::string& line, std::chrono::milliseconds timeout);
 
   /// Closes our end of the child's stdin, so that the child reads end of file.
   void close_stdin() noexcept;
 
   /// Reads one line of stdout (without '\n'). Returns nullopt at end of file (the child
   /// closed stdout or died), errc::timeout at the deadline; keeps stderr drained meanwhile.
-  engine::expected<std::optional<std::string>> read_line(std::chrono::milliseconds timeout);
+  [[nodiscard]] engine::expected<std::optional<std::string>> read_line(std::chrono::milliseconds timeout);
 
   /// Returns the last bytes (at most 64 KiB) the child wrote to stderr so far.
   const std::string& stderr_tail() const noexcept { return err_; }

@@ -23,6 +23,7 @@
 
 #include "gpu/compiler.hpp"
 
+#include "base/text.hpp"
 #include "gpu/child_process.hpp"
 #include "gpu/content_hash.hpp"
 
@@ -61,15 +62,6 @@ const char* const whitelist_text =
 
 double ms_since(clock_type::time_point start) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
-}
-
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 bool write_text(const fs::path& path, const std::string& text) {
@@ -278,7 +270,7 @@ std::string demangle(const std::string& mangled) {
   return name;
 }
 
-std::string trim(std::string_view text) {
+std::string trim_blanks_and_quotes(std::string_view text) {
   auto begin = text.find_first_not_of(" \t\r'");
   if (begin == std::string_view::npos)
     return {};
@@ -324,7 +316,7 @@ std::string string_field(const boost::json::object& o, const char* name) {
 
 // Loads the entry in `dir` as a cache hit; nullopt when it is absent or unusable.
 std::optional<compile_result> load_entry(const fs::path& dir) {
-  auto text = read_text(dir / "result.json");
+  auto text = base::read_text(dir / "result.json");
   if (!text)
     return std::nullopt;
   boost::json::error_code ec;
@@ -342,7 +334,7 @@ std::optional<compile_result> load_entry(const fs::path& dir) {
     if (!fs::is_regular_file(result.shared_object, fs_ec))
       return std::nullopt;
   }
-  result.diagnostics = read_text(dir / "diagnostics.txt").value_or("");
+  result.diagnostics = base::read_text(dir / "diagnostics.txt").value_or("");
   if (const boost::json::value* kernels = o.if_contains("kernels"); kernels && kernels->is_array()) {
     for (const boost::json::value& item : kernels->get_array()) {
       if (!item.is_object())
@@ -423,10 +415,10 @@ engine::expected<std::vector<std::string>> parse_ks_flags(const std::string& sou
   std::istringstream lines(source);
   std::string line;
   for (int n = 0; n < ks_flags_scan_lines && std::getline(lines, line); ++n) {
-    std::string text = trim(line);
+    std::string text = trim_blanks_and_quotes(line);
     if (text.rfind("//", 0) != 0)
       continue;
-    std::string body = trim(std::string_view(text).substr(2));
+    std::string body = trim_blanks_and_quotes(std::string_view(text).substr(2));
     if (body.rfind("ks-flags:", 0) != 0)
       continue;
     std::istringstream words(body.substr(9));
@@ -466,7 +458,7 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text) {
         kernels.push_back(std::move(k));
       }
     } else if (auto props = line.find("Function properties for "); props != std::string::npos) {
-      properties_of = trim(std::string_view(line).substr(props + 24));
+      properties_of = trim_blanks_and_quotes(std::string_view(line).substr(props + 24));
     } else if (line.find("bytes stack frame") != std::string::npos) {
       frame& f = frames[properties_of];
       f.stack = number_before(line, " bytes stack frame").value_or(0);
@@ -520,7 +512,7 @@ engine::expected<compiler> compiler::create(compiler_options options) {
                           + "): " + version->err);
 
   compiler result;
-  result.abi_header_ = read_text(options.include_dir / "kernelskill" / "abi.h").value_or("");
+  result.abi_header_ = base::read_text(options.include_dir / "kernelskill" / "abi.h").value_or("");
   result.nvcc_version_ = version->out;
   result.options_ = std::move(options);
   remove_stale_builds(result.options_.cache_dir / "compile");

@@ -74,13 +74,13 @@ std::string arch_for(int32_t cc_major, int32_t cc_minor);
 /// 20 lines. Only -l<library>, -maxrregcount=<N>, --use_fast_math, -Xptxas=<ptxas options>
 /// and -D<NAME>[=<value>] are allowed; any other flag gives errc::invalid_input with a message
 /// that names the flag and the whitelist.
-engine::expected<std::vector<std::string>> parse_ks_flags(const std::string& source);
+[[nodiscard]] engine::expected<std::vector<std::string>> parse_ks_flags(const std::string& source);
 
 /// Runs nvcc with a cache; thread-safe.
 class compiler {
 public:
   /// Finds nvcc and reads its version (part of every cache key); fails if nvcc is missing.
-  static engine::expected<compiler> create(compiler_options options);
+  [[nodiscard]] static engine::expected<compiler> create(compiler_options options);
 
   /// Compiles one source, or returns the cached shared object.
   compile_result compile(const compile_request& request) const;

@@ -49,25 +49,25 @@ public:
   explicit worker_client(worker_options options);
 
   /// Asks the worker about its device.
-  job_result<device_info> info();
+  [[nodiscard]] job_result<device_info> info();
 
   /// Measures the device's peak bandwidth and FMA rate.
-  job_result<calibration> calibrate();
+  [[nodiscard]] job_result<calibration> calibrate();
 
   /// Checks `candidate` against `reference` (both shared objects) on `t`'s shapes.
-  job_result<verify_result> verify(const engine::task& t, const std::string& reference,
+  [[nodiscard]] job_result<verify_result> verify(const engine::task& t, const std::string& reference,
                                    const std::string& candidate, const verify_options& opt);
 
   /// Times `kernel` on `t`'s shapes; some timed calls are checked against the outputs of
   /// `reference` (both shared objects; the same path when the reference itself is timed).
-  job_result<timing_result> time(const engine::task& t, const std::string& kernel,
+  [[nodiscard]] job_result<timing_result> time(const engine::task& t, const std::string& kernel,
                                  const std::string& reference, const timing_options& opt);
 
   /// Profiles one call of `kernel` (a shared object) on `t`'s shapes, inputs drawn from
   /// `seed` as for timing: every kernel it launches and, where the device lets CUPTI read
   /// them, the hardware metrics (engine/profile.hpp). Counters that cannot be read are no
   /// failure: the profile says why (counters_unavailable) and holds the activity part.
-  job_result<engine::profile> profile(const engine::task& t, const std::string& kernel,
+  [[nodiscard]] job_result<engine::profile> profile(const engine::task& t, const std::string& kernel,
                                       const profile_options& opt = {},
                                       uint64_t seed = verify_options{}.seed);
 
@@ -90,8 +90,8 @@ public:
   }
 
 private:
-  job_result<response> run(request req, std::chrono::milliseconds timeout);
-  tl::expected<void, failure> ensure_started();
+  [[nodiscard]] job_result<response> run(request req, std::chrono::milliseconds timeout);
+  [[nodiscard]] tl::expected<void, failure> ensure_started();
   failure discard_worker(failure_kind kind, std::string message);
 
   worker_options options_;

@@ -36,7 +36,7 @@ struct worker_limits {
 /// Sets RLIMIT_CORE to 0 and RLIMIT_FSIZE and RLIMIT_NPROC as `limits` says, soft and hard,
 /// never raising one that is already lower. Fails (errc::subprocess, naming the limit) only
 /// when setrlimit refuses, which lowering never should.
-engine::expected<void> apply_worker_limits(const worker_limits& limits = {});
+[[nodiscard]] engine::expected<void> apply_worker_limits(const worker_limits& limits = {});
 
 /// Returns how many tasks (processes and threads) the user `uid` runs now, from /proc.
 int64_t count_user_tasks(uint32_t uid);

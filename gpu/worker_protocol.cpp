@@ -7,6 +7,9 @@
 
 #include "gpu/worker_protocol.hpp"
 
+#include "gpu/device_json.hpp"
+#include "json/decode.hpp"
+
 #include <boost/json.hpp>
 
 #include <cmath>
@@ -21,68 +24,12 @@ namespace {
 
 // -- decoding helpers ----------------------------------------------------------------------
 
-// Thrown inside this file only; decode_* turn it into an errc::protocol error.
-struct decode_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json::value& field(const json::object& obj, std::string_view key) {
-  auto it = obj.find(key);
-  if (it == obj.end())
-    throw decode_error("missing field '" + std::string(key) + "'");
-  return it->value();
-}
-
-const json::object& as_object(const json::value& v, std::string_view what) {
-  if (!v.is_object())
-    throw decode_error("'" + std::string(what) + "' must be an object");
-  return v.get_object();
-}
-
-const json::array& as_array(const json::value& v, std::string_view what) {
-  if (!v.is_array())
-    throw decode_error("'" + std::string(what) + "' must be an array");
-  return v.get_array();
-}
-
-std::string get_string(const json::object& obj, std::string_view key) {
-  const auto& v = field(obj, key);
-  if (!v.is_string())
-    throw decode_error("field '" + std::string(key) + "' must be a string");
-  return std::string(v.get_string());
-}
-
-std::string get_string_or(const json::object& obj, std::string_view key, std::string fallback) {
-  return obj.contains(key) ? get_string(obj, key) : fallback;
-}
-
-template <class T>
-T get_number(const json::object& obj, std::string_view key) {
-  const auto& v = field(obj, key);
-  if (!v.is_number())
-    throw decode_error("field '" + std::string(key) + "' must be a number");
-  if constexpr (std::is_floating_point_v<T>) {
-    return v.to_number<double>();
-  } else {
-    if (v.is_double())
-      throw decode_error("field '" + std::string(key) + "' must be an integer");
-    return static_cast<T>(v.is_int64() ? v.get_int64() : static_cast<int64_t>(v.get_uint64()));
-  }
-}
-
-template <class T>
-T get_number_or(const json::object& obj, std::string_view key, T fallback) {
-  return obj.contains(key) ? get_number<T>(obj, key) : fallback;
-}
-
-bool get_bool_or(const json::object& obj, std::string_view key, bool fallback) {
-  if (!obj.contains(key))
-    return fallback;
-  const auto& v = field(obj, key);
-  if (!v.is_bool())
-    throw decode_error("field '" + std::string(key) + "' must be true or false");
-  return v.get_bool();
-}
+// json/decode.hpp's field readers throw decode::malformed inside this file only; decode_*
+// turn it (and every other exception) into an errc::protocol error.
+using decode_error = decode::malformed;
+using decode::as_array;
+using decode::as_object;
+using decode::field;
 
 json::object parse_object(std::string_view line) {
   json::error_code ec;
@@ -92,7 +39,7 @@ json::object parse_object(std::string_view line) {
   if (!v.is_object())
     throw decode_error("a protocol line must be a JSON object");
   auto& obj = v.get_object();
-  auto version = get_number<int64_t>(obj, "v");
+  auto version = decode::number<int64_t>(obj, "v");
   if (version != protocol_version)
     throw decode_error("protocol version " + std::to_string(version) + ", expected " +
                        std::to_string(protocol_version));
@@ -113,8 +60,8 @@ json::object encode_tensor(const engine::tensor_spec& t) {
 engine::tensor_spec decode_tensor(const json::value& v) {
   const auto& obj = as_object(v, "tensor");
   engine::tensor_spec t;
-  t.name = get_string(obj, "name");
-  auto type_name = get_string(obj, "dtype");
+  t.name = decode::string_field(obj, "name");
+  auto type_name = decode::string_field(obj, "dtype");
   auto type = engine::parse_dtype(type_name);
   if (!type)
     throw decode_error("unknown dtype '" + type_name + "'");
@@ -124,13 +71,13 @@ engine::tensor_spec decode_tensor(const json::value& v) {
       throw decode_error("shape entries must be integers");
     t.shape.push_back(d.is_int64() ? d.get_int64() : static_cast<int64_t>(d.get_uint64()));
   }
-  auto init_name = get_string_or(obj, "init", "normal");
+  auto init_name = decode::string_field_or(obj, "init", "normal");
   auto init = engine::parse_init_kind(init_name);
   if (!init)
     throw decode_error("unknown init '" + init_name + "'");
   t.init = *init;
-  t.low = get_number_or<int64_t>(obj, "low", 0);
-  t.high = get_number_or<int64_t>(obj, "high", 2);
+  t.low = decode::number_or<int64_t>(obj, "low", 0);
+  t.high = decode::number_or<int64_t>(obj, "high", 2);
   return t;
 }
 
@@ -151,19 +98,19 @@ json::object encode_task(const engine::task& t) {
 engine::task decode_task(const json::value& v) {
   const auto& obj = as_object(v, "task");
   engine::task t;
-  t.name = get_string(obj, "name");
+  t.name = decode::string_field(obj, "name");
   for (const auto& x : as_array(field(obj, "inputs"), "inputs"))
     t.inputs.push_back(decode_tensor(x));
   for (const auto& y : as_array(field(obj, "outputs"), "outputs"))
     t.outputs.push_back(decode_tensor(y));
   const auto& tol = as_object(field(obj, "tolerance"), "tolerance");
-  t.tol.atol = get_number<double>(tol, "atol");
-  t.tol.rtol = get_number<double>(tol, "rtol");
-  t.tol.norm_rel = get_number<double>(tol, "norm_rel");
+  t.tol.atol = decode::number<double>(tol, "atol");
+  t.tol.rtol = decode::number<double>(tol, "rtol");
+  t.tol.norm_rel = decode::number<double>(tol, "norm_rel");
   if (obj.contains("cost")) {
     const auto& cost = as_object(obj.at("cost"), "cost");
-    t.cost.flops = get_number_or<double>(cost, "flops", 0);
-    t.cost.bytes = get_number_or<double>(cost, "bytes", 0);
+    t.cost.flops = decode::number_or<double>(cost, "flops", 0);
+    t.cost.bytes = decode::number_or<double>(cost, "bytes", 0);
   }
   return t;
 }
@@ -171,43 +118,7 @@ engine::task decode_task(const json::value& v) {
 // -- results -------------------------------------------------------------------------------
 
 json::object encode_payload(const device_info& d) {
-  return {{"index", d.index},
-          {"device_count", d.device_count},
-          {"name", d.name},
-          {"uuid", d.uuid},
-          {"arch", d.arch},
-          {"cc_major", d.cc_major},
-          {"cc_minor", d.cc_minor},
-          {"sms", d.sms},
-          {"memory_bytes", d.memory_bytes},
-          {"l2_bytes", d.l2_bytes},
-          {"smem_per_block_optin", d.smem_per_block_optin},
-          {"sm_clock_khz", d.sm_clock_khz},
-          {"mem_clock_khz", d.mem_clock_khz},
-          {"mem_bus_bits", d.mem_bus_bits},
-          {"driver_version", d.driver_version},
-          {"runtime_version", d.runtime_version}};
-}
-
-device_info decode_device_info(const json::object& o) {
-  device_info d;
-  d.index = get_number<int32_t>(o, "index");
-  d.device_count = get_number<int32_t>(o, "device_count");
-  d.name = get_string(o, "name");
-  d.uuid = get_string(o, "uuid");
-  d.arch = get_string(o, "arch");
-  d.cc_major = get_number<int32_t>(o, "cc_major");
-  d.cc_minor = get_number<int32_t>(o, "cc_minor");
-  d.sms = get_number<int32_t>(o, "sms");
-  d.memory_bytes = get_number<int64_t>(o, "memory_bytes");
-  d.l2_bytes = get_number<int64_t>(o, "l2_bytes");
-  d.smem_per_block_optin = get_number_or<int64_t>(o, "smem_per_block_optin", 0);
-  d.sm_clock_khz = get_number_or<int32_t>(o, "sm_clock_khz", 0);
-  d.mem_clock_khz = get_number_or<int32_t>(o, "mem_clock_khz", 0);
-  d.mem_bus_bits = get_number_or<int32_t>(o, "mem_bus_bits", 0);
-  d.driver_version = get_number_or<int32_t>(o, "driver_version", 0);
-  d.runtime_version = get_number_or<int32_t>(o, "runtime_version", 0);
-  return d;
+  return device_info_json(d);
 }
 
 json::object encode_payload(const calibration& c) {
@@ -218,11 +129,11 @@ json::object encode_payload(const calibration& c) {
 
 calibration decode_calibration(const json::object& o) {
   calibration c;
-  c.dram_gbps = get_number<double>(o, "dram_gbps");
-  c.fp32_gflops = get_number<double>(o, "fp32_gflops");
-  c.copy_bytes = get_number_or<int64_t>(o, "copy_bytes", 0);
-  c.copy_ms = get_number_or<double>(o, "copy_ms", 0);
-  c.fma_ms = get_number_or<double>(o, "fma_ms", 0);
+  c.dram_gbps = decode::number<double>(o, "dram_gbps");
+  c.fp32_gflops = decode::number<double>(o, "fp32_gflops");
+  c.copy_bytes = decode::number_or<int64_t>(o, "copy_bytes", 0);
+  c.copy_ms = decode::number_or<double>(o, "copy_ms", 0);
+  c.fma_ms = decode::number_or<double>(o, "fma_ms", 0);
   return c;
 }
 
@@ -264,24 +175,24 @@ double get_double_or_nan(const json::object& o, std::string_view key) {
     if (text == "-inf")
       return -std::numeric_limits<double>::infinity();
   }
-  return get_number<double>(o, key);
+  return decode::number<double>(o, key);
 }
 
 verify_result decode_verify_result(const json::object& o) {
   verify_result r;
-  r.passed = get_bool_or(o, "passed", false);
-  r.trials = get_number<int32_t>(o, "trials");
+  r.passed = decode::bool_field_or(o, "passed", false);
+  r.trials = decode::number<int32_t>(o, "trials");
   r.max_abs_err = get_double_or_nan(o, "max_abs_err");
   r.max_rel_err = get_double_or_nan(o, "max_rel_err");
   r.norm_rel_err = get_double_or_nan(o, "norm_rel_err");
-  r.bad_count = get_number_or<int64_t>(o, "bad_count", 0);
-  r.nan_count = get_number_or<int64_t>(o, "nan_count", 0);
-  r.first_bad_index = get_number_or<int64_t>(o, "first_bad_index", -1);
-  r.bad_output = get_string_or(o, "bad_output", "");
-  r.bad_trial = get_number_or<int32_t>(o, "bad_trial", -1);
+  r.bad_count = decode::number_or<int64_t>(o, "bad_count", 0);
+  r.nan_count = decode::number_or<int64_t>(o, "nan_count", 0);
+  r.first_bad_index = decode::number_or<int64_t>(o, "first_bad_index", -1);
+  r.bad_output = decode::string_field_or(o, "bad_output", "");
+  r.bad_trial = decode::number_or<int32_t>(o, "bad_trial", -1);
   r.expected = o.contains("expected") ? get_double_or_nan(o, "expected") : 0.0;
   r.actual = o.contains("actual") ? get_double_or_nan(o, "actual") : 0.0;
-  r.input_changed = get_bool_or(o, "input_changed", false);
+  r.input_changed = decode::bool_field_or(o, "input_changed", false);
   return r;
 }
 
@@ -305,21 +216,21 @@ json::object encode_payload(const timing_result& t) {
 
 timing_result decode_timing_result(const json::object& o) {
   timing_result t;
-  t.median_ms = get_number<double>(o, "median_ms");
-  t.p10_ms = get_number<double>(o, "p10_ms");
-  t.p90_ms = get_number<double>(o, "p90_ms");
-  t.min_ms = get_number_or<double>(o, "min_ms", 0);
-  t.mean_ms = get_number_or<double>(o, "mean_ms", 0);
-  t.trials = get_number<int32_t>(o, "trials");
-  t.host_ms_per_call = get_number_or<double>(o, "host_ms_per_call", 0);
-  t.device_tail_ms = get_number_or<double>(o, "device_tail_ms", 0);
-  t.escaped = get_bool_or(o, "escaped", false);
-  t.batch = get_number_or<int32_t>(o, "batch", 0);
-  t.input_sets = get_number_or<int32_t>(o, "input_sets", 0);
-  t.checked_calls = get_number_or<int32_t>(o, "checked_calls", 0);
-  t.audit = get_string_or(o, "audit", "");
-  t.audit_note = get_string_or(o, "audit_note", "");
-  t.l2_resets = get_number_or<int32_t>(o, "l2_resets", 0);
+  t.median_ms = decode::number<double>(o, "median_ms");
+  t.p10_ms = decode::number<double>(o, "p10_ms");
+  t.p90_ms = decode::number<double>(o, "p90_ms");
+  t.min_ms = decode::number_or<double>(o, "min_ms", 0);
+  t.mean_ms = decode::number_or<double>(o, "mean_ms", 0);
+  t.trials = decode::number<int32_t>(o, "trials");
+  t.host_ms_per_call = decode::number_or<double>(o, "host_ms_per_call", 0);
+  t.device_tail_ms = decode::number_or<double>(o, "device_tail_ms", 0);
+  t.escaped = decode::bool_field_or(o, "escaped", false);
+  t.batch = decode::number_or<int32_t>(o, "batch", 0);
+  t.input_sets = decode::number_or<int32_t>(o, "input_sets", 0);
+  t.checked_calls = decode::number_or<int32_t>(o, "checked_calls", 0);
+  t.audit = decode::string_field_or(o, "audit", "");
+  t.audit_note = decode::string_field_or(o, "audit_note", "");
+  t.l2_resets = decode::number_or<int32_t>(o, "l2_resets", 0);
   return t;
 }
 
@@ -383,15 +294,15 @@ json::object encode_kernel(const engine::kernel_profile& k) {
 engine::kernel_profile decode_kernel(const json::value& v) {
   const auto& o = as_object(v, "kernel");
   engine::kernel_profile k;
-  k.name = get_string(o, "name");
-  k.launches = get_number_or<int64_t>(o, "launches", 1);
-  k.duration_ms = get_number_or<double>(o, "duration_ms", 0);
+  k.name = decode::string_field(o, "name");
+  k.launches = decode::number_or<int64_t>(o, "launches", 1);
+  k.duration_ms = decode::number_or<double>(o, "duration_ms", 0);
   k.grid = decode_triple(o, "grid");
   k.block = decode_triple(o, "block");
-  k.registers = get_number_or<int32_t>(o, "registers", 0);
-  k.static_shared_bytes = get_number_or<int64_t>(o, "static_shared_bytes", 0);
-  k.dynamic_shared_bytes = get_number_or<int64_t>(o, "dynamic_shared_bytes", 0);
-  k.local_bytes_per_thread = get_number_or<int64_t>(o, "local_bytes_per_thread", 0);
+  k.registers = decode::number_or<int32_t>(o, "registers", 0);
+  k.static_shared_bytes = decode::number_or<int64_t>(o, "static_shared_bytes", 0);
+  k.dynamic_shared_bytes = decode::number_or<int64_t>(o, "dynamic_shared_bytes", 0);
+  k.local_bytes_per_thread = decode::number_or<int64_t>(o, "local_bytes_per_thread", 0);
   k.metrics = decode_metrics(o, "metrics");
   return k;
 }
@@ -429,15 +340,15 @@ json::object encode_payload(const engine::profile& p) {
 
 engine::profile decode_profile_object(const json::object& o) {
   engine::profile p;
-  p.launches = get_number<int64_t>(o, "launches");
-  p.copies = get_number_or<int64_t>(o, "copies", 0);
-  p.kernel_ms = get_number_or<double>(o, "kernel_ms", 0);
-  p.span_ms = get_number_or<double>(o, "span_ms", 0);
-  p.counters = get_bool_or(o, "counters", false);
-  p.counters_unavailable = get_string_or(o, "counters_unavailable", "");
-  p.range = get_string_or(o, "range", "");
-  p.replay = get_string_or(o, "replay", "");
-  p.passes = get_number_or<int32_t>(o, "passes", 0);
+  p.launches = decode::number<int64_t>(o, "launches");
+  p.copies = decode::number_or<int64_t>(o, "copies", 0);
+  p.kernel_ms = decode::number_or<double>(o, "kernel_ms", 0);
+  p.span_ms = decode::number_or<double>(o, "span_ms", 0);
+  p.counters = decode::bool_field_or(o, "counters", false);
+  p.counters_unavailable = decode::string_field_or(o, "counters_unavailable", "");
+  p.range = decode::string_field_or(o, "range", "");
+  p.replay = decode::string_field_or(o, "replay", "");
+  p.passes = decode::number_or<int32_t>(o, "passes", 0);
   p.metrics = decode_metrics(o, "metrics");
   if (o.contains("notes"))
     for (const auto& n : as_array(o.at("notes"), "notes")) {
@@ -448,19 +359,19 @@ engine::profile decode_profile_object(const json::object& o) {
   if (o.contains("device")) {
     const auto& d = as_object(o.at("device"), "device");
     engine::device_limits& l = p.device;
-    l.sms = get_number_or<int32_t>(d, "sms", l.sms);
-    l.max_warps_per_sm = get_number_or<int32_t>(d, "max_warps_per_sm", l.max_warps_per_sm);
-    l.max_blocks_per_sm = get_number_or<int32_t>(d, "max_blocks_per_sm", l.max_blocks_per_sm);
-    l.registers_per_sm = get_number_or<int32_t>(d, "registers_per_sm", l.registers_per_sm);
+    l.sms = decode::number_or<int32_t>(d, "sms", l.sms);
+    l.max_warps_per_sm = decode::number_or<int32_t>(d, "max_warps_per_sm", l.max_warps_per_sm);
+    l.max_blocks_per_sm = decode::number_or<int32_t>(d, "max_blocks_per_sm", l.max_blocks_per_sm);
+    l.registers_per_sm = decode::number_or<int32_t>(d, "registers_per_sm", l.registers_per_sm);
     l.max_registers_per_block =
-      get_number_or<int32_t>(d, "max_registers_per_block", l.max_registers_per_block);
-    l.shared_bytes_per_sm = get_number_or<int64_t>(d, "shared_bytes_per_sm", l.shared_bytes_per_sm);
+      decode::number_or<int32_t>(d, "max_registers_per_block", l.max_registers_per_block);
+    l.shared_bytes_per_sm = decode::number_or<int64_t>(d, "shared_bytes_per_sm", l.shared_bytes_per_sm);
     l.shared_bytes_per_block_optin =
-      get_number_or<int64_t>(d, "shared_bytes_per_block_optin", l.shared_bytes_per_block_optin);
-    l.reserved_shared_bytes_per_block = get_number_or<int64_t>(
+      decode::number_or<int64_t>(d, "shared_bytes_per_block_optin", l.shared_bytes_per_block_optin);
+    l.reserved_shared_bytes_per_block = decode::number_or<int64_t>(
       d, "reserved_shared_bytes_per_block", l.reserved_shared_bytes_per_block);
   }
-  p.profile_ms = get_number_or<double>(o, "profile_ms", 0);
+  p.profile_ms = decode::number_or<double>(o, "profile_ms", 0);
   if (o.contains("kernels"))
     for (const auto& k : as_array(o.at("kernels"), "kernels"))
       p.kernels.push_back(decode_kernel(k));
@@ -480,15 +391,15 @@ json::object encode_failure(const failure& f) {
 
 failure decode_failure(const json::object& o) {
   failure f;
-  auto kind_name = get_string(o, "kind");
+  auto kind_name = decode::string_field(o, "kind");
   auto kind = parse_failure_kind(kind_name);
   if (!kind)
     throw decode_error("unknown failure kind '" + kind_name + "'");
   f.kind = *kind;
-  f.message = get_string(o, "message");
+  f.message = decode::string_field(o, "message");
   if (o.contains("return_code"))
-    f.return_code = get_number<int32_t>(o, "return_code");
-  f.cuda_error = get_string_or(o, "cuda_error", "");
+    f.return_code = decode::number<int32_t>(o, "return_code");
+  f.cuda_error = decode::string_field_or(o, "cuda_error", "");
   if (o.contains("verify"))
     f.verify = decode_verify_result(as_object(o.at("verify"), "verify"));
   return f;
@@ -576,8 +487,8 @@ engine::expected<request> decode_request(std::string_view line) {
   try {
     auto obj = parse_object(line);
     request r;
-    r.id = get_number<int64_t>(obj, "id");
-    auto job_name = get_string(obj, "job");
+    r.id = decode::number<int64_t>(obj, "id");
+    auto job_name = decode::string_field(obj, "job");
     auto job = parse_job(job_name);
     if (!job)
       throw decode_error("unknown job '" + job_name + "'");
@@ -585,33 +496,33 @@ engine::expected<request> decode_request(std::string_view line) {
     if (r.job == job_kind::verify || r.job == job_kind::time || r.job == job_kind::profile)
       r.task = decode_task(field(obj, "task"));
     if (r.job == job_kind::verify) {
-      r.reference = get_string(obj, "reference");
-      r.candidate = get_string(obj, "candidate");
-      r.verify.trials = get_number_or<int32_t>(obj, "trials", r.verify.trials);
-      r.verify.seed = get_number_or<uint64_t>(obj, "seed", r.verify.seed);
+      r.reference = decode::string_field(obj, "reference");
+      r.candidate = decode::string_field(obj, "candidate");
+      r.verify.trials = decode::number_or<int32_t>(obj, "trials", r.verify.trials);
+      r.verify.seed = decode::number_or<uint64_t>(obj, "seed", r.verify.seed);
     } else if (r.job == job_kind::time) {
-      r.kernel = get_string(obj, "kernel");
-      r.reference = get_string(obj, "reference");
+      r.kernel = decode::string_field(obj, "kernel");
+      r.reference = decode::string_field(obj, "reference");
       if (obj.contains("timing")) {
         const auto& t = as_object(obj.at("timing"), "timing");
         auto& o = r.timing;
-        o.warmup_ms = get_number_or<double>(t, "warmup_ms", o.warmup_ms);
-        o.min_trials = get_number_or<int32_t>(t, "min_trials", o.min_trials);
-        o.max_trials = get_number_or<int32_t>(t, "max_trials", o.max_trials);
-        o.max_ms = get_number_or<double>(t, "max_ms", o.max_ms);
-        o.stable_rel = get_number_or<double>(t, "stable_rel", o.stable_rel);
-        o.host_check_batch = get_number_or<int32_t>(t, "host_check_batch", o.host_check_batch);
-        o.flush_l2 = get_bool_or(t, "flush_l2", o.flush_l2);
+        o.warmup_ms = decode::number_or<double>(t, "warmup_ms", o.warmup_ms);
+        o.min_trials = decode::number_or<int32_t>(t, "min_trials", o.min_trials);
+        o.max_trials = decode::number_or<int32_t>(t, "max_trials", o.max_trials);
+        o.max_ms = decode::number_or<double>(t, "max_ms", o.max_ms);
+        o.stable_rel = decode::number_or<double>(t, "stable_rel", o.stable_rel);
+        o.host_check_batch = decode::number_or<int32_t>(t, "host_check_batch", o.host_check_batch);
+        o.flush_l2 = decode::bool_field_or(t, "flush_l2", o.flush_l2);
       }
     } else if (r.job == job_kind::profile) {
-      r.kernel = get_string(obj, "kernel");
-      r.verify.seed = get_number_or<uint64_t>(obj, "seed", r.verify.seed);
+      r.kernel = decode::string_field(obj, "kernel");
+      r.verify.seed = decode::number_or<uint64_t>(obj, "seed", r.verify.seed);
       if (obj.contains("profile")) {
         const auto& p = as_object(obj.at("profile"), "profile");
         auto& o = r.profile;
-        o.counters = get_bool_or(p, "counters", o.counters);
-        o.max_ranges = get_number_or<int32_t>(p, "max_ranges", o.max_ranges);
-        o.max_passes = get_number_or<int32_t>(p, "max_passes", o.max_passes);
+        o.counters = decode::bool_field_or(p, "counters", o.counters);
+        o.max_ranges = decode::number_or<int32_t>(p, "max_ranges", o.max_ranges);
+        o.max_passes = decode::number_or<int32_t>(p, "max_passes", o.max_passes);
       }
     }
     return r;
@@ -624,7 +535,7 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
   try {
     auto obj = parse_object(line);
     response r;
-    r.id = get_number<int64_t>(obj, "id");
+    r.id = decode::number<int64_t>(obj, "id");
     const auto& ok = field(obj, "ok");
     if (!ok.is_bool())
       throw decode_error("field 'ok' must be true or false");
@@ -635,7 +546,7 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
     }
     const auto& result = as_object(field(obj, "result"), "result");
     switch (job) {
-      case job_kind::info: r.result = decode_device_info(result); break;
+      case job_kind::info: r.result = device_info_from_json(result); break;
       case job_kind::calibrate: r.result = decode_calibration(result); break;
       case job_kind::verify: r.result = decode_verify_result(result); break;
       case job_kind::time: r.result = decode_timing_result(result); break;
@@ -668,9 +579,9 @@ engine::expected<engine::profile> decode_profile(std::string_view text) {
 engine::expected<hello> decode_hello(std::string_view line) {
   try {
     auto obj = parse_object(line);
-    if (get_string(obj, "hello") != "ks-bench-worker")
+    if (decode::string_field(obj, "hello") != "ks-bench-worker")
       throw decode_error("not a ks-bench-worker hello");
-    return hello{get_number<int64_t>(obj, "pid"), get_number<int32_t>(obj, "device")};
+    return hello{decode::number<int64_t>(obj, "pid"), decode::number<int32_t>(obj, "device")};
   } catch (const std::exception& e) {
     return engine::fail(engine::errc::protocol, std::string("bad hello line: ") + e.what());
   }

@@ -22,6 +22,7 @@
 //   TENSOR   := {"name":STR, "dtype":STR, "shape":[INT...], "init":STR, "low":INT, "high":INT}
 //   response := {"v":1, "id":INT, "ok":true,  "result":RESULT}
 //             | {"v":1, "id":INT, "ok":false, "failure":FAILURE}
+//   RESULT   := (of "info") DEVICE, gpu/device_json.hpp's grammar
 //   FAILURE  := {"kind":STR, "message":STR, ["return_code":INT], ["cuda_error":STR],
 //                ["verify":VERIFY]}
 //   PROFILE  := (the result of "profile", engine::profile)
@@ -233,11 +234,11 @@ std::string encode(const response& r);
 std::string encode(const hello& h);
 
 /// Decodes a request line; errc::protocol with what is wrong otherwise.
-engine::expected<request> decode_request(std::string_view line);
+[[nodiscard]] engine::expected<request> decode_request(std::string_view line);
 /// Decodes a response line to a request of kind `job`; errc::protocol otherwise.
-engine::expected<response> decode_response(std::string_view line, job_kind job);
+[[nodiscard]] engine::expected<response> decode_response(std::string_view line, job_kind job);
 /// Decodes the hello line; errc::protocol otherwise.
-engine::expected<hello> decode_hello(std::string_view line);
+[[nodiscard]] engine::expected<hello> decode_hello(std::string_view line);
 
 /// Encodes a profile as the JSON object of the grammar's PROFILE (one line, no '\n'): the
 /// profile job's result, and what `kernelskill profile --json` and the analyst's recorded
@@ -246,6 +247,6 @@ std::string encode_profile(const engine::profile& p);
 
 /// Decodes a PROFILE object (whitespace and newlines allowed); errc::protocol naming the
 /// field otherwise.
-engine::expected<engine::profile> decode_profile(std::string_view text);
+[[nodiscard]] engine::expected<engine::profile> decode_profile(std::string_view text);
 
 } // namespace ks::gpu

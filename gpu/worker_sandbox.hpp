@@ -75,7 +75,7 @@ inline constexpr const char* worker_folder_prefix = "ks-worker-";
 /// one; probes once per bwrap path and process. Fails with errc::not_found when bwrap is
 /// missing, errc::subprocess when it cannot make the namespaces (with bwrap's own words);
 /// both messages say what to do.
-engine::expected<sandbox_support> probe_sandbox(const worker_boundary& boundary);
+[[nodiscard]] engine::expected<sandbox_support> probe_sandbox(const worker_boundary& boundary);
 
 /// Returns bwrap's arguments, up to and including "--", for a worker whose private folder is
 /// `folder` and whose environment is `env` (it names the CUDA MPS pipe folder, if any).
@@ -95,7 +95,7 @@ struct worker_launch {
 /// environment, and in a sandbox wraps the command line in bwrap. A relative argv[0] with a
 /// '/' is made absolute, since the worker starts in another folder. Fails when the folder
 /// cannot be made or the sandbox is asked for and unavailable.
-engine::expected<worker_launch> prepare_worker_launch(std::vector<std::string> worker_argv,
+[[nodiscard]] engine::expected<worker_launch> prepare_worker_launch(std::vector<std::string> worker_argv,
                                                       const worker_boundary& boundary);
 
 } // namespace ks::gpu

@@ -1,5 +1,7 @@
 #include "memory/json_text.hpp"
 
+#include "json/decode.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value_stack.hpp>
 
@@ -102,6 +104,26 @@ json::value parse_exact(std::string_view text, std::string& why) {
     return nullptr;
   }
   return parser.handler().st.release();
+}
+
+json::object open_record(std::string_view value, std::string_view tag, int64_t version) {
+  std::string why;
+  json::value v = parse_exact(value, why);
+  if (!why.empty())
+    throw decode::malformed("not JSON (" + why + ")");
+  if (!v.is_object())
+    throw decode::malformed("not a JSON object");
+  json::object& o = v.get_object();
+  auto ver = o.find("v");
+  if (ver == o.end() || !ver->value().is_int64())
+    throw decode::malformed("no format version 'v'");
+  if (ver->value().get_int64() != version)
+    throw decode::malformed("format version " + std::to_string(ver->value().get_int64()) +
+                            " (this kernelskill reads version " + std::to_string(version) + ")");
+  std::string type = decode::string_field(o, "type");
+  if (type != tag)
+    throw decode::malformed("type '" + type + "' where '" + std::string(tag) + "' belongs");
+  return std::move(o);
 }
 
 } // namespace ks::memory

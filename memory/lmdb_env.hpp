@@ -36,7 +36,7 @@ public:
   /// map of `map_bytes` bytes (rounded up to the page size; the file grows only as data is
   /// written) and room for `max_dbs` named databases. Clears the reader slots of dead
   /// processes, so that a killed reader does not pin old pages forever.
-  static engine::expected<env> open(const std::filesystem::path& dir, int64_t map_bytes,
+  [[nodiscard]] static engine::expected<env> open(const std::filesystem::path& dir, int64_t map_bytes,
                                     int32_t max_dbs);
 
   env(env&& other) noexcept;
@@ -71,7 +71,7 @@ class txn {
 public:
   /// Begins a transaction on `e`, which must outlive it. A read-write transaction waits for
   /// the environment's single writer lock (held across processes).
-  static engine::expected<txn> begin(const env& e, access mode);
+  [[nodiscard]] static engine::expected<txn> begin(const env& e, access mode);
 
   txn(txn&& other) noexcept;
   txn& operator=(txn&& other) noexcept;
@@ -80,24 +80,24 @@ public:
   ~txn();
 
   /// Commits; after it returns (successfully or not) the transaction is over.
-  engine::expected<void> commit();
+  [[nodiscard]] engine::expected<void> commit();
 
   /// Opens the named database `name`, creating it when `mode` is read_write. In a read-only
   /// transaction a missing database is errc::not_found.
-  engine::expected<MDB_dbi> open_db(const char* name, access mode);
+  [[nodiscard]] engine::expected<MDB_dbi> open_db(const char* name, access mode);
 
   /// Returns the value of `key` in `db`, or nullopt if there is none. The view points into
   /// the map: it is valid until this transaction ends or writes again.
-  engine::expected<std::optional<std::string_view>> get(MDB_dbi db, std::string_view key) const;
+  [[nodiscard]] engine::expected<std::optional<std::string_view>> get(MDB_dbi db, std::string_view key) const;
 
   /// Writes `value` under `key` in `db`, replacing any value there; `what` names the write in
   /// an error ("writing nodes/softmax/3").
-  engine::expected<void> put(MDB_dbi db, std::string_view key, std::string_view value,
+  [[nodiscard]] engine::expected<void> put(MDB_dbi db, std::string_view key, std::string_view value,
                              std::string_view what = "writing");
 
   /// Calls `visit(key, value)` for every key of `db` that starts with `prefix`, in key order,
   /// until `visit` returns false or an error (which scan returns). An empty prefix visits all.
-  engine::expected<void> scan(
+  [[nodiscard]] engine::expected<void> scan(
       MDB_dbi db, std::string_view prefix,
       const std::function<engine::expected<bool>(std::string_view, std::string_view)>& visit) const;
 

@@ -1,9 +1,10 @@
 // Encoding and decoding of the store's records (grammar in record_codec.hpp). Decoding throws
-// a file-local corrupt_value inside this file and turns it into a decoded<T> error at each
-// decode_* entry point, so that the field readers stay one line each.
+// decode::malformed (json/decode.hpp's field readers) inside this file and turns it into a
+// decoded<T> error at each decode_* entry point, so that the field readers stay one line each.
 
 #include "memory/record_codec.hpp"
 
+#include "json/decode.hpp"
 #include "memory/json_text.hpp"
 
 #include <boost/json.hpp>
@@ -22,37 +23,11 @@ namespace {
 
 // -- decoding helpers --------------------------------------------------------------------------
 
-struct corrupt_value : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json::value& field(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end())
-    throw corrupt_value("field '" + std::string(key) + "' is missing");
-  return it->value();
-}
-
-const json::object& object_field(const json::object& o, std::string_view key) {
-  const json::value& v = field(o, key);
-  if (!v.is_object())
-    throw corrupt_value("field '" + std::string(key) + "' must be an object");
-  return v.get_object();
-}
-
-std::string str(const json::object& o, std::string_view key) {
-  const json::value& v = field(o, key);
-  if (!v.is_string())
-    throw corrupt_value("field '" + std::string(key) + "' must be a string");
-  return std::string(v.get_string());
-}
-
-int64_t integer(const json::object& o, std::string_view key) {
-  const json::value& v = field(o, key);
-  if (v.is_int64())
-    return v.get_int64();
-  throw corrupt_value("field '" + std::string(key) + "' must be an integer");
-}
+using corrupt_value = decode::malformed;
+using decode::field;
+using decode::integer_field;
+using decode::object_field;
+using decode::string_field;
 
 // Reads what real() wrote: a number, null (NaN), "inf" or "-inf".
 double real_value(const json::value& v, std::string_view key) {
@@ -74,7 +49,7 @@ double real(const json::object& o, std::string_view key) {
 template <class Enum>
 Enum enum_field(const json::object& o, std::string_view key,
                 std::optional<Enum> (*parse)(std::string_view) noexcept) {
-  std::string name = str(o, key);
+  std::string name = string_field(o, key);
   std::optional<Enum> e = parse(name);
   if (!e)
     throw corrupt_value("field '" + std::string(key) + "' has unknown value '" + name + "'");
@@ -108,35 +83,14 @@ const char* to_string(engine::expansion_state s) noexcept {
   return s == engine::expansion_state::exhausted ? "exhausted" : "open";
 }
 
-// Parses `value` and checks its version and type tag; returns the object.
-json::object open_value(std::string_view value, std::string_view tag) {
-  std::string why;
-  json::value v = parse_exact(value, why);
-  if (!why.empty())
-    throw corrupt_value("not JSON (" + why + ")");
-  if (!v.is_object())
-    throw corrupt_value("not a JSON object");
-  json::object& o = v.get_object();
-  auto ver = o.find("v");
-  if (ver == o.end() || !ver->value().is_int64())
-    throw corrupt_value("no format version 'v'");
-  if (ver->value().get_int64() != version)
-    throw corrupt_value("format version " + std::to_string(ver->value().get_int64()) +
-                        " (this kernelskill reads version " + std::to_string(version) + ")");
-  std::string type = str(o, "type");
-  if (type != tag)
-    throw corrupt_value("type '" + type + "' where '" + std::string(tag) + "' belongs");
-  return std::move(o);
-}
-
 template <class T, class F>
 decoded<T> decode_with(std::string_view value, std::string_view tag, F read) {
   try {
     if constexpr (std::is_void_v<T>) {
-      read(open_value(value, tag));
+      read(open_record(value, tag, version));
       return {};
     } else {
-      return read(open_value(value, tag));
+      return read(open_record(value, tag, version));
     }
   } catch (const corrupt_value& e) {
     return tl::unexpected(std::string(e.what()));
@@ -175,17 +129,17 @@ json::object plan_json(const engine::plan& p) {
 
 engine::plan read_plan(const json::object& o) {
   engine::plan p;
-  p.skill = str(o, "skill");
-  p.description = str(o, "description");
+  p.skill = string_field(o, "skill");
+  p.description = string_field(o, "description");
   for (const auto& [k, v] : object_field(o, "params")) {
     if (!v.is_string())
       throw corrupt_value("plan parameter '" + std::string(k) + "' must be a string");
     p.params[std::string(k)] = std::string(v.get_string());
   }
   if (o.contains("skill_version"))
-    p.skill_version = integer(o, "skill_version");
+    p.skill_version = integer_field(o, "skill_version");
   if (o.contains("template"))
-    p.template_name = str(o, "template");
+    p.template_name = string_field(o, "template");
   return p;
 }
 
@@ -206,7 +160,7 @@ engine::timing read_timing(const json::object& o) {
   t.median_ms = real(o, "median_ms");
   t.p10_ms = real(o, "p10_ms");
   t.p90_ms = real(o, "p90_ms");
-  t.trials = integer(o, "trials");
+  t.trials = integer_field(o, "trials");
   const json::value& samples = field(o, "samples_ms");
   if (!samples.is_array())
     throw corrupt_value("field 'samples_ms' must be an array");
@@ -373,32 +327,32 @@ std::string encode(const skill_stat& r) {
 
 decoded<void> decode_store_header(std::string_view value) {
   return decode_with<void>(value, "store", [](const json::object& o) {
-    if (std::string m = str(o, "magic"); m != magic)
+    if (std::string m = string_field(o, "magic"); m != magic)
       throw corrupt_value("magic '" + m + "' where '" + std::string(magic) + "' belongs");
   });
 }
 
 decoded<campaign_record> decode_campaign(std::string_view value) {
   return decode_with<campaign_record>(value, "campaign", [](const json::object& o) {
-    return campaign_record{str(o, "config_text"), str(o, "started_at"), str(o, "environment"),
-                           integer(o, "runs")};
+    return campaign_record{string_field(o, "config_text"), string_field(o, "started_at"), string_field(o, "environment"),
+                           integer_field(o, "runs")};
   });
 }
 
 decoded<task_state> decode_task(std::string_view value) {
   return decode_with<task_state>(value, "task", [](const json::object& o) {
     task_state t;
-    t.name = str(o, "name");
-    t.manifest = str(o, "manifest");
+    t.name = string_field(o, "name");
+    t.manifest = string_field(o, "manifest");
     t.phase = task_phase_field(o, "phase");
-    t.stop_reason = str(o, "stop_reason");
-    t.stop_text = str(o, "stop_text");
-    t.winner = integer(o, "winner");
+    t.stop_reason = string_field(o, "stop_reason");
+    t.stop_text = string_field(o, "stop_text");
+    t.winner = integer_field(o, "winner");
     t.winner_median_ms = real(o, "winner_median_ms");
     t.reference_median_ms = real(o, "reference_median_ms");
     t.roofline_floor_ms = real(o, "roofline_floor_ms");
     // A task record without a home: the task's home is chosen again.
-    t.home_gpu = o.contains("home_gpu") ? static_cast<int32_t>(integer(o, "home_gpu")) : -1;
+    t.home_gpu = o.contains("home_gpu") ? static_cast<int32_t>(integer_field(o, "home_gpu")) : -1;
     t.home_load_ms = o.contains("home_load_ms") ? real(o, "home_load_ms") : 0;
     return t;
   });
@@ -407,17 +361,17 @@ decoded<task_state> decode_task(std::string_view value) {
 decoded<engine::node_record> decode_node(std::string_view value) {
   return decode_with<engine::node_record>(value, "node", [](const json::object& o) {
     engine::node_record n;
-    n.id = integer(o, "id");
-    n.parent = integer(o, "parent");
-    n.depth = integer(o, "depth");
-    n.expansion = integer(o, "expansion");
+    n.id = integer_field(o, "id");
+    n.parent = integer_field(o, "parent");
+    n.depth = integer_field(o, "depth");
+    n.expansion = integer_field(o, "expansion");
     n.plan = read_plan(object_field(o, "plan"));
-    n.source_hash = str(o, "source_hash");
+    n.source_hash = string_field(o, "source_hash");
     n.status = enum_field(o, "status", &engine::parse_node_status);
     n.disposition = enum_field(o, "disposition", &engine::parse_disposition);
     n.time = read_timing(object_field(o, "time"));
     n.fraction_of_roofline = real(o, "fraction_of_roofline");
-    n.failure_kind = str(o, "failure_kind");
+    n.failure_kind = string_field(o, "failure_kind");
     n.expansion_state = enum_field(o, "expansion_state", &parse_expansion_state);
     return n;
   });
@@ -425,27 +379,27 @@ decoded<engine::node_record> decode_node(std::string_view value) {
 
 decoded<node_detail> decode_detail(std::string_view value) {
   return decode_with<node_detail>(value, "detail", [](const json::object& o) {
-    node_detail d{str(o, "message"), str(o, "diagnostics"), str(o, "resources_json"),
-                  str(o, "verify_json")};
-    d.timed_gpu = o.contains("timed_gpu") ? static_cast<int32_t>(integer(o, "timed_gpu")) : -1;
-    d.profile_json = o.contains("profile_json") ? str(o, "profile_json") : std::string();
-    d.diagnosis_json = o.contains("diagnosis_json") ? str(o, "diagnosis_json") : std::string();
+    node_detail d{string_field(o, "message"), string_field(o, "diagnostics"), string_field(o, "resources_json"),
+                  string_field(o, "verify_json")};
+    d.timed_gpu = o.contains("timed_gpu") ? static_cast<int32_t>(integer_field(o, "timed_gpu")) : -1;
+    d.profile_json = o.contains("profile_json") ? string_field(o, "profile_json") : std::string();
+    d.diagnosis_json = o.contains("diagnosis_json") ? string_field(o, "diagnosis_json") : std::string();
     return d;
   });
 }
 
 decoded<std::string> decode_source(std::string_view value) {
   return decode_with<std::string>(value, "source",
-                                  [](const json::object& o) { return str(o, "text"); });
+                                  [](const json::object& o) { return string_field(o, "text"); });
 }
 
 decoded<engine::plan_outcome> decode_outcome(std::string_view value) {
   return decode_with<engine::plan_outcome>(value, "outcome", [](const json::object& o) {
     engine::plan_outcome r;
     r.plan = read_plan(object_field(o, "plan"));
-    r.child = integer(o, "child");
+    r.child = integer_field(o, "child");
     r.outcome = enum_field(o, "outcome", &engine::parse_outcome_kind);
-    r.failure_kind = str(o, "failure_kind");
+    r.failure_kind = string_field(o, "failure_kind");
     r.gain = real(o, "gain");
     return r;
   });
@@ -454,22 +408,23 @@ decoded<engine::plan_outcome> decode_outcome(std::string_view value) {
 decoded<engine::repair_round> decode_repair(std::string_view value) {
   return decode_with<engine::repair_round>(value, "repair", [](const json::object& o) {
     // A round written before rounds named their source has none: it matches no repeat.
-    return engine::repair_round{integer(o, "round"), str(o, "error_text"), str(o, "diagnosis"),
-                                str(o, "fix_summary"),
-                                o.contains("source_hash") ? str(o, "source_hash") : std::string(),
-                                o.contains("repaired_hash") ? str(o, "repaired_hash")
+    return engine::repair_round{integer_field(o, "round"), string_field(o, "error_text"),
+                                string_field(o, "diagnosis"), string_field(o, "fix_summary"),
+                                o.contains("source_hash") ? string_field(o, "source_hash")
+                                                          : std::string(),
+                                o.contains("repaired_hash") ? string_field(o, "repaired_hash")
                                                             : std::string()};
   });
 }
 
 decoded<std::string> decode_calibration(std::string_view value) {
   return decode_with<std::string>(value, "calibration",
-                                  [](const json::object& o) { return str(o, "json"); });
+                                  [](const json::object& o) { return string_field(o, "json"); });
 }
 
 decoded<skill_stat> decode_skill_stat(std::string_view value) {
   return decode_with<skill_stat>(value, "skill_stat", [](const json::object& o) {
-    return skill_stat{integer(o, "tries"), integer(o, "successes"), real(o, "total_gain")};
+    return skill_stat{integer_field(o, "tries"), integer_field(o, "successes"), real(o, "total_gain")};
   });
 }
 

@@ -149,16 +149,16 @@ std::string encode_calibration(std::string_view json_text);
 std::string encode(const skill_stat& r);
 
 /// Checks a store header: version and magic.
-decoded<void> decode_store_header(std::string_view value);
-decoded<campaign_record> decode_campaign(std::string_view value);
-decoded<task_state> decode_task(std::string_view value);
-decoded<engine::node_record> decode_node(std::string_view value);
-decoded<node_detail> decode_detail(std::string_view value);
-decoded<std::string> decode_source(std::string_view value);
-decoded<engine::plan_outcome> decode_outcome(std::string_view value);
-decoded<engine::repair_round> decode_repair(std::string_view value);
-decoded<std::string> decode_calibration(std::string_view value);
-decoded<skill_stat> decode_skill_stat(std::string_view value);
+[[nodiscard]] decoded<void> decode_store_header(std::string_view value);
+[[nodiscard]] decoded<campaign_record> decode_campaign(std::string_view value);
+[[nodiscard]] decoded<task_state> decode_task(std::string_view value);
+[[nodiscard]] decoded<engine::node_record> decode_node(std::string_view value);
+[[nodiscard]] decoded<node_detail> decode_detail(std::string_view value);
+[[nodiscard]] decoded<std::string> decode_source(std::string_view value);
+[[nodiscard]] decoded<engine::plan_outcome> decode_outcome(std::string_view value);
+[[nodiscard]] decoded<engine::repair_round> decode_repair(std::string_view value);
+[[nodiscard]] decoded<std::string> decode_calibration(std::string_view value);
+[[nodiscard]] decoded<skill_stat> decode_skill_stat(std::string_view value);
 
 /// Returns a one-line summary of `value` for dump(), whatever its type; a value that does not
 /// decode is summarized as "corrupt: <why>".

@@ -5,6 +5,7 @@
 
 #include "memory/skill_store.hpp"
 
+#include "json/decode.hpp"
 #include "memory/json_text.hpp"
 #include "memory/record_codec.hpp"
 #include "memory/store_impl.hpp"
@@ -34,30 +35,10 @@ constexpr const char* skills_db = "skills";
 constexpr const char* stats_db = "stats";
 constexpr const char* tries_db = "tries";
 
-struct corrupt : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const json::value& field(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end())
-    throw corrupt("field '" + std::string(key) + "' is missing");
-  return it->value();
-}
-
-std::string str(const json::object& o, std::string_view key) {
-  const json::value& v = field(o, key);
-  if (!v.is_string())
-    throw corrupt("field '" + std::string(key) + "' must be a string");
-  return std::string(v.get_string());
-}
-
-int64_t integer(const json::object& o, std::string_view key) {
-  const json::value& v = field(o, key);
-  if (!v.is_int64())
-    throw corrupt("field '" + std::string(key) + "' must be an integer");
-  return v.get_int64();
-}
+using corrupt = decode::malformed;
+using decode::field;
+using decode::integer_field;
+using decode::string_field;
 
 double real(const json::object& o, std::string_view key) {
   const json::value& v = field(o, key);
@@ -94,29 +75,10 @@ json::object string_map_json(const std::map<std::string, std::string>& m) {
   return o;
 }
 
-json::object open_value(std::string_view value, std::string_view tag) {
-  std::string why;
-  json::value v = parse_exact(value, why);
-  if (!why.empty())
-    throw corrupt("not JSON (" + why + ")");
-  if (!v.is_object())
-    throw corrupt("not a JSON object");
-  json::object& o = v.get_object();
-  auto ver = o.find("v");
-  if (ver == o.end() || !ver->value().is_int64())
-    throw corrupt("no format version 'v'");
-  if (ver->value().get_int64() != format_version)
-    throw corrupt("format version " + std::to_string(ver->value().get_int64()) +
-                  " (this kernelskill reads version " + std::to_string(format_version) + ")");
-  if (std::string type = str(o, "type"); type != tag)
-    throw corrupt("type '" + type + "' where '" + std::string(tag) + "' belongs");
-  return std::move(o);
-}
-
 template <class T, class F>
 r::decoded<T> decode_with(std::string_view value, std::string_view tag, F read) {
   try {
-    return read(open_value(value, tag));
+    return read(open_record(value, tag, format_version));
   } catch (const corrupt& e) {
     return tl::unexpected(std::string(e.what()));
   }
@@ -139,14 +101,14 @@ std::string encode_skill(const stored_skill& s) {
 
 stored_skill read_skill(const json::object& o) {
   stored_skill s;
-  auto origin = engine::parse_skill_origin(str(o, "origin"));
+  auto origin = engine::parse_skill_origin(string_field(o, "origin"));
   if (!origin)
-    throw corrupt("field 'origin' has unknown value '" + str(o, "origin") + "'");
+    throw corrupt("field 'origin' has unknown value '" + string_field(o, "origin") + "'");
   s.origin = *origin;
-  s.version = integer(o, "version");
-  s.content_hash = str(o, "content_hash");
-  s.added_at = str(o, "added_at");
-  s.provenance = str(o, "provenance");
+  s.version = integer_field(o, "version");
+  s.content_hash = string_field(o, "content_hash");
+  s.added_at = string_field(o, "added_at");
+  s.provenance = string_field(o, "provenance");
   s.files = string_map(o, "files");
   return s;
 }
@@ -175,18 +137,18 @@ std::string encode_stats(const engine::skill_stats& s) {
 r::decoded<engine::skill_stats> decode_stats(std::string_view value) {
   return decode_with<engine::skill_stats>(value, "skill_stats", [](const json::object& o) {
     engine::skill_stats s;
-    s.tries = integer(o, "tries");
-    s.compile_failures = integer(o, "compile_failures");
-    s.wrong_results = integer(o, "wrong_results");
-    s.other_failures = integer(o, "other_failures");
-    s.acceptances = integer(o, "acceptances");
-    s.rejections = integer(o, "rejections");
+    s.tries = integer_field(o, "tries");
+    s.compile_failures = integer_field(o, "compile_failures");
+    s.wrong_results = integer_field(o, "wrong_results");
+    s.other_failures = integer_field(o, "other_failures");
+    s.acceptances = integer_field(o, "acceptances");
+    s.rejections = integer_field(o, "rejections");
     s.log_speedup_sum = real(o, "log_speedup_sum");
     s.best_speedup = real(o, "best_speedup");
-    s.best_template = str(o, "best_template");
+    s.best_template = string_field(o, "best_template");
     s.best_params = string_map(o, "best_params");
-    s.best_task = str(o, "best_task");
-    s.last_used = str(o, "last_used");
+    s.best_task = string_field(o, "best_task");
+    s.last_used = string_field(o, "last_used");
     return s;
   });
 }
@@ -213,23 +175,23 @@ std::string encode_try(const engine::skill_try& t) {
 r::decoded<engine::skill_try> decode_try(std::string_view value) {
   return decode_with<engine::skill_try>(value, "skill_try", [](const json::object& o) {
     engine::skill_try t;
-    t.skill = str(o, "skill");
-    t.skill_version = integer(o, "skill_version");
-    t.template_name = str(o, "template");
+    t.skill = string_field(o, "skill");
+    t.skill_version = integer_field(o, "skill_version");
+    t.template_name = string_field(o, "template");
     t.params = string_map(o, "params");
-    t.family = str(o, "family");
-    t.arch = str(o, "arch");
-    t.task = str(o, "task");
-    t.node = integer(o, "node");
-    t.parent = integer(o, "parent");
-    auto outcome = engine::parse_outcome_kind(str(o, "outcome"));
+    t.family = string_field(o, "family");
+    t.arch = string_field(o, "arch");
+    t.task = string_field(o, "task");
+    t.node = integer_field(o, "node");
+    t.parent = integer_field(o, "parent");
+    auto outcome = engine::parse_outcome_kind(string_field(o, "outcome"));
     if (!outcome)
-      throw corrupt("field 'outcome' has unknown value '" + str(o, "outcome") + "'");
+      throw corrupt("field 'outcome' has unknown value '" + string_field(o, "outcome") + "'");
     t.outcome = *outcome;
-    t.failure_kind = str(o, "failure_kind");
+    t.failure_kind = string_field(o, "failure_kind");
     t.gain = real(o, "gain");
     t.reference_speedup = real(o, "reference_speedup");
-    t.at = str(o, "at");
+    t.at = string_field(o, "at");
     return t;
   });
 }
@@ -366,8 +328,8 @@ expected<skill_store> skill_store::open(const std::filesystem::path& dir, int64_
       return t.put(p->meta, "store", json::serialize(o), "writing the skill memory's header");
     }
     auto checked = decode_with<bool>(**h, "skill_store", [](const json::object& o) {
-      if (str(o, "magic") != skill_magic)
-        throw corrupt("magic '" + str(o, "magic") + "' is not '" + std::string(skill_magic) + "'");
+      if (string_field(o, "magic") != skill_magic)
+        throw corrupt("magic '" + string_field(o, "magic") + "' is not '" + std::string(skill_magic) + "'");
       return true;
     });
     if (!checked)
@@ -630,10 +592,10 @@ expected<std::vector<stored_skill>> parse_skill_export(std::string_view text) {
     if (!v.is_object())
       throw corrupt("not a JSON object");
     const json::object& o = v.get_object();
-    if (str(o, "format") != "kernelskill-skills")
+    if (string_field(o, "format") != "kernelskill-skills")
       throw corrupt("'format' is not \"kernelskill-skills\"");
-    if (integer(o, "version") != 1)
-      throw corrupt("version " + std::to_string(integer(o, "version")) +
+    if (integer_field(o, "version") != 1)
+      throw corrupt("version " + std::to_string(integer_field(o, "version")) +
                     " (this kernelskill reads version 1)");
     const json::value& list = field(o, "skills");
     if (!list.is_array())
@@ -645,14 +607,14 @@ expected<std::vector<stored_skill>> parse_skill_export(std::string_view text) {
         throw corrupt("skills[" + std::to_string(i) + "] must be an object");
       const json::object& s = item.get_object();
       stored_skill one;
-      one.id = str(s, "id");
-      auto origin = engine::parse_skill_origin(str(s, "origin"));
+      one.id = string_field(s, "id");
+      auto origin = engine::parse_skill_origin(string_field(s, "origin"));
       if (!origin)
         throw corrupt("skills[" + std::to_string(i) + "].origin is unknown");
       one.origin = *origin;
-      one.version = integer(s, "version");
-      one.content_hash = str(s, "content_hash");
-      one.provenance = str(s, "provenance");
+      one.version = integer_field(s, "version");
+      one.content_hash = string_field(s, "content_hash");
+      one.provenance = string_field(s, "provenance");
       one.files = string_map(s, "files");
       out.push_back(std::move(one));
       ++i;

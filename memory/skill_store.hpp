@@ -89,7 +89,7 @@ class skill_store {
 public:
   /// Opens (creating if needed) the skill memory in `dir`. Fails when the folder holds a store
   /// of another format, or is already open in this process.
-  static engine::expected<skill_store> open(const std::filesystem::path& dir,
+  [[nodiscard]] static engine::expected<skill_store> open(const std::filesystem::path& dir,
                                             int64_t map_bytes = int64_t{1} << 32);
 
   skill_store(skill_store&&) noexcept;
@@ -105,23 +105,23 @@ public:
   /// a built-in one whose content hash changed is replaced, a user's or learned one with the
   /// same id is kept as it is. Every skill is validated first (engine::load_skill); an invalid
   /// one fails the whole seeding, changing nothing. Returns what happened to each, by id.
-  engine::expected<std::vector<std::pair<std::string, seed_action>>>
+  [[nodiscard]] engine::expected<std::vector<std::pair<std::string, seed_action>>>
   seed(const std::vector<engine::skill_files>& builtin, const std::string& now);
 
   /// Imports `skills` as the user's (origin user unless learned), replacing any skill of the
   /// same id, all in one transaction: every one is validated first, and if one is invalid
   /// nothing is written (the error names it).
-  engine::expected<void> import_skills(std::vector<stored_skill> skills, const std::string& now);
+  [[nodiscard]] engine::expected<void> import_skills(std::vector<stored_skill> skills, const std::string& now);
 
   /// Returns every stored skill, by id.
-  engine::expected<std::vector<stored_skill>> skills() const;
+  [[nodiscard]] engine::expected<std::vector<stored_skill>> skills() const;
 
   /// Returns the stored skill `id`; nullopt if none.
-  engine::expected<std::optional<stored_skill>> skill(const std::string& id) const;
+  [[nodiscard]] engine::expected<std::optional<stored_skill>> skill(const std::string& id) const;
 
   /// Returns every stored skill loaded and validated, as a library. A stored skill that no
   /// longer loads (written by another version) fails with its FILE:LINE:COL problems.
-  engine::expected<engine::skill_library> library() const;
+  [[nodiscard]] engine::expected<engine::skill_library> library() const;
 
   // -- statistics --------------------------------------------------------------------------
 
@@ -129,20 +129,20 @@ public:
   /// it to the ledger, in one transaction; does nothing when the ledger already holds
   /// (run, t.task, t.node). Returns whether it counted the try now. A pending try is refused
   /// (invalid_input): only settled tries count.
-  engine::expected<bool> record_try(const std::string& run, const engine::skill_try& t);
+  [[nodiscard]] engine::expected<bool> record_try(const std::string& run, const engine::skill_try& t);
 
   /// Returns the statistics of every skill on (`family`, `arch`), by skill id.
-  engine::expected<std::map<std::string, engine::skill_stats>>
+  [[nodiscard]] engine::expected<std::map<std::string, engine::skill_stats>>
   stats(const std::string& family, const std::string& arch) const;
 
   /// Returns every statistic, by skill, family, then architecture.
-  engine::expected<std::vector<stat_row>> all_stats() const;
+  [[nodiscard]] engine::expected<std::vector<stat_row>> all_stats() const;
 
   /// Returns the tries of campaign `run` in the ledger, by task and node.
-  engine::expected<std::vector<engine::skill_try>> tries(const std::string& run) const;
+  [[nodiscard]] engine::expected<std::vector<engine::skill_try>> tries(const std::string& run) const;
 
   /// Returns every key and a one-line summary of its value (for `kernelskill inspect`).
-  engine::expected<std::vector<std::pair<std::string, std::string>>> dump() const;
+  [[nodiscard]] engine::expected<std::vector<std::pair<std::string, std::string>>> dump() const;
 
 private:
   struct impl;
@@ -156,6 +156,6 @@ std::string export_skills(const std::vector<stored_skill>& skills);
 
 /// Reads an export file; fails with invalid_input naming what is malformed. The skills are
 /// not validated here (import_skills does that).
-engine::expected<std::vector<stored_skill>> parse_skill_export(std::string_view text);
+[[nodiscard]] engine::expected<std::vector<stored_skill>> parse_skill_export(std::string_view text);
 
 } // namespace ks::memory

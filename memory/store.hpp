@@ -93,7 +93,7 @@ public:
   /// Opens (creating if needed) the store in `dir`; `map_bytes` bounds its size (the file
   /// grows only as data is written; an existing larger store keeps its size). Fails if the
   /// folder holds a store of another format, or is already open in this process.
-  static engine::expected<store> open(const std::filesystem::path& dir,
+  [[nodiscard]] static engine::expected<store> open(const std::filesystem::path& dir,
                                       int64_t map_bytes = int64_t{1} << 34);
 
   store(store&&) noexcept;
@@ -105,65 +105,65 @@ public:
 
   // -- campaign and tasks ------------------------------------------------------------------
   /// Replaces the campaign record.
-  engine::expected<void> put_campaign(const campaign_record& record);
+  [[nodiscard]] engine::expected<void> put_campaign(const campaign_record& record);
   /// Returns the campaign record; nullopt if none was written.
-  engine::expected<std::optional<campaign_record>> campaign() const;
+  [[nodiscard]] engine::expected<std::optional<campaign_record>> campaign() const;
   /// Replaces the state of task `state.name` (not empty).
-  engine::expected<void> put_task(const task_state& state);
+  [[nodiscard]] engine::expected<void> put_task(const task_state& state);
   /// Returns the state of task `name`; nullopt if none was written.
-  engine::expected<std::optional<task_state>> task(const std::string& name) const;
+  [[nodiscard]] engine::expected<std::optional<task_state>> task(const std::string& name) const;
   /// Returns every task's state, ordered by name (bytewise).
-  engine::expected<std::vector<task_state>> tasks() const;
+  [[nodiscard]] engine::expected<std::vector<task_state>> tasks() const;
 
   // -- nodes and sources -------------------------------------------------------------------
   /// Writes a node's record and detail together, in one transaction, replacing what was
   /// stored for (`task`, `node.id`); `node.id` must be >= 0.
-  engine::expected<void> put_node(const std::string& task, const engine::node_record& node,
+  [[nodiscard]] engine::expected<void> put_node(const std::string& task, const engine::node_record& node,
                                   const node_detail& detail);
   /// Returns the task's nodes ordered by id (ready for search_tree::from_records).
-  engine::expected<std::vector<engine::node_record>> nodes(const std::string& task) const;
+  [[nodiscard]] engine::expected<std::vector<engine::node_record>> nodes(const std::string& task) const;
   /// Returns the detail of node `id` of `task`; nullopt if the node was never written.
-  engine::expected<std::optional<node_detail>> detail(const std::string& task,
+  [[nodiscard]] engine::expected<std::optional<node_detail>> detail(const std::string& task,
                                                       engine::node_id id) const;
   /// Stores the CUDA source `text` under its content hash `hash` (replacing any).
-  engine::expected<void> put_source(const std::string& hash, const std::string& text);
+  [[nodiscard]] engine::expected<void> put_source(const std::string& hash, const std::string& text);
   /// Returns the source stored under `hash`; nullopt if none.
-  engine::expected<std::optional<std::string>> source(const std::string& hash) const;
+  [[nodiscard]] engine::expected<std::optional<std::string>> source(const std::string& hash) const;
 
   // -- short-term memory -------------------------------------------------------------------
   /// Records `outcome` for `parent` as short_term_memory::record_outcome does: replaces the
   /// outcome of the same plan (plan_key) on `parent`, keeping its place, or appends it.
-  engine::expected<void> put_outcome(const std::string& task, engine::node_id parent,
+  [[nodiscard]] engine::expected<void> put_outcome(const std::string& task, engine::node_id parent,
                                      const engine::plan_outcome& outcome);
   /// Appends `round` to the repairs of `branch` as short_term_memory::record_repair does,
   /// numbering a round of 0 after the branch's last round.
-  engine::expected<void> put_repair(const std::string& task, engine::node_id branch,
+  [[nodiscard]] engine::expected<void> put_repair(const std::string& task, engine::node_id branch,
                                     const engine::repair_round& round);
   /// Returns the short-term memory of `task` rebuilt from its outcomes and repairs: equal to
   /// the memory on which the same record_outcome / record_repair calls were made.
-  engine::expected<engine::short_term_memory> short_term(const std::string& task) const;
+  [[nodiscard]] engine::expected<engine::short_term_memory> short_term(const std::string& task) const;
 
   // -- per device and skill ----------------------------------------------------------------
   /// Stores the calibration of device `uuid` (`json`: JSON text, kept verbatim).
-  engine::expected<void> put_calibration(const std::string& uuid, const std::string& json);
+  [[nodiscard]] engine::expected<void> put_calibration(const std::string& uuid, const std::string& json);
   /// Returns the calibration JSON text of device `uuid`; nullopt if none.
-  engine::expected<std::optional<std::string>> calibration(const std::string& uuid) const;
+  [[nodiscard]] engine::expected<std::optional<std::string>> calibration(const std::string& uuid) const;
   /// Adds one try of `skill` on (`family`, `gpu`) atomically, in one write transaction: tries
   /// + 1, successes + 1 if `success`, total_gain + `gain` (as given, success or not).
-  engine::expected<void> add_skill_result(const std::string& skill, const std::string& family,
+  [[nodiscard]] engine::expected<void> add_skill_result(const std::string& skill, const std::string& family,
                                           const std::string& gpu, bool success, double gain);
   /// Returns the statistics of `skill` on (`family`, `gpu`); all zero if never tried.
-  engine::expected<skill_stat> skill(const std::string& skill, const std::string& family,
+  [[nodiscard]] engine::expected<skill_stat> skill(const std::string& skill, const std::string& family,
                                      const std::string& gpu) const;
 
   // -- batches ---------------------------------------------------------------------------
   /// Commits every write of `batch` in one transaction (one fsync), in order, each seeing the
   /// earlier ones; if one fails, none is written and its error is returned.
-  engine::expected<void> write(const write_batch& batch);
+  [[nodiscard]] engine::expected<void> write(const write_batch& batch);
 
   /// Returns every key and a one-line summary of its value (for `kernelskill inspect`), by
   /// database then key: keys read "nodes/<task>/<id>", a corrupt value "corrupt: <why>".
-  engine::expected<std::vector<std::pair<std::string, std::string>>> dump() const;
+  [[nodiscard]] engine::expected<std::vector<std::pair<std::string, std::string>>> dump() const;
 
 private:
   struct impl;

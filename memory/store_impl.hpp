@@ -23,7 +23,7 @@ namespace detail {
 class registration {
 public:
   /// Creates `dir` if needed and claims it; fails if a store on it is already open here.
-  static engine::expected<registration> claim(const std::filesystem::path& dir);
+  [[nodiscard]] static engine::expected<registration> claim(const std::filesystem::path& dir);
 
   registration(registration&& other) noexcept : dir_(std::exchange(other.dir_, {})) {}
   registration& operator=(registration&&) = delete;
@@ -35,10 +35,10 @@ private:
 };
 
 /// Checks that `name` (what the caller calls `what`) is fit for a key: not empty, no NUL.
-engine::expected<void> check_name(std::string_view what, std::string_view name);
+[[nodiscard]] engine::expected<void> check_name(std::string_view what, std::string_view name);
 
 /// Checks that `id` (what the caller calls `what`) is a node id >= 0.
-engine::expected<void> check_id(std::string_view what, engine::node_id id);
+[[nodiscard]] engine::expected<void> check_id(std::string_view what, engine::node_id id);
 
 } // namespace detail
 
@@ -66,7 +66,7 @@ struct store::impl {
   }
 
   /// Writes `value` at `key` of `db` inside `t`, checking LMDB's key limit first.
-  engine::expected<void> put(lmdb::txn& t, MDB_dbi dbi, const char* db, std::string_view key,
+  [[nodiscard]] engine::expected<void> put(lmdb::txn& t, MDB_dbi dbi, const char* db, std::string_view key,
                              std::string_view value) const {
     const auto limit = static_cast<size_t>(mdb_env_get_maxkeysize(env.get()));
     if (key.size() > limit)
@@ -80,7 +80,7 @@ struct store::impl {
   /// Runs `body(txn)` in one read-write transaction; commits it if `body` succeeded, else
   /// aborts it so that nothing of it is written.
   template <class Body>
-  engine::expected<void> write(Body body) const {
+  [[nodiscard]] engine::expected<void> write(Body body) const {
     auto t = lmdb::txn::begin(env, lmdb::access::read_write);
     if (!t)
       return tl::unexpected(t.error());
@@ -101,19 +101,19 @@ struct store::impl {
   // -- the writes, inside a given transaction (store.cpp, store_short_term.cpp,
   //    store_skills.cpp); each checks its names first ---------------------------------------
 
-  engine::expected<void> put_campaign(lmdb::txn& t, const campaign_record& record) const;
-  engine::expected<void> put_task(lmdb::txn& t, const task_state& state) const;
-  engine::expected<void> put_node(lmdb::txn& t, const std::string& task,
+  [[nodiscard]] engine::expected<void> put_campaign(lmdb::txn& t, const campaign_record& record) const;
+  [[nodiscard]] engine::expected<void> put_task(lmdb::txn& t, const task_state& state) const;
+  [[nodiscard]] engine::expected<void> put_node(lmdb::txn& t, const std::string& task,
                                   const engine::node_record& node, const node_detail& detail) const;
-  engine::expected<void> put_source(lmdb::txn& t, const std::string& hash,
+  [[nodiscard]] engine::expected<void> put_source(lmdb::txn& t, const std::string& hash,
                                     const std::string& text) const;
-  engine::expected<void> put_outcome(lmdb::txn& t, const std::string& task, engine::node_id parent,
+  [[nodiscard]] engine::expected<void> put_outcome(lmdb::txn& t, const std::string& task, engine::node_id parent,
                                      const engine::plan_outcome& outcome) const;
-  engine::expected<void> put_repair(lmdb::txn& t, const std::string& task, engine::node_id branch,
+  [[nodiscard]] engine::expected<void> put_repair(lmdb::txn& t, const std::string& task, engine::node_id branch,
                                     const engine::repair_round& round) const;
-  engine::expected<void> put_calibration(lmdb::txn& t, const std::string& uuid,
+  [[nodiscard]] engine::expected<void> put_calibration(lmdb::txn& t, const std::string& uuid,
                                          const std::string& json) const;
-  engine::expected<void> add_skill_result(lmdb::txn& t, const std::string& skill,
+  [[nodiscard]] engine::expected<void> add_skill_result(lmdb::txn& t, const std::string& skill,
                                           const std::string& family, const std::string& gpu,
                                           bool success, double gain) const;
 

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  python3                          # the build's include check (cmake/check_includes.py)
   libcaf-dev                       # CAF 0.17.6: actors
   libboost1.81-dev libboost-json1.81-dev
   liblmdb-dev libcurl4-openssl-dev

@@ -1,5 +1,7 @@
 #include "test_context.hpp"
 
+#include "base/text.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -47,10 +49,7 @@ std::filesystem::path bin_dir() {
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return base::read_text(path).value_or("");
 }
 
 } // namespace ks::test

@@ -62,6 +62,7 @@
 // so that a search over these macros finds the same optimum every run. Its trials scatter by
 // +-1% around it, deterministically per kernel and trial, so the judge sees a spread.
 
+#include "base/text.hpp"
 #include "gpu/worker_protocol.hpp"
 
 #include <boost/json.hpp>
@@ -114,10 +115,7 @@ std::vector<std::string> split_script(const std::string& text) {
 
 std::string load_script(const std::string& given) {
   if (!given.empty() && given.front() == '@') {
-    std::ifstream in(given.substr(1));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return base::read_text(given.substr(1)).value_or("");
   }
   return given;
 }
@@ -317,13 +315,6 @@ std::string env_text(const char* name) {
   return text != nullptr ? text : "";
 }
 
-std::string trimmed(const std::string& text) {
-  auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos)
-    return {};
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 // Returns a 64-bit hash of `text`: FNV-1a, then splitmix64's finalizer so that texts that
 // differ only in their last characters still land far apart.
 uint64_t hash_of(const std::string& text) {
@@ -346,10 +337,7 @@ double unit_of(const std::string& text) {
 std::string kernel_source(const std::string& so) {
   if (so.empty())
     return {};
-  std::ifstream in(std::filesystem::path(so).parent_path() / "kernel.cu");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return base::read_text(std::filesystem::path(so).parent_path() / "kernel.cu").value_or("");
 }
 
 // Returns the KS_ macros `source` sets: `// ks-flags: -DNAME=VALUE` first, then the first
@@ -523,8 +511,8 @@ std::optional<std::vector<fault_rule>> parse_faults(const std::string& text) {
     if (arrow == std::string::npos)
       return std::nullopt;
     fault_rule rule;
-    std::string when = trimmed(item.substr(0, arrow));
-    rule.action = trimmed(item.substr(arrow + 2));
+    std::string when = std::string(base::trim(item.substr(0, arrow)));
+    rule.action = std::string(base::trim(item.substr(arrow + 2)));
     if (auto hash = when.find('#'); hash != std::string::npos) {
       rule.job = when.substr(0, hash);
       rule.nth = std::strtoll(when.c_str() + hash + 1, nullptr, 10);

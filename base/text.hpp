@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace ks::engine {
+namespace ks::base {
 
 /// Returns the bytes of the regular file `path`; nullopt when it is not one or cannot be read.
 std::optional<std::string> read_text(const std::filesystem::path& path);
@@ -15,4 +15,4 @@ std::optional<std::string> read_text(const std::filesystem::path& path);
 /// Returns `text` without leading and trailing white space (std::isspace in the C locale).
 std::string_view trim(std::string_view text) noexcept;
 
-} // namespace ks::engine
+} // namespace ks::base

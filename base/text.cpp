@@ -1,10 +1,10 @@
-#include "engine/text.hpp"
+#include "base/text.hpp"
 
 #include <cctype>
 #include <fstream>
 #include <sstream>
 
-namespace ks::engine {
+namespace ks::base {
 
 std::optional<std::string> read_text(const std::filesystem::path& path) {
   std::error_code ec;
@@ -29,4 +29,4 @@ std::string_view trim(std::string_view text) noexcept {
   return text;
 }
 
-} // namespace ks::engine
+} // namespace ks::base

@@ -1,6 +1,6 @@
-#include "engine/error.hpp"
+#include "base/error.hpp"
 
-namespace ks::engine {
+namespace ks::base {
 
 const char* to_string(errc code) noexcept {
   switch (code) {
@@ -19,4 +19,4 @@ const char* to_string(errc code) noexcept {
   return "unknown";
 }
 
-} // namespace ks::engine
+} // namespace ks::base
