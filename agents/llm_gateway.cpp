@@ -22,7 +22,9 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <cmath>
 #include <condition_variable>
 #include <ctime>
@@ -123,6 +125,7 @@ using request_ptr = std::unique_ptr<request_state>;
 
 struct llm_gateway::impl {
   gateway_options options;
+  std::atomic<bool> usage_unwritable{false}; // said once: a usage file that cannot be written
   CURLM* multi = nullptr;
   std::thread thread;
 
@@ -461,7 +464,10 @@ struct llm_gateway::impl {
       now = stats;
     }
     if (!options.usage_file.empty())
-      write_usage(options.usage_file, now, options.backend_name, options.model);
+      if (auto written = write_usage(options.usage_file, now, options.backend_name, options.model);
+          !written && !usage_unwritable.exchange(true))
+        std::cerr << "kernelskill: cannot write the model usage file (the campaign goes on): "
+                  << written.error().message() << "\n";
     if (!options.transcripts_dir.empty()) {
       auto written = write_transcript(options.transcripts_dir, t, options.api_key);
       if (written && result)

@@ -4,9 +4,11 @@
 #include "agents/usage_file.hpp"
 
 #include <ctime>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace ks::agents {
@@ -29,6 +31,7 @@ std::string utc_now() {
 
 struct replay_service::impl {
   replay_options options;
+  bool usage_unwritable = false; // said once: a usage file that cannot be written
   std::vector<transcript> recorded;
   std::vector<bool> used;
   std::map<request_key, std::vector<size_t>> by_key; ///< indexes into recorded, in order
@@ -142,7 +145,11 @@ int64_t replay_service::submit(model_request request, callback done) {
     if (!result)
       t.error = result.error().message();
     if (!impl_->options.usage_file.empty())
-      write_usage(impl_->options.usage_file, impl_->stats, "replay", impl_->options.model);
+      if (auto written =
+              write_usage(impl_->options.usage_file, impl_->stats, "replay", impl_->options.model);
+          !written && !std::exchange(impl_->usage_unwritable, true))
+        std::cerr << "kernelskill: cannot write the model usage file (the replay goes on): "
+                  << written.error().message() << "\n";
   }
   if (!impl_->options.transcripts_dir.empty()) {
     auto written = write_transcript(impl_->options.transcripts_dir, t, {});

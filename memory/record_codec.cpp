@@ -379,8 +379,11 @@ decoded<engine::node_record> decode_node(std::string_view value) {
 
 decoded<node_detail> decode_detail(std::string_view value) {
   return decode_with<node_detail>(value, "detail", [](const json::object& o) {
-    node_detail d{string_field(o, "message"), string_field(o, "diagnostics"), string_field(o, "resources_json"),
-                  string_field(o, "verify_json")};
+    node_detail d;
+    d.message = string_field(o, "message");
+    d.diagnostics = string_field(o, "diagnostics");
+    d.resources_json = string_field(o, "resources_json");
+    d.verify_json = string_field(o, "verify_json");
     d.timed_gpu = o.contains("timed_gpu") ? static_cast<int32_t>(integer_field(o, "timed_gpu")) : -1;
     d.profile_json = o.contains("profile_json") ? string_field(o, "profile_json") : std::string();
     d.diagnosis_json = o.contains("diagnosis_json") ? string_field(o, "diagnosis_json") : std::string();
