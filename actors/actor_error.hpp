@@ -13,13 +13,13 @@ namespace ks::actors {
 /// Classifies why a request to an actor of the campaign failed; the context of the caf::error
 /// holds the message. The numbers are stable.
 enum class actor_errc : uint8_t {
-  store = 1,    ///< the store could not read or write a record
-  backend = 2,  ///< an agent backend failed (planner, coder, repairer)
-  task = 3,     ///< a task is unknown to the actor's task table, or its files are unreadable
-  tree = 4,     ///< the search tree refused a mutation (a broken invariant of ours)
-  bench = 5,    ///< no bench actor can run the job
-  internal = 6, ///< anything else of ours
-  transient = 7, ///< an agent backend cannot answer now (rate limited, unavailable): ask later
+  store = 1,       ///< the store could not read or write a record
+  backend = 2,     ///< an agent backend failed (planner, coder, repairer)
+  task = 3,        ///< a task is unknown to the actor's task table, or its files are unreadable
+  tree = 4,        ///< the search tree refused a mutation (a broken invariant of ours)
+  bench = 5,       ///< no bench actor can run the job
+  internal = 6,    ///< anything else of ours
+  transient = 7,   ///< an agent backend cannot answer now (rate limited, unavailable): ask later
   interrupted = 8, ///< the campaign was interrupted before the job started: redo it on resume
   bad_reply = 9,   ///< a language model's reply could not be used, even when asked again
   budget = 10,     ///< a campaign budget (model tokens, cost) is spent: no new request starts

@@ -33,7 +33,7 @@ struct dispatcher_state {
   std::vector<bench_actor> gpus;
   std::vector<engine::card_state> cards; // busy, dead, and how long each worked
   std::deque<pending_job> queue;         // in the order the jobs came
-  bool interrupted = false; ///< a stop_msg interrupt came: no job starts any more
+  bool interrupted = false;              ///< a stop_msg interrupt came: no job starts any more
   std::vector<std::optional<caf::typed_response_promise<bench_result>>> running;
   std::vector<int64_t> serial;     // of the job each GPU runs: a late answer to an older one is
                                    // ignored

@@ -115,8 +115,8 @@ void distill(campaign_pointer self, size_t i) {
             done();
           },
           [self, i, done](caf::error& e) {
-            console::line(console::stream::err, self->state.setup.tasks[i].task +
-                                                    ": no skill learned: " + describe(e));
+            console::line(console::stream::err,
+                          self->state.setup.tasks[i].task + ": no skill learned: " + describe(e));
             done();
           });
 }
@@ -156,8 +156,8 @@ caf::result<campaign_report> run(campaign_pointer self) {
         .then(
             [self, i](task_report& r) {
               self->send(self->state.reporter, r);
-              bool learnable = r.phase == "done" && r.winner > 0 &&
-                               r.speedup > 1 + self->state.setup.min_gain;
+              bool learnable =
+                  r.phase == "done" && r.winner > 0 && r.speedup > 1 + self->state.setup.min_gain;
               self->state.reports[i] = std::move(r);
               if (learnable && self->state.setup.distiller != nullptr && !self->state.interrupted) {
                 distill(self, i);

@@ -2,8 +2,8 @@
 
 #include "actors/bench_dispatcher_actor.hpp"
 #include "actors/distiller_actor.hpp"
-#include "actors/llm_gateway_actor.hpp"
 #include "actors/fwd.hpp"
+#include "actors/llm_gateway_actor.hpp"
 #include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
 #include "actors/supervisor_actor.hpp"

@@ -46,10 +46,10 @@ engine::expected<campaign_tasks> load_tasks(const config::campaign_config& confi
   if (!baselines_file.empty()) {
     auto read = read_torch_baselines(baselines_file);
     if (!read)
-      return fail(read.error().code(), (options.baselines.empty()
-                                            ? config.source.string() + ": report.torch_baselines: "
-                                            : std::string("--baselines: ")) +
-                                           read.error().message());
+      return fail(read.error().code(),
+                  (options.baselines.empty() ? config.source.string() + ": report.torch_baselines: "
+                                             : std::string("--baselines: ")) +
+                      read.error().message());
     for (const std::string& warning : check_shapes(*read, *loaded))
       console::line(console::stream::err, "kernelskill: warning: " + warning);
     baselines = std::move(*read);
@@ -85,7 +85,8 @@ engine::expected<fs::path> make_output_folder(const config::campaign_config& con
 
 engine::expected<skill_memory> open_skill_memory(const config::campaign_config& config,
                                                  run_kind kind) {
-  fs::path builtin = config.skills_dir().empty() ? engine::default_skills_dir() : config.skills_dir();
+  fs::path builtin =
+      config.skills_dir().empty() ? engine::default_skills_dir() : config.skills_dir();
   auto folders = engine::read_skill_folders(builtin);
   if (!folders)
     return tl::unexpected(folders.error());
@@ -129,9 +130,9 @@ make_compiler(const config::campaign_config& config, const run_options& options,
   return std::make_shared<const gpu::compiler>(std::move(*made));
 }
 
-engine::expected<std::optional<model_side>>
-open_model(caf::actor_system& sys, exit_guard& guard, const config::campaign_config& config,
-           const fs::path& folder, run_kind kind) {
+engine::expected<std::optional<model_side>> open_model(caf::actor_system& sys, exit_guard& guard,
+                                                       const config::campaign_config& config,
+                                                       const fs::path& folder, run_kind kind) {
   if (!agents::needs_model(config.agents.backend))
     return std::optional<model_side>{};
   model_side out;
@@ -209,12 +210,13 @@ engine::retrieval_rules retrieval_rules_for(const config::memory_section& m) {
 
 } // namespace
 
-engine::expected<team>
-spawn_team(caf::actor_system& sys, exit_guard& guard, const config::campaign_config& config,
-           const campaign_tasks& tasks, const skill_memory& skills,
-           std::shared_ptr<const gpu::compiler> compiler, const engine::backend_context& context,
-           const std::optional<model_side>& model, store_actor store,
-           bench_dispatcher_actor dispatcher) {
+engine::expected<team> spawn_team(caf::actor_system& sys, exit_guard& guard,
+                                  const config::campaign_config& config,
+                                  const campaign_tasks& tasks, const skill_memory& skills,
+                                  std::shared_ptr<const gpu::compiler> compiler,
+                                  const engine::backend_context& context,
+                                  const std::optional<model_side>& model, store_actor store,
+                                  bench_dispatcher_actor dispatcher) {
   int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
   team out;
   out.store = store;
@@ -232,9 +234,9 @@ spawn_team(caf::actor_system& sys, exit_guard& guard, const config::campaign_con
         return tl::unexpected(made.error());
       b = std::move(*made);
     }
-    out.planners.push_back(guard.keep(spawn_planner(sys, backends[0], tasks.table,
-                                                    spawn_mode::detached, skills.library,
-                                                    retrieval_rules_for(config.memory))));
+    out.planners.push_back(
+        guard.keep(spawn_planner(sys, backends[0], tasks.table, spawn_mode::detached,
+                                 skills.library, retrieval_rules_for(config.memory))));
     out.coders.push_back(guard.keep(spawn_coder(sys, backends[1], tasks.table)));
     out.repairers.push_back(guard.keep(spawn_repairer(sys, backends[2], tasks.table)));
   }

@@ -65,7 +65,7 @@ private:
 /// Asks `handle` and waits for the answer; an error becomes an engine error of `code`.
 template <class Reply, class Handle, class Msg>
 [[nodiscard]] engine::expected<Reply> ask(caf::scoped_actor& self, const Handle& handle, Msg msg,
-                            engine::errc code) {
+                                          engine::errc code) {
   engine::expected<Reply> out = engine::fail(code, "no answer");
   self->request(handle, caf::infinite, std::move(msg))
       .receive([&](Reply& r) { out = std::move(r); },

@@ -74,7 +74,8 @@ struct distiller_state {
     a->request = std::move(m);
     auto t = setup.tasks->find(a->request.task);
     if (t == setup.tasks->end())
-      return make_actor_error(actor_errc::task, "the distiller knows no task '" + a->request.task + "'");
+      return make_actor_error(actor_errc::task,
+                              "the distiller knows no task '" + a->request.task + "'");
     a->subject = &t->second;
     self->request(setup.store, caf::infinite, get_task{a->request.task})
         .then([this, a](task_snapshot& s) { ask_model(a, std::move(s)); },
@@ -114,7 +115,8 @@ struct distiller_state {
     if (request.winner_source.empty() || request.reference_source.empty())
       return refuse(a, "the store lacks the winner's or the reference's source");
     a->reference_source = request.reference_source;
-    a->speedup = s.state.winner_median_ms > 0 ? s.state.reference_median_ms / s.state.winner_median_ms : 1;
+    a->speedup =
+        s.state.winner_median_ms > 0 ? s.state.reference_median_ms / s.state.winner_median_ms : 1;
     request.speedup = a->speedup;
     if (setup.skills != nullptr)
       for (const engine::skill& k : setup.skills->skills)
@@ -130,8 +132,9 @@ struct distiller_state {
   // "schema" and "compiles": its first template, at its first valid parameters, for this task.
   void render(const attempt_ptr& a) {
     if (a->skill.templates.empty())
-      return refuse(a, "skill " + a->skill.id + " has no template: it cannot be re-applied, "
-                       "so it cannot be shown to help");
+      return refuse(a, "skill " + a->skill.id +
+                           " has no template: it cannot be re-applied, "
+                           "so it cannot be shown to help");
     const engine::skill_template& t = a->skill.templates.front();
     auto space = engine::space_of(t, *a->subject, a->reference_source);
     if (!space)
@@ -160,8 +163,8 @@ struct distiller_state {
         .then(
             [this, a, what, next](compile_done& r) {
               if (!r.ok)
-                return refuse(a, "skill " + a->skill.id + "'s " + what + " does not compile: " +
-                                     first_line(r.diagnostics));
+                return refuse(a, "skill " + a->skill.id + "'s " + what +
+                                     " does not compile: " + first_line(r.diagnostics));
               next(std::move(r.shared_object));
             },
             [this, a](caf::error& e) { refuse(a, "the compile pool failed: " + describe(e)); });
@@ -169,22 +172,26 @@ struct distiller_state {
 
   // "helped": correct, then faster than the reference beyond min_gain on one GPU.
   void verify(const attempt_ptr& a) {
-    bench_job job{bench_kind::verify, a->request.task, a->reference_so, a->candidate_so, -1,
+    bench_job job{bench_kind::verify,
+                  a->request.task,
+                  a->reference_so,
+                  a->candidate_so,
+                  -1,
                   a->request.task + " (learned " + a->skill.id + ")"};
     job.purpose = engine::bench_purpose::learned_skill;
     self->request(setup.bench, caf::infinite, std::move(job))
         .then(
             [this, a](bench_result& r) {
               if (!r.ok)
-                return refuse(a, "skill " + a->skill.id + " re-applied failed verification (" +
-                                     std::string(gpu::to_string(static_cast<gpu::failure_kind>(r.failure))) +
-                                     "): " + first_line(r.message));
+                return refuse(
+                    a, "skill " + a->skill.id + " re-applied failed verification (" +
+                           std::string(gpu::to_string(static_cast<gpu::failure_kind>(r.failure))) +
+                           "): " + first_line(r.message));
               time(a, a->candidate_so, -1, [this, a](double ms, int32_t gpu) {
                 a->candidate_ms = ms;
                 a->gpu = gpu;
-                time(a, a->reference_so, gpu, [this, a](double reference_ms, int32_t) {
-                  judge(a, reference_ms);
-                });
+                time(a, a->reference_so, gpu,
+                     [this, a](double reference_ms, int32_t) { judge(a, reference_ms); });
               });
             },
             [this, a](caf::error& e) { refuse(a, "the bench failed: " + describe(e)); });
@@ -196,15 +203,17 @@ struct distiller_state {
     engine::placement_facts facts;
     facts.card = gpu;
     engine::placement where = engine::place(engine::bench_purpose::learned_skill, facts);
-    bench_job job{bench_kind::time, a->request.task, a->reference_so, so, where.pinned,
-                  a->request.task + " (learned " + a->skill.id + ", timing)"};
+    bench_job job{bench_kind::time, a->request.task,
+                  a->reference_so,  so,
+                  where.pinned,     a->request.task + " (learned " + a->skill.id + ", timing)"};
     job.prefer = std::move(where.prefer);
     job.purpose = engine::bench_purpose::learned_skill;
     self->request(setup.bench, caf::infinite, std::move(job))
         .then(
             [this, a, next](bench_result& r) {
               if (!r.ok || !(r.timing().median_ms > 0))
-                return refuse(a, "skill " + a->skill.id + " could not be timed: " + first_line(r.message));
+                return refuse(a, "skill " + a->skill.id +
+                                     " could not be timed: " + first_line(r.message));
               next(r.timing().median_ms, r.gpu);
             },
             [this, a](caf::error& e) { refuse(a, "the bench failed: " + describe(e)); });

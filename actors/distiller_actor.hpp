@@ -38,7 +38,7 @@ using distiller_actor = caf::typed_actor<caf::replies_to<distill_task>::with<dis
 struct distiller_setup {
   std::shared_ptr<agents::llm_backend> backend;
   task_table_ptr tasks;
-  store_actor store;       ///< reads the task (get_task), writes the skill (put_learned_skill)
+  store_actor store; ///< reads the task (get_task), writes the skill (put_learned_skill)
   compiler_actor compiler;
   bench_actor bench;
   engine::skill_library_ptr skills; ///< the ids a new skill must not take

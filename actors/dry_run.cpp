@@ -7,13 +7,12 @@
 
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
+#include <signal.h>
 
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <thread>
-
-#include <signal.h>
 
 namespace ks::actors {
 
@@ -36,8 +35,8 @@ tl::expected<fs::path, campaign_error> make_dry_run_folder(const fs::path& outpu
   fs::remove_all(folder, ec);
   fs::create_directories(folder, ec);
   if (ec) {
-    campaign_error e{engine::error{errc::io, "cannot create " + folder.string() + ": " +
-                                                 ec.message()}};
+    campaign_error e{
+        engine::error{errc::io, "cannot create " + folder.string() + ": " + ec.message()}};
     e.environment = true;
     return tl::unexpected(std::move(e));
   }
@@ -46,8 +45,8 @@ tl::expected<fs::path, campaign_error> make_dry_run_folder(const fs::path& outpu
 
 dry_round spawn_dry_round(caf::actor_system& sys, exit_guard& guard,
                           const config::campaign_config& config, const run_options& options,
-                          const campaign_tasks& tasks, const team& members,
-                          const std::string& arch, const fs::path& folder) {
+                          const campaign_tasks& tasks, const team& members, const std::string& arch,
+                          const fs::path& folder) {
   dry_round out;
   for (const std::string& name : tasks.order) {
     dry_run_setup d;
@@ -87,8 +86,8 @@ struct dry_answers {
 // Starts every dry run and waits until each has answered, passing each report to the
 // reporter. Requests are answered as ordinary messages here (sent, not requested): the wait
 // takes them in any order and still polls the stop flag every 100 ms.
-dry_answers run_round(caf::scoped_actor& self, const dry_round& round,
-                      const run_options& options, const llm_gateway_actor& gateway) {
+dry_answers run_round(caf::scoped_actor& self, const dry_round& round, const run_options& options,
+                      const llm_gateway_actor& gateway) {
   dry_answers out;
   for (const supervisor_actor& r : round.runs)
     self->send(r, run_task{});
@@ -106,13 +105,14 @@ dry_answers run_round(caf::scoped_actor& self, const dry_round& round,
           r.stop_text = describe(e);
           out.reports[r.name] = std::move(r);
         },
-        caf::after(std::chrono::milliseconds(100)) >> [&] {
-          if (!out.interrupted && stop_seen(options)) {
-            out.interrupted = true;
-            say_stopping(run_kind::dry_run);
-            interrupt(self, round, gateway);
-          }
-        });
+        caf::after(std::chrono::milliseconds(100)) >>
+            [&] {
+              if (!out.interrupted && stop_seen(options)) {
+                out.interrupted = true;
+                say_stopping(run_kind::dry_run);
+                interrupt(self, round, gateway);
+              }
+            });
   }
   return out;
 }
@@ -156,9 +156,8 @@ void stop_compiles(caf::scoped_actor& self, const team& members, const fs::path&
 void write_dry_run_summary(const fs::path& folder, const std::string& arch,
                            const std::vector<task_report>& reports, bool interrupted) {
   std::ofstream out(folder / "summary.txt", std::ios::binary | std::ios::trunc);
-  out << "dry run of " << reports.size() << (reports.size() == 1 ? " task" : " tasks")
-      << " for " << arch << ", " << now_iso8601()
-      << (interrupted ? ", interrupted" : "")
+  out << "dry run of " << reports.size() << (reports.size() == 1 ? " task" : " tasks") << " for "
+      << arch << ", " << now_iso8601() << (interrupted ? ", interrupted" : "")
       << ": compiled, planned, coded and compiled one round; nothing was measured, no state "
          "was saved\n";
   for (const task_report& r : reports)
@@ -174,8 +173,8 @@ campaign_summary summary_of(const std::vector<task_report>& reports, bool interr
   summary.wall_s = wall_s;
   summary.dry_run_dir = folder;
   for (const task_report& t : reports)
-    summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
-                                         t.phase == "failed", t.stop_text});
+    summary.tasks.push_back(
+        task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0, t.phase == "failed", t.stop_text});
   if (model)
     count_model_use(summary, model->service->stats());
   return summary;
@@ -213,8 +212,8 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
   if (!model)
     return tl::unexpected(model.error());
   auto members = spawn_team(sys, guard, config, tasks, *skills, *compiler,
-                            backend_context_for(*skills, arch, **compiler), *model,
-                            store_actor{}, bench_dispatcher_actor{});
+                            backend_context_for(*skills, arch, **compiler), *model, store_actor{},
+                            bench_dispatcher_actor{});
   if (!members)
     return tl::unexpected(members.error());
 
@@ -225,8 +224,7 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
     return tl::unexpected(folder.error());
   auto start = std::chrono::steady_clock::now();
   const llm_gateway_actor gateway = *model ? (*model)->gateway : llm_gateway_actor{};
-  dry_round round =
-      spawn_dry_round(sys, guard, config, options, tasks, *members, arch, *folder);
+  dry_round round = spawn_dry_round(sys, guard, config, options, tasks, *members, arch, *folder);
   dry_answers answers = run_round(self, round, options, gateway);
   if (answers.interrupted)
     stop_compiles(self, *members, (*compiler)->options().nvcc);

@@ -65,7 +65,9 @@ llm_gateway_actor::behavior_type gateway(gateway_pointer self,
         found->second.deliver(std::move(m.answer));
         self->state.pending.erase(found);
       },
-      [self](const stop_msg& m) { self->state.service->cancel(m.reason.empty() ? "interrupted" : m.reason); },
+      [self](const stop_msg& m) {
+        self->state.service->cancel(m.reason.empty() ? "interrupted" : m.reason);
+      },
       [self](const llm_stats_request&) { return llm_stats{self->state.service->stats()}; },
   };
 }
@@ -74,7 +76,7 @@ llm_gateway_actor::behavior_type gateway(gateway_pointer self,
 class actor_client final : public agents::model_client {
 public:
   actor_client(caf::actor_system& sys, llm_gateway_actor gateway)
-      : sys_(sys), gateway_(std::move(gateway)) {}
+    : sys_(sys), gateway_(std::move(gateway)) {}
 
   engine::expected<agents::model_reply> complete(const agents::model_request& request) override {
     engine::expected<agents::model_reply> out =
@@ -89,8 +91,8 @@ public:
                 out = engine::fail(static_cast<engine::errc>(a.code), std::move(a.message));
             },
             [&](caf::error& e) {
-              out = engine::fail(engine::errc::cancelled, "the model gateway is gone (" +
-                                                              describe(e) + ")");
+              out = engine::fail(engine::errc::cancelled,
+                                 "the model gateway is gone (" + describe(e) + ")");
             });
     return out;
   }

@@ -33,8 +33,7 @@ struct stop_msg;
 /// Sends model requests through the campaign's model service; see the top of the file.
 using llm_gateway_actor =
     caf::typed_actor<caf::replies_to<llm_call>::with<llm_answer>, caf::reacts_to<llm_done>,
-                     caf::reacts_to<stop_msg>,
-                     caf::replies_to<llm_stats_request>::with<llm_stats>>;
+                     caf::reacts_to<stop_msg>, caf::replies_to<llm_stats_request>::with<llm_stats>>;
 
 /// Spawns the gateway around `service` (event-based: it never blocks).
 llm_gateway_actor spawn_llm_gateway(caf::actor_system& sys,

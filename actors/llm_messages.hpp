@@ -24,8 +24,8 @@ typename Inspector::result_type inspect(Inspector& f, chat_message& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, model_request& x) {
-  return f(caf::meta::type_name("model_request"), x.role, x.task, x.node, x.messages,
-           x.max_tokens, x.temperature);
+  return f(caf::meta::type_name("model_request"), x.role, x.task, x.node, x.messages, x.max_tokens,
+           x.temperature);
 }
 
 template <class Inspector>
@@ -42,9 +42,9 @@ typename Inspector::result_type inspect(Inspector& f, usage_totals& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gateway_stats& x) {
-  return f(caf::meta::type_name("gateway_stats"), x.submitted, x.succeeded, x.failed,
-           x.cancelled, x.refused, x.attempts, x.retries, x.in_flight, x.queued, x.total,
-           x.by_task, x.budget_spent);
+  return f(caf::meta::type_name("gateway_stats"), x.submitted, x.succeeded, x.failed, x.cancelled,
+           x.refused, x.attempts, x.retries, x.in_flight, x.queued, x.total, x.by_task,
+           x.budget_spent);
 }
 
 } // namespace ks::agents

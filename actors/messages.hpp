@@ -23,9 +23,9 @@
 #include "engine/diagnosis.hpp"
 #include "engine/judge.hpp"
 #include "engine/retrieval.hpp"
-#include "engine/skill_stats.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
+#include "engine/skill_stats.hpp"
 #include "gpu/worker_protocol.hpp"
 #include "memory/store.hpp"
 
@@ -66,8 +66,8 @@ typename Inspector::result_type inspect(Inspector& f, hardware_summary& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, diagnosis& x) {
   return f(caf::meta::type_name("diagnosis"), x.diagnosed, x.bound, x.fraction_of_roofline,
-           x.achieved_gbps,
-           x.achieved_gflops, x.registers, x.spill_bytes, x.evidence, x.text, x.hardware);
+           x.achieved_gbps, x.achieved_gflops, x.registers, x.spill_bytes, x.evidence, x.text,
+           x.hardware);
 }
 
 template <class Inspector>
@@ -234,11 +234,11 @@ struct bench_result {
   bench_kind kind = bench_kind::info;
   int32_t gpu = -1; ///< the GPU index that ran it
   bool ok = false;
-  int32_t failure = 0; ///< gpu::failure_kind's number when !ok
-  std::string message; ///< the failure's message, with its verification details
+  int32_t failure = 0;         ///< gpu::failure_kind's number when !ok
+  std::string message;         ///< the failure's message, with its verification details
   gpu::result_payload payload; ///< the result; a failed verification keeps its statistics
-  double busy_ms = 0;   ///< how long the bench actor worked on it (worker start included)
-  double queued_ms = 0; ///< how long it waited in the dispatcher's queue
+  double busy_ms = 0;          ///< how long the bench actor worked on it (worker start included)
+  double queued_ms = 0;        ///< how long it waited in the dispatcher's queue
 
   /// Returns the result as type T (gpu::result_of<kind>); a default T when it holds none.
   template <class T>
@@ -593,7 +593,7 @@ struct plan_request {
   std::vector<engine::ancestor_memory> branch;
   std::vector<engine::plan> in_tree; ///< the plan of every node of the task's tree
   engine::diagnosis diagnosis;
-  std::vector<engine::retrieved_skill> skills; ///< empty: the planner retrieves them
+  std::vector<engine::retrieved_skill> skills;      ///< empty: the planner retrieves them
   std::map<std::string, engine::skill_stats> stats; ///< long-term memory's, by skill id
   double parent_fraction_of_roofline = 0;
   int64_t count = 1;
@@ -606,9 +606,8 @@ struct plan_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, plan_request& x) {
   return f(caf::meta::type_name("plan_request"), x.task, x.parent, x.parent_lineage,
-           x.parent_source, x.reference_source, x.tried, x.branch, x.in_tree, x.diagnosis,
-           x.skills, x.stats,
-           x.parent_fraction_of_roofline, x.count, x.parent_time, x.gpu_name, x.peak_gbps,
+           x.parent_source, x.reference_source, x.tried, x.branch, x.in_tree, x.diagnosis, x.skills,
+           x.stats, x.parent_fraction_of_roofline, x.count, x.parent_time, x.gpu_name, x.peak_gbps,
            x.peak_gflops);
 }
 

@@ -41,9 +41,8 @@ struct planner_state {
     request.diagnosis = std::move(m.diagnosis);
     request.skills = std::move(m.skills);
     if (request.skills.empty() && skills)
-      request.skills =
-          engine::retrieve(*skills, t->second, &request.diagnosis, request.reference_source,
-                           m.stats, rules);
+      request.skills = engine::retrieve(*skills, t->second, &request.diagnosis,
+                                        request.reference_source, m.stats, rules);
     request.parent_fraction_of_roofline = m.parent_fraction_of_roofline;
     request.count = m.count;
     request.parent_time = std::move(m.parent_time);

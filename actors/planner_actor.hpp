@@ -1,13 +1,12 @@
 #pragma once
 
 #include "actors/fwd.hpp"
+#include "engine/retrieval.hpp"
+#include "engine/skill.hpp"
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
-
-#include "engine/retrieval.hpp"
-#include "engine/skill.hpp"
 
 #include <memory>
 

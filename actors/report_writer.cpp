@@ -227,12 +227,9 @@ campaign_geomeans geomeans_of(const std::vector<task_view>& tasks, const torch_c
     if (tc.speedup_vs_compile > 0)
       compiled.push_back(tc.speedup_vs_compile);
   }
-  return {geometric_mean(reference),
-          geometric_mean(eager),
-          geometric_mean(compiled),
-          static_cast<int64_t>(reference.size()),
-          static_cast<int64_t>(eager.size()),
-          static_cast<int64_t>(compiled.size())};
+  return {geometric_mean(reference),          geometric_mean(eager),
+          geometric_mean(compiled),           static_cast<int64_t>(reference.size()),
+          static_cast<int64_t>(eager.size()), static_cast<int64_t>(compiled.size())};
 }
 
 // -- formatting ------------------------------------------------------------------------------
@@ -476,8 +473,8 @@ void write_task_section(std::ostream& out, const task_view& t, const torch_conte
   if (torch.baselines != nullptr) {
     torch_comparison tc = torch_of(torch, t, h);
     out << "- torch: eager " << format_ms(tc.eager_ms) << " ("
-        << format_ratio(tc.speedup_vs_eager, "x") << "), torch.compile "
-        << format_ms(tc.compile_ms) << " (" << format_ratio(tc.speedup_vs_compile, "x") << ")";
+        << format_ratio(tc.speedup_vs_eager, "x") << "), torch.compile " << format_ms(tc.compile_ms)
+        << " (" << format_ratio(tc.speedup_vs_compile, "x") << ")";
     if (!tc.note.empty())
       out << "; " << tc.note;
     out << "\n";
@@ -541,7 +538,8 @@ std::string report_text(const std::optional<memory::campaign_record>& campaign,
   const bool with_torch = torch.baselines != nullptr;
   out << "\n| task | state | reference | best | speedup | "
       << (with_torch ? "vs eager | vs compile | " : "") << "roofline | nodes |\n"
-      << (with_torch ? "|---|---|---|---|---|---|---|---|---|\n" : "|---|---|---|---|---|---|---|\n");
+      << (with_torch ? "|---|---|---|---|---|---|---|---|---|\n"
+                     : "|---|---|---|---|---|---|---|\n");
   for (const task_view& t : tasks) {
     headline h = headline_of(t);
     out << "| " << t.state.name << " | " << engine::to_string(t.state.phase) << " | "
@@ -653,8 +651,8 @@ std::string model_usage_text(const memory::store& store) {
   std::ostringstream out;
   out << "\n## Model\n\n"
       << "- " << usage->backend << " backend, model " << usage->model << ": " << s.total.requests
-      << " requests answered (" << s.retries << " retries, " << s.failed << " failed, "
-      << s.refused << " refused by a budget)\n"
+      << " requests answered (" << s.retries << " retries, " << s.failed << " failed, " << s.refused
+      << " refused by a budget)\n"
       << "- tokens: " << s.total.input_tokens << " in, " << s.total.output_tokens << " out; cost "
       << s.total.cost << " at the configured prices\n";
   for (const auto& [task, u] : s.by_task)
@@ -686,15 +684,15 @@ engine::expected<std::string> results_text(const memory::store& store,
   else
     doc["campaign"] = nullptr;
   if (const torch_baselines* b = torch.baselines)
-    doc["torch_baselines"] = json::object{
-        {"file", b->source.string()},
-        {"device", b->device},
-        {"torch_version", b->torch_version},
-        {"date", b->date},
-        {"compile_mode", b->compile_mode},
-        {"device_matches", torch.device_note.empty()},
-        {"device_note", torch.device_note.empty() ? json::value(nullptr)
-                                                  : json::value(torch.device_note)}};
+    doc["torch_baselines"] =
+        json::object{{"file", b->source.string()},
+                     {"device", b->device},
+                     {"torch_version", b->torch_version},
+                     {"date", b->date},
+                     {"compile_mode", b->compile_mode},
+                     {"device_matches", torch.device_note.empty()},
+                     {"device_note", torch.device_note.empty() ? json::value(nullptr)
+                                                               : json::value(torch.device_note)}};
   else
     doc["torch_baselines"] = nullptr;
   campaign_geomeans g = geomeans_of(tasks, torch);
@@ -815,10 +813,10 @@ engine::expected<std::string> describe_campaign(const memory::store& store,
     out << line;
   }
   campaign_geomeans g = geomeans_of(*tasks, torch);
-  std::snprintf(line, sizeof line, "%-20s %-10s %6s %9s %11s %11s %8s%s\n", "geomean", "", "", "",
-                "", "", format_ratio(g.vs_reference, "x").c_str(),
-                torch_columns(format_ratio(g.vs_eager, "x"), format_ratio(g.vs_compile, "x"))
-                    .c_str());
+  std::snprintf(
+      line, sizeof line, "%-20s %-10s %6s %9s %11s %11s %8s%s\n", "geomean", "", "", "", "", "",
+      format_ratio(g.vs_reference, "x").c_str(),
+      torch_columns(format_ratio(g.vs_eager, "x"), format_ratio(g.vs_compile, "x")).c_str());
   out << line;
   if (!torch.device_note.empty())
     out << "warning: " << torch.device_note << "\n";

@@ -80,8 +80,7 @@ engine::expected<campaign_state> open_state(const fs::path& output,
   campaign_state out{std::make_shared<memory::store>(std::move(*opened)), now_iso8601()};
   if (auto earlier = out.db->campaign(); earlier && *earlier)
     out.started_at = (*earlier)->started_at;
-  if (auto written = write_campaign_baselines(output, baselines ? &*baselines : nullptr);
-      !written)
+  if (auto written = write_campaign_baselines(output, baselines ? &*baselines : nullptr); !written)
     return tl::unexpected(written.error());
   return out;
 }
@@ -124,8 +123,7 @@ bench_settings bench_settings_for(const config::campaign_config& config) {
 tl::expected<gpu::worker_boundary, campaign_error>
 worker_boundary_for(const config::campaign_config& config, const run_options& options) {
   gpu::worker_boundary boundary;
-  boundary.sandbox =
-      config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
+  boundary.sandbox = config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
   boundary.secret_env = config.bench.secret_env;
   if (!config.agents.api_key_env.empty())
     boundary.secret_env.push_back(config.agents.api_key_env);
@@ -182,16 +180,14 @@ tl::expected<gpu::device_info, campaign_error> device_of(const engine::expected<
 // their workers side by side.
 tl::expected<std::vector<gpu_slot>, campaign_error>
 open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
-          const config::campaign_config& config, const run_options& options,
-          task_table_ptr tasks) {
+          const config::campaign_config& config, const run_options& options, task_table_ptr tasks) {
   auto boundary = worker_boundary_for(config, options);
   if (!boundary)
     return tl::unexpected(boundary.error());
   const bench_settings settings = bench_settings_for(config);
   auto spawn_one = [&](int32_t index, int32_t device) {
-    return guard.keep(spawn_gpu_bench(sys, index,
-                                      worker_options_for(config, options, *boundary, device),
-                                      settings, tasks));
+    return guard.keep(spawn_gpu_bench(
+        sys, index, worker_options_for(config, options, *boundary, device), settings, tasks));
   };
   const bench_job info_job{bench_kind::info, {}, {}, {}, -1, "info"};
 
@@ -253,10 +249,10 @@ std::vector<gpu_slot> calibrate(caf::scoped_actor& self, store_actor store,
     gpu_description& d = gpus[uncalibrated[k]].description;
     const auto& r = calibrations[k];
     if (!r || !r->ok) {
-      console::line(console::stream::err,
-                    "kernelskill: cannot calibrate device " + std::to_string(d.device) + " (" +
-                        (r ? r->message : r.error().message()) +
-                        "); its roofline fractions stay unknown");
+      console::line(console::stream::err, "kernelskill: cannot calibrate device " +
+                                              std::to_string(d.device) + " (" +
+                                              (r ? r->message : r.error().message()) +
+                                              "); its roofline fractions stay unknown");
       continue;
     }
     d.calibration = r->calibration();
@@ -292,13 +288,12 @@ std::string compile_arch(const run_options& options, const std::vector<gpu_slot>
 }
 
 // Writes the campaign record: runs + 1, and the environment as this run read it.
-engine::expected<void> write_campaign_record(caf::scoped_actor& self, const store_side& store,
-                                             const campaign_state& state,
-                                             const config::campaign_config& config,
-                                             const std::vector<gpu_slot>& gpus,
-                                             const std::string& arch,
-                                             const gpu::compiler& compiler) {
-  memory::campaign_record record = store.prior.found ? store.prior.record : memory::campaign_record{};
+engine::expected<void>
+write_campaign_record(caf::scoped_actor& self, const store_side& store, const campaign_state& state,
+                      const config::campaign_config& config, const std::vector<gpu_slot>& gpus,
+                      const std::string& arch, const gpu::compiler& compiler) {
+  memory::campaign_record record =
+      store.prior.found ? store.prior.record : memory::campaign_record{};
   if (!store.prior.found) {
     record.started_at = state.started_at;
     record.config_text = config.source.empty() ? config::config_text(config)
@@ -315,8 +310,7 @@ engine::expected<void> write_campaign_record(caf::scoped_actor& self, const stor
 // Has long-term memory count every settled try of this campaign's store once, the tries a
 // kill lost between the two stores' commits included, before any new try settles.
 engine::expected<void> reconcile_skill_tries(caf::scoped_actor& self, store_actor store,
-                                             const campaign_tasks& tasks,
-                                             const std::string& arch) {
+                                             const campaign_tasks& tasks, const std::string& arch) {
   reconcile_tries m;
   m.arch = arch;
   for (const auto& [name, t] : *tasks.table)
@@ -332,14 +326,15 @@ distiller_actor spawn_distiller_if_asked(caf::actor_system& sys, exit_guard& gua
                                          const config::campaign_config& config,
                                          const campaign_tasks& tasks, const skill_memory& skills,
                                          const std::optional<model_side>& model,
-                                         const team& members, const engine::backend_context& context,
+                                         const team& members,
+                                         const engine::backend_context& context,
                                          const std::string& arch, const std::string& run) {
   if (!model || !config.agents.distill || skills.store == nullptr)
     return distiller_actor{};
   distiller_setup d;
-  d.backend = std::make_shared<agents::llm_backend>(config.agents.backend, model->wiring.client,
-                                                    model->prompts, backend_settings_for(config),
-                                                    context);
+  d.backend =
+      std::make_shared<agents::llm_backend>(config.agents.backend, model->wiring.client,
+                                            model->prompts, backend_settings_for(config), context);
   d.tasks = tasks.table;
   d.store = members.store;
   d.compiler = members.compiler;
@@ -389,11 +384,10 @@ std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& c
 }
 
 // Returns what the campaign actor starts with (step 7).
-campaign_setup campaign_setup_for(const config::campaign_config& config,
-                                  const run_options& options, const campaign_tasks& tasks,
-                                  const std::vector<gpu_slot>& gpus, const team& members,
-                                  bench_dispatcher_actor dispatcher, const fs::path& output,
-                                  const std::optional<model_side>& model,
+campaign_setup campaign_setup_for(const config::campaign_config& config, const run_options& options,
+                                  const campaign_tasks& tasks, const std::vector<gpu_slot>& gpus,
+                                  const team& members, bench_dispatcher_actor dispatcher,
+                                  const fs::path& output, const std::optional<model_side>& model,
                                   distiller_actor distiller, const std::string& arch) {
   campaign_setup setup;
   setup.tasks = supervisor_setups(config, tasks, gpus, members, arch);
@@ -439,13 +433,14 @@ engine::expected<campaign_report> wait_for_campaign(caf::scoped_actor& self,
   while (!report && !failure) {
     self->receive([&](campaign_report& r) { report = std::move(r); },
                   [&](caf::error& e) { failure = describe(e); },
-                  caf::after(std::chrono::milliseconds(100)) >> [&] {
-                    if (!stop_sent && stop_seen(options)) {
-                      stop_sent = true;
-                      say_stopping(run_kind::campaign);
-                      interrupt(self, campaign, dispatcher, model);
-                    }
-                  });
+                  caf::after(std::chrono::milliseconds(100)) >>
+                      [&] {
+                        if (!stop_sent && stop_seen(options)) {
+                          stop_sent = true;
+                          say_stopping(run_kind::campaign);
+                          interrupt(self, campaign, dispatcher, model);
+                        }
+                      });
   }
   if (failure)
     return fail(errc::internal, "the campaign failed: " + *failure);
@@ -572,11 +567,11 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
 
   // The campaign: a supervisor per task, until every task has ended.
   distiller_actor distiller =
-      spawn_distiller_if_asked(sys, guard, config, *tasks, *skills, *model, *members, context,
-                               arch, output->string() + "@" + state->started_at);
-  campaign_actor campaign = guard.keep(spawn_campaign(
-      sys, campaign_setup_for(config, options, *tasks, gpus, *members, dispatcher, *output,
-                              *model, distiller, arch)));
+      spawn_distiller_if_asked(sys, guard, config, *tasks, *skills, *model, *members, context, arch,
+                               output->string() + "@" + state->started_at);
+  campaign_actor campaign = guard.keep(
+      spawn_campaign(sys, campaign_setup_for(config, options, *tasks, gpus, *members, dispatcher,
+                                             *output, *model, distiller, arch)));
   auto report = wait_for_campaign(self, campaign, dispatcher, *model, options);
   if (!report)
     return tl::unexpected(report.error());

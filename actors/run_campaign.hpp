@@ -66,9 +66,9 @@ struct campaign_summary {
   int64_t model_retries = 0;          ///< HTTP attempts beyond each request's first
   int64_t model_input_tokens = 0;
   int64_t model_output_tokens = 0;
-  double model_cost = 0;              ///< at agents.prices
-  std::string model_budget_spent;     ///< why no model request started any more; empty: none
-  std::vector<std::string> gpu_names; ///< the campaign's GPUs, by bench actor
+  double model_cost = 0;                    ///< at agents.prices
+  std::string model_budget_spent;           ///< why no model request started any more; empty: none
+  std::vector<std::string> gpu_names;       ///< the campaign's GPUs, by bench actor
   std::optional<torch_baselines> baselines; ///< the torch baselines compared with, if any
 };
 
@@ -87,7 +87,7 @@ struct campaign_error {
 
 /// Runs (or resumes) the campaign `config` describes; with options.dry_run, one round of
 /// planning, coding and compiling per task instead.
-[[nodiscard]] tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
-                                                            const run_options& options);
+[[nodiscard]] tl::expected<campaign_summary, campaign_error>
+run_campaign(const config::campaign_config& config, const run_options& options);
 
 } // namespace ks::actors

@@ -34,8 +34,7 @@ using store_actor = caf::typed_actor<
     caf::replies_to<get_calibration>::with<calibration_reply>,
     caf::replies_to<write_outputs>::with<ack>,
     caf::replies_to<get_skill_stats>::with<skill_stats_reply>,
-    caf::replies_to<reconcile_tries>::with<ack>,
-    caf::replies_to<put_learned_skill>::with<ack>>;
+    caf::replies_to<reconcile_tries>::with<ack>, caf::replies_to<put_learned_skill>::with<ack>>;
 
 /// Spawns the store actor, which takes over `store` and `skills` (no one else may use them
 /// afterwards; `skills` may be null: no long-term memory). `run` names the campaign in the

@@ -147,8 +147,12 @@ void supervisor_state::code(engine::node_id id) {
     return;
   }
   const engine::node_record& n = tree.node(id);
-  code_request request{setup.task, n.plan, tree.lineage(id).value(),
-                       source_of(tree.node(n.parent).source_hash), source_of(reference_hash), id};
+  code_request request{setup.task,
+                       n.plan,
+                       tree.lineage(id).value(),
+                       source_of(tree.node(n.parent).source_hash),
+                       source_of(reference_hash),
+                       id};
   request_then(
       member(setup.team.coders), std::move(request),
       [this, id, step](code_reply& r) { take_source(id, std::move(r.source), step); },
@@ -442,8 +446,8 @@ void supervisor_state::analyze_then(engine::node_id id, std::function<void()> ne
     next();
     return;
   }
-  analyze_request request{setup.task, n.time.median_ms, usages[id], setup.peak_gbps,
-                          setup.peak_gflops, details[id].profile_json};
+  analyze_request request{setup.task,      n.time.median_ms,  usages[id],
+                          setup.peak_gbps, setup.peak_gflops, details[id].profile_json};
   request_then(
       setup.team.analyst, std::move(request),
       [this, id, next](analysis& a) {
@@ -579,17 +583,23 @@ void supervisor_state::repair(engine::node_id id, branch_failure failure) {
         }
         const std::string failing = tree.node(id).source_hash;
         std::string hash = source_hash(r.source);
-        engine::repair_round round{
-            0,         failure.diagnostics.empty() ? failure.message : failure.diagnostics,
-            std::move(r.diagnosis), std::move(r.fix_summary),
-            hash,      failing};
-        if (std::optional<int64_t> repeat = engine::repeated_fix(memory.repairs(id), failing, hash)) {
+        engine::repair_round round{0,
+                                   failure.diagnostics.empty() ? failure.message
+                                                               : failure.diagnostics,
+                                   std::move(r.diagnosis),
+                                   std::move(r.fix_summary),
+                                   hash,
+                                   failing};
+        if (std::optional<int64_t> repeat =
+                engine::repeated_fix(memory.repairs(id), failing, hash)) {
           // A source that already failed on this branch is not compiled again: the round is
           // kept (the next prompt says it was refused) and counts against the rounds.
-          std::string what = *repeat == 0 ? std::string("a source that already failed on this branch")
-                                           : "the source of round " + std::to_string(*repeat) + "'s fix";
-          round.fix_summary = "refused unseen: it returned " + what +
-                              (round.fix_summary.empty() ? "" : " (it said: " + round.fix_summary + ")");
+          std::string what = *repeat == 0
+                                 ? std::string("a source that already failed on this branch")
+                                 : "the source of round " + std::to_string(*repeat) + "'s fix";
+          round.fix_summary =
+              "refused unseen: it returned " + what +
+              (round.fix_summary.empty() ? "" : " (it said: " + round.fix_summary + ")");
           round.round = memory.record_repair(id, round);
           put_batch refused;
           refused.repairs.push_back(put_repair{setup.task, id, round});

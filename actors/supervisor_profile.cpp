@@ -26,8 +26,7 @@ namespace ks::actors {
 
 bool supervisor_state::wants_profile(engine::node_id id, profile_moment moment) const {
   const std::string& policy = setup.profile;
-  if (policy.empty() || policy == "none" || profiled.count(id) > 0 ||
-      setup.team.analyst == nullptr)
+  if (policy.empty() || policy == "none" || profiled.count(id) > 0 || setup.team.analyst == nullptr)
     return false;
   if (!tree.contains(id) || !tree.node(id).time.measured())
     return false;

@@ -147,10 +147,8 @@ torch_baseline baseline_of(const json::value& v, const std::string& where, probl
 json::value timing_json(const torch_timing& t) {
   if (!t.error.empty())
     return json::object{{"error", t.error}};
-  return json::object{{"median_ms", t.median_ms},
-                      {"p10_ms", t.p10_ms},
-                      {"p90_ms", t.p90_ms},
-                      {"trials", t.trials}};
+  return json::object{
+      {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}, {"trials", t.trials}};
 }
 
 // A key of a JSON object as written in WHERE paths: plain when it is a simple name.
@@ -171,9 +169,8 @@ engine::expected<torch_baselines> parse_torch_baselines(std::string_view text,
   if (!ec)
     parser.finish(ec);
   if (ec)
-    return engine::fail(errc::invalid_input,
-                        file.string() + ":" + line_and_column(text, consumed) +
-                            ": not valid JSON: " + ec.message());
+    return engine::fail(errc::invalid_input, file.string() + ":" + line_and_column(text, consumed) +
+                                                 ": not valid JSON: " + ec.message());
   json::value doc = parser.release();
 
   problems p{file.string(), {}};
@@ -188,8 +185,7 @@ engine::expected<torch_baselines> parse_torch_baselines(std::string_view text,
   if (format == nullptr || !format->is_string() || format->get_string() != format_name)
     return engine::fail(errc::invalid_input,
                         file.string() + ": not a torch baselines file (its \"format\" is not \"" +
-                            std::string(format_name) +
-                            "\"); tools/torch_baselines.py writes one");
+                            std::string(format_name) + "\"); tools/torch_baselines.py writes one");
   const json::value* version = o.if_contains("version");
   if (version == nullptr || !version->is_int64() || version->get_int64() != 1)
     p.add("version", "not 1 (this kernelskill reads version 1 of the baselines file)");
@@ -224,8 +220,7 @@ engine::expected<torch_baselines> read_torch_baselines(const fs::path& file) {
   if (!fs::exists(file, ec))
     return engine::fail(errc::not_found, file.string() + ": no such baselines file");
   if (fs::is_directory(file, ec))
-    return engine::fail(errc::invalid_input,
-                        file.string() + ": a folder, not a baselines file");
+    return engine::fail(errc::invalid_input, file.string() + ": a folder, not a baselines file");
   std::optional<std::string> text = base::read_text(file);
   if (!text)
     return engine::fail(errc::io, file.string() + ": cannot read the baselines file");

@@ -66,7 +66,7 @@ struct torch_baseline {
   torch_timing eager;
   torch_timing compiled;
   std::optional<double> max_abs_diff; ///< max |eager - compile| over the outputs
-  std::string error; ///< non-empty: the task has no baseline (and this says why)
+  std::string error;                  ///< non-empty: the task has no baseline (and this says why)
 };
 
 /// A whole baselines file.
@@ -83,12 +83,13 @@ struct torch_baselines {
 /// text holds one). Fails with errc::invalid_input: "FILE:LINE:COL: not valid JSON: ..." for
 /// a syntax error, else one "FILE: WHERE: problem" line per problem (WHERE such as
 /// tasks.relu.eager.median_ms).
-[[nodiscard]] engine::expected<torch_baselines> parse_torch_baselines(std::string_view text,
-                                                        const std::filesystem::path& file);
+[[nodiscard]] engine::expected<torch_baselines>
+parse_torch_baselines(std::string_view text, const std::filesystem::path& file);
 
 /// Reads and parses the baselines file at `file`. Fails with errc::not_found when it does not
 /// exist, errc::io when it cannot be read, else as parse_torch_baselines.
-[[nodiscard]] engine::expected<torch_baselines> read_torch_baselines(const std::filesystem::path& file);
+[[nodiscard]] engine::expected<torch_baselines>
+read_torch_baselines(const std::filesystem::path& file);
 
 /// Reads the checked copy in a campaign's `output_dir`; nullopt when the campaign has none.
 [[nodiscard]] engine::expected<std::optional<torch_baselines>>
@@ -97,8 +98,8 @@ read_campaign_baselines(const std::filesystem::path& output_dir);
 /// Writes `b` into `output_dir` as the campaign's checked copy (a temporary file renamed over
 /// the old one), or removes the copy when `b` is nullptr: a campaign compares with the file
 /// its latest run named, never with one its config no longer names.
-[[nodiscard]] engine::expected<void> write_campaign_baselines(const std::filesystem::path& output_dir,
-                                                const torch_baselines* b);
+[[nodiscard]] engine::expected<void>
+write_campaign_baselines(const std::filesystem::path& output_dir, const torch_baselines* b);
 
 /// Returns `b` as the file's JSON text (its `source` included), which parses back to `b`.
 std::string torch_baselines_json(const torch_baselines& b);

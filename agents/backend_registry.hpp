@@ -23,8 +23,8 @@ namespace ks::agents {
 
 /// What a language-model backend thinks through, beyond its settings.
 struct model_wiring {
-  std::shared_ptr<model_client> client;            ///< required by a model backend
-  std::shared_ptr<const prompt_library> prompts;   ///< null: loaded from settings.prompts_dir
+  std::shared_ptr<model_client> client;          ///< required by a model backend
+  std::shared_ptr<const prompt_library> prompts; ///< null: loaded from settings.prompts_dir
 };
 
 /// Creates the backend named `name` ("offline", "openai", "anthropic", "replay") with
@@ -43,10 +43,10 @@ bool needs_model(std::string_view name) noexcept;
 
 /// What the campaign's model service is made from: the config's [agents] and budgets.
 struct service_settings {
-  std::string backend;                   ///< "openai", "anthropic" or "replay"
-  std::string endpoint;                  ///< base URL; empty: the API's public one
+  std::string backend;  ///< "openai", "anthropic" or "replay"
+  std::string endpoint; ///< base URL; empty: the API's public one
   std::string model;
-  std::string api_key_env;               ///< the variable holding the key; empty: no key
+  std::string api_key_env; ///< the variable holding the key; empty: no key
   int64_t max_concurrency = 4;
   double request_timeout_s = 120;
   int64_t max_retries = 4;
@@ -65,6 +65,7 @@ struct service_settings {
 /// anywhere), a replay_service for replay; either starts from what usage_file says earlier
 /// runs spent. Fails with invalid_input when api_key_env names a variable that is not set, when
 /// usage_file is malformed, or for a backend that needs no model.
-[[nodiscard]] engine::expected<std::shared_ptr<model_service>> make_model_service(const service_settings& settings);
+[[nodiscard]] engine::expected<std::shared_ptr<model_service>>
+make_model_service(const service_settings& settings);
 
 } // namespace ks::agents

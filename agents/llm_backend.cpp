@@ -30,10 +30,9 @@ engine::expected<T> converse(model_client& client, const prompt_library& prompts
     if (parsed.error().code() != errc::bad_reply)
       return parsed;
     if (round == 1)
-      return fail(errc::bad_reply, "the " + request.role +
-                                       "'s reply could not be used, even when asked again: " +
-                                       parsed.error().message() + " (the first time: " +
-                                       first_error + ")");
+      return fail(errc::bad_reply,
+                  "the " + request.role + "'s reply could not be used, even when asked again: " +
+                      parsed.error().message() + " (the first time: " + first_error + ")");
     first_error = parsed.error().message();
     auto follow_up = prompts.retry(first_error);
     if (!follow_up)
@@ -49,8 +48,8 @@ engine::expected<T> converse(model_client& client, const prompt_library& prompts
 llm_backend::llm_backend(std::string name, std::shared_ptr<model_client> client,
                          std::shared_ptr<const prompt_library> prompts,
                          engine::backend_settings settings, engine::backend_context context)
-    : name_(std::move(name)), client_(std::move(client)), prompts_(std::move(prompts)),
-      settings_(std::move(settings)), context_(std::move(context)) {}
+  : name_(std::move(name)), client_(std::move(client)), prompts_(std::move(prompts)),
+    settings_(std::move(settings)), context_(std::move(context)) {}
 
 std::string_view llm_backend::name() const noexcept {
   return name_;
@@ -69,8 +68,12 @@ llm_backend::propose(const engine::planning_request& request) {
       rules.skills.push_back(r.id);
   rules.library = context_.skills.get();
   rules.count = std::max<int64_t>(1, request.count);
-  model_request m{"planner", request.subject->name, request.parent, std::move(*messages),
-                  settings_.reply_tokens, settings_.temperature};
+  model_request m{"planner",
+                  request.subject->name,
+                  request.parent,
+                  std::move(*messages),
+                  settings_.reply_tokens,
+                  settings_.temperature};
   // Plans already tried are dropped; a reply of nothing but those is asked again, so that
   // "no idea left" is only ever said by an empty list.
   std::function<engine::expected<std::vector<engine::plan>>(const std::string&)> parse =
@@ -81,8 +84,9 @@ llm_backend::propose(const engine::planning_request& request) {
     std::vector<engine::plan> fresh;
     std::string repeated;
     for (engine::plan& p : *plans) {
-      bool tried = std::any_of(request.tried.begin(), request.tried.end(),
-                               [&](const engine::plan_outcome& o) { return engine::same_plan(o.plan, p); });
+      bool tried =
+          std::any_of(request.tried.begin(), request.tried.end(),
+                      [&](const engine::plan_outcome& o) { return engine::same_plan(o.plan, p); });
       bool lineage = std::any_of(request.parent_lineage.begin(), request.parent_lineage.end(),
                                  [&](const engine::plan& q) { return engine::same_plan(q, p); });
       if (tried || lineage)
@@ -106,12 +110,17 @@ engine::expected<std::string> llm_backend::write_code(const engine::coding_reque
   auto messages = prompts_->coder(request, context_);
   if (!messages)
     return tl::unexpected(messages.error());
-  model_request m{"coder", request.subject->name, request.node, std::move(*messages),
-                  settings_.reply_tokens, settings_.temperature};
+  model_request m{"coder",
+                  request.subject->name,
+                  request.node,
+                  std::move(*messages),
+                  settings_.reply_tokens,
+                  settings_.temperature};
   std::function<engine::expected<std::string>(const std::string&)> parse =
       [&](const std::string& text) -> engine::expected<std::string> {
     auto code = parse_code(text);
-    if (code && !request.parent_source.empty() && base::trim(*code) == base::trim(request.parent_source))
+    if (code && !request.parent_source.empty() &&
+        base::trim(*code) == base::trim(request.parent_source))
       return fail(errc::bad_reply, "the file is the kernel you were asked to change, unchanged: "
                                    "apply the plan");
     return code;
@@ -125,8 +134,8 @@ engine::expected<engine::repair_reply> llm_backend::repair(const engine::repair_
   auto messages = prompts_->repairer(request, context_);
   if (!messages)
     return tl::unexpected(messages.error());
-  model_request m{"repairer", request.subject->name, request.node, std::move(*messages),
-                  settings_.reply_tokens, settings_.temperature};
+  model_request m{"repairer",           request.subject->name,  request.node,
+                  std::move(*messages), settings_.reply_tokens, settings_.temperature};
   std::function<engine::expected<engine::repair_reply>(const std::string&)> parse =
       [&](const std::string& text) -> engine::expected<engine::repair_reply> {
     auto fix = parse_repair(text);
@@ -143,8 +152,8 @@ engine::expected<engine::skill> llm_backend::distill(const distill_request& requ
   auto messages = prompts_->distiller(request, context_);
   if (!messages)
     return tl::unexpected(messages.error());
-  model_request m{"distiller", request.subject->name, request.node, std::move(*messages),
-                  settings_.reply_tokens, settings_.temperature};
+  model_request m{"distiller",          request.subject->name,  request.node,
+                  std::move(*messages), settings_.reply_tokens, settings_.temperature};
   std::function<engine::expected<engine::skill>(const std::string&)> parse =
       [&](const std::string& text) -> engine::expected<engine::skill> {
     auto files = parse_skill_files(text, distilled_template_file);

@@ -38,15 +38,18 @@ public:
 
   /// Proposes up to request.count plans from the model, none already tried on this parent.
   /// Returns an empty list when the model says it has no idea left.
-  [[nodiscard]] engine::expected<std::vector<engine::plan>> propose(const engine::planning_request& request) override;
+  [[nodiscard]] engine::expected<std::vector<engine::plan>>
+  propose(const engine::planning_request& request) override;
 
   /// Returns the model's source for request.plan (the reference itself for the reference
   /// plan); errc::bad_reply when it gives no usable file or the parent unchanged.
-  [[nodiscard]] engine::expected<std::string> write_code(const engine::coding_request& request) override;
+  [[nodiscard]] engine::expected<std::string>
+  write_code(const engine::coding_request& request) override;
 
   /// Returns the model's fix, or gave_up when it says it cannot fix it; errc::bad_reply when
   /// it gives neither, or the failed source unchanged.
-  [[nodiscard]] engine::expected<engine::repair_reply> repair(const engine::repair_request& request) override;
+  [[nodiscard]] engine::expected<engine::repair_reply>
+  repair(const engine::repair_request& request) override;
 
   /// Returns the files of a new skill distilled from `request`'s winning lineage, loaded and
   /// validated (engine::load_skill, as learned); errc::bad_reply when the model's skill does

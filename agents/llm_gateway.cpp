@@ -24,11 +24,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <iostream>
 #include <cmath>
 #include <condition_variable>
 #include <ctime>
 #include <future>
+#include <iostream>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -170,9 +170,8 @@ struct llm_gateway::impl {
              " tokens used";
     if (options.cost_budget > 0 && t.cost >= options.cost_budget) {
       char text[160];
-      std::snprintf(text, sizeof text,
-                    "the campaign's cost budget (%.6g) is spent: %.6g used", options.cost_budget,
-                    t.cost);
+      std::snprintf(text, sizeof text, "the campaign's cost budget (%.6g) is spent: %.6g used",
+                    options.cost_budget, t.cost);
       return text;
     }
     return {};
@@ -365,10 +364,11 @@ struct llm_gateway::impl {
     // Every final failure names the endpoint; the message is made before r is moved from.
     const std::string endpoint = "the model endpoint " + r->http.url;
     if (made > options.max_retries) {
-      auto failed = fail(final_error.code() == errc::protocol ? errc::protocol : errc::transient,
-                         endpoint + " failed " + std::to_string(made) +
-                             (made == 1 ? " time" : " times") + " (agents.max_retries = " +
-                             std::to_string(options.max_retries) + "); the last: " + a.error);
+      auto failed =
+          fail(final_error.code() == errc::protocol ? errc::protocol : errc::transient,
+               endpoint + " failed " + std::to_string(made) + (made == 1 ? " time" : " times") +
+                   " (agents.max_retries = " + std::to_string(options.max_retries) +
+                   "); the last: " + a.error);
       finish(std::move(r), std::move(failed), "failed");
       return;
     }
@@ -383,8 +383,8 @@ struct llm_gateway::impl {
     if (retry_after) {
       delay = *retry_after;
     } else {
-      double backoff = std::min(options.retry_max_s,
-                                options.retry_base_s * std::pow(2.0, static_cast<double>(made - 1)));
+      double backoff = std::min(
+          options.retry_max_s, options.retry_base_s * std::pow(2.0, static_cast<double>(made - 1)));
       delay = backoff * std::uniform_real_distribution<double>(0.5, 1.0)(jitter);
     }
     r->not_before = now + std::chrono::duration_cast<clock_type::duration>(
@@ -481,7 +481,7 @@ struct llm_gateway::impl {
 // -- llm_gateway -------------------------------------------------------------------------------
 
 llm_gateway::llm_gateway(gateway_options options)
-    : impl_(std::make_unique<impl>(std::move(options))) {
+  : impl_(std::make_unique<impl>(std::move(options))) {
   impl_->thread = std::thread([this] { impl_->run(); });
 }
 

@@ -19,8 +19,8 @@
 // - the API key is held in memory only: it is sent in a header and redacted from every
 //   transcript; never logged.
 
-#include "agents/model_service.hpp"
 #include "agents/model_protocol.hpp"
+#include "agents/model_service.hpp"
 #include "agents/transcript.hpp"
 
 #include <cstdint>
@@ -35,22 +35,22 @@ namespace ks::agents {
 /// How the gateway reaches its endpoint, and its limits.
 struct gateway_options {
   api_kind api = api_kind::openai;
-  std::string endpoint;           ///< base URL; empty: the API's public one
+  std::string endpoint; ///< base URL; empty: the API's public one
   std::string model;
-  std::string api_key;            ///< in memory only; empty: no key is sent
-  int64_t max_concurrency = 4;    ///< HTTP requests in flight, at most
-  double request_timeout_s = 120; ///< one attempt, at most
-  int64_t max_retries = 4;        ///< attempts after the first, at most
-  double retry_base_s = 1;        ///< the first backoff before jitter
-  double retry_max_s = 60;        ///< the longest wait before a retry
-  int64_t token_budget = 0;       ///< input + output tokens of the campaign; 0: unlimited
-  double cost_budget = 0;         ///< cost of the campaign at `price`; 0: unlimited
-  model_price price;              ///< of `model`
+  std::string api_key;                   ///< in memory only; empty: no key is sent
+  int64_t max_concurrency = 4;           ///< HTTP requests in flight, at most
+  double request_timeout_s = 120;        ///< one attempt, at most
+  int64_t max_retries = 4;               ///< attempts after the first, at most
+  double retry_base_s = 1;               ///< the first backoff before jitter
+  double retry_max_s = 60;               ///< the longest wait before a retry
+  int64_t token_budget = 0;              ///< input + output tokens of the campaign; 0: unlimited
+  double cost_budget = 0;                ///< cost of the campaign at `price`; 0: unlimited
+  model_price price;                     ///< of `model`
   std::filesystem::path transcripts_dir; ///< one file per request; empty: none written
   std::filesystem::path usage_file; ///< llm_usage.json, rewritten after every request; empty: none
-  gateway_stats earlier;          ///< what earlier runs of the campaign spent (budgets count it)
-  std::string backend_name;       ///< for the usage file ("openai", "anthropic")
-  uint64_t seed = 0;              ///< of the jitter; 0: drawn at random
+  gateway_stats earlier;            ///< what earlier runs of the campaign spent (budgets count it)
+  std::string backend_name;         ///< for the usage file ("openai", "anthropic")
+  uint64_t seed = 0;                ///< of the jitter; 0: drawn at random
 };
 
 /// Sends model requests over HTTP; see the top of the file. Thread-safe.

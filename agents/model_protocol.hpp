@@ -65,10 +65,10 @@ struct model_reply {
   std::string finish_reason; ///< "stop", "length", "end_turn", ...
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
-  double cost = 0;         ///< at the configured prices; 0 when none is configured
-  double latency_ms = 0;   ///< from the request's start to its answer, retries included
-  int64_t attempts = 1;    ///< HTTP requests sent, retries included
-  std::string transcript;  ///< the transcript file written for it; empty: none
+  double cost = 0;        ///< at the configured prices; 0 when none is configured
+  double latency_ms = 0;  ///< from the request's start to its answer, retries included
+  int64_t attempts = 1;   ///< HTTP requests sent, retries included
+  std::string transcript; ///< the transcript file written for it; empty: none
 };
 
 /// An HTTP POST to send.

@@ -37,7 +37,7 @@ struct usage_totals {
 struct gateway_stats {
   int64_t submitted = 0; ///< requests submitted
   int64_t succeeded = 0;
-  int64_t failed = 0;    ///< ended without an answer (cancelled and refused not included)
+  int64_t failed = 0; ///< ended without an answer (cancelled and refused not included)
   int64_t cancelled = 0;
   int64_t refused = 0;   ///< refused because a budget was spent
   int64_t attempts = 0;  ///< HTTP requests started, retries included

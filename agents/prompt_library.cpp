@@ -4,11 +4,10 @@
 #include "engine/skill.hpp"
 #include "engine/skill_template.hpp"
 
-#include <kainjow/mustache.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <kainjow/mustache.hpp>
 #include <set>
 #include <sstream>
 
@@ -205,9 +204,8 @@ void set_plan_skill(data& root, const engine::plan& p, const engine::task& subje
   root.set("has_skill", flag(s != nullptr));
   root.set("skill", s != nullptr ? skill_data(*s) : data(data::type::object));
   std::string start;
-  const engine::skill_template* t = s != nullptr && !p.template_name.empty()
-                                        ? s->find_template(p.template_name)
-                                        : nullptr;
+  const engine::skill_template* t =
+      s != nullptr && !p.template_name.empty() ? s->find_template(p.template_name) : nullptr;
   if (t != nullptr) {
     engine::param_values values;
     bool numeric = true;
@@ -237,9 +235,8 @@ std::string first_line(const std::string& text) {
 } // namespace
 
 const std::vector<std::string>& prompt_library::file_names() {
-  static const std::vector<std::string> names = {"system.md",   "_task.md",     "planner.md",
-                                                 "coder.md",    "repairer.md",  "distiller.md",
-                                                 "retry.md"};
+  static const std::vector<std::string> names = {
+      "system.md", "_task.md", "planner.md", "coder.md", "repairer.md", "distiller.md", "retry.md"};
   return names;
 }
 
@@ -264,8 +261,7 @@ engine::expected<prompt_library> prompt_library::load(const fs::path& dir) {
 namespace {
 
 engine::expected<std::string> render_one(const std::map<std::string, std::string>& texts,
-                                         const fs::path& dir, const std::string& name,
-                                         data root) {
+                                         const fs::path& dir, const std::string& name, data root) {
   root.set("_task", data(texts.at("_task.md")));
   mustache::mustache tmpl(texts.at(name));
   tmpl.set_custom_escape([](const std::string& text) { return text; });
@@ -277,8 +273,8 @@ engine::expected<std::string> render_one(const std::map<std::string, std::string
     std::string names;
     for (const std::string& n : context.missing())
       names += (names.empty() ? "{{" : ", {{") + n + "}}";
-    return fail(errc::invalid_input, (dir / name).string() + " uses " + names +
-                                         ", which the " + name.substr(0, name.find('.')) +
+    return fail(errc::invalid_input, (dir / name).string() + " uses " + names + ", which the " +
+                                         name.substr(0, name.find('.')) +
                                          "'s prompt does not provide (docs/agents.md lists the "
                                          "names)");
   }
@@ -358,8 +354,8 @@ prompt_library::planner(const engine::planning_request& request,
     item.set("demoted", flag(r.demoted));
     item.set("tries", std::to_string(r.stats.tries));
     item.set("acceptances", std::to_string(r.stats.acceptances));
-    item.set("best_speedup", r.stats.best_speedup > 0 ? number(r.stats.best_speedup)
-                                                      : std::string("none yet"));
+    item.set("best_speedup",
+             r.stats.best_speedup > 0 ? number(r.stats.best_speedup) : std::string("none yet"));
     std::vector<data> templates;
     for (const engine::skill_template& t : s->templates) {
       data td(data::type::object);

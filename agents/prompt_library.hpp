@@ -58,20 +58,20 @@ public:
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
   /// Returns the planner's chat for `request`.
-  [[nodiscard]] engine::expected<std::vector<chat_message>> planner(const engine::planning_request& request,
-                                                      const engine::backend_context& context) const;
+  [[nodiscard]] engine::expected<std::vector<chat_message>>
+  planner(const engine::planning_request& request, const engine::backend_context& context) const;
 
   /// Returns the coder's chat for `request`.
-  [[nodiscard]] engine::expected<std::vector<chat_message>> coder(const engine::coding_request& request,
-                                                    const engine::backend_context& context) const;
+  [[nodiscard]] engine::expected<std::vector<chat_message>>
+  coder(const engine::coding_request& request, const engine::backend_context& context) const;
 
   /// Returns the repairer's chat for `request`.
-  [[nodiscard]] engine::expected<std::vector<chat_message>> repairer(const engine::repair_request& request,
-                                                       const engine::backend_context& context) const;
+  [[nodiscard]] engine::expected<std::vector<chat_message>>
+  repairer(const engine::repair_request& request, const engine::backend_context& context) const;
 
   /// Returns the distiller's chat for `request`.
-  [[nodiscard]] engine::expected<std::vector<chat_message>> distiller(const distill_request& request,
-                                                        const engine::backend_context& context) const;
+  [[nodiscard]] engine::expected<std::vector<chat_message>>
+  distiller(const distill_request& request, const engine::backend_context& context) const;
 
   /// Returns the follow-up that sends `error` back to the model.
   [[nodiscard]] engine::expected<std::string> retry(std::string_view error) const;

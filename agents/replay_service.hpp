@@ -22,8 +22,8 @@ struct replay_options {
   std::filesystem::path transcripts_dir; ///< where to write this run's; empty: none
   std::string model;                     ///< for this run's transcripts
   model_price price;
-  int64_t token_budget = 0; ///< 0: unlimited
-  double cost_budget = 0;   ///< 0: unlimited
+  int64_t token_budget = 0;         ///< 0: unlimited
+  double cost_budget = 0;           ///< 0: unlimited
   std::filesystem::path usage_file; ///< llm_usage.json, rewritten after every request
   gateway_stats earlier;            ///< what earlier runs of this campaign spent
 };
@@ -34,7 +34,8 @@ class replay_service final : public model_service {
 public:
   /// Reads every successful transcript under options.recorded. Fails with not_found when the
   /// folder is missing, invalid_input naming a malformed file.
-  [[nodiscard]] static engine::expected<std::unique_ptr<replay_service>> open(replay_options options);
+  [[nodiscard]] static engine::expected<std::unique_ptr<replay_service>>
+  open(replay_options options);
 
   ~replay_service() override;
 

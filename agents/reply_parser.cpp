@@ -1,6 +1,6 @@
 #include "agents/reply_parser.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "engine/skill.hpp"
 
 #include <boost/json.hpp>
@@ -56,8 +56,8 @@ engine::expected<json::object> json_object_of(std::string_view reply, std::strin
     if (first_problem.empty())
       first_problem = ec ? ec.message() : "not a JSON object";
   }
-  return fail(errc::bad_reply, "the reply holds no JSON object " + std::string(what) + " (" +
-                                   first_problem + ")");
+  return fail(errc::bad_reply,
+              "the reply holds no JSON object " + std::string(what) + " (" + first_problem + ")");
 }
 
 std::optional<std::string> text_value(const json::value& v) {
@@ -213,8 +213,8 @@ engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
     bool known = p.skill == custom_skill ||
                  std::find(offered.begin(), offered.end(), p.skill) != offered.end();
     if (!known) {
-      problems.push_back(at + "unknown skill '" + p.skill + "' (choose one of: " +
-                         joined(offered) + (offered.empty() ? "" : ", ") + "custom)");
+      problems.push_back(at + "unknown skill '" + p.skill + "' (choose one of: " + joined(offered) +
+                         (offered.empty() ? "" : ", ") + "custom)");
       continue;
     }
     const engine::skill* s = rules.library != nullptr ? rules.library->find(p.skill) : nullptr;
@@ -224,19 +224,22 @@ engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
         continue;
       }
       p.template_name = std::string(base::trim(t->as_string()));
-      if (!p.template_name.empty() && s != nullptr && s->find_template(p.template_name) == nullptr) {
+      if (!p.template_name.empty() && s != nullptr &&
+          s->find_template(p.template_name) == nullptr) {
         std::vector<std::string> names;
         for (const engine::skill_template& st : s->templates)
           names.push_back(st.name);
         problems.push_back(at + "skill '" + p.skill + "' has no template '" + p.template_name +
-                           "'" + (names.empty() ? " (it has none)" : " (it has: " + joined(names) + ")"));
+                           "'" +
+                           (names.empty() ? " (it has none)" : " (it has: " + joined(names) + ")"));
         continue;
       }
     }
     if (s != nullptr)
       p.skill_version = s->version;
     bool params_ok = true;
-    if (const json::value* params = o->if_contains("params"); params != nullptr && !params->is_null()) {
+    if (const json::value* params = o->if_contains("params");
+        params != nullptr && !params->is_null()) {
       if (!params->is_object()) {
         problems.push_back(at + "\"params\" must be an object of names to values");
         continue;
@@ -293,8 +296,8 @@ engine::expected<engine::repair_reply> parse_repair(std::string_view reply) {
   if (!code)
     return tl::unexpected(code.error());
   if (!object)
-    return fail(errc::bad_reply, object.error().message() +
-                                     ": say what was wrong and what you changed, as asked");
+    return fail(errc::bad_reply,
+                object.error().message() + ": say what was wrong and what you changed, as asked");
   if (out.diagnosis.empty() || out.fix_summary.empty())
     return fail(errc::bad_reply,
                 "the reply's JSON object needs a non-empty \"diagnosis\" and \"fix_summary\"");
@@ -308,7 +311,8 @@ parse_skill_files(std::string_view reply, std::string_view template_file) {
   for (const fenced_block& b : fenced_blocks(reply)) {
     if (b.info == "toml" && files.count("skill.toml") == 0)
       files["skill.toml"] = b.text;
-    else if ((b.info == "mustache" || is_code_info(b.info)) && files.count(std::string(template_file)) == 0)
+    else if ((b.info == "mustache" || is_code_info(b.info)) &&
+             files.count(std::string(template_file)) == 0)
       files[std::string(template_file)] = b.text;
   }
   if (files.count("skill.toml") == 0)

@@ -40,9 +40,9 @@ std::vector<fenced_block> fenced_blocks(std::string_view reply);
 
 /// Says which plans a planner may propose.
 struct plan_rules {
-  std::vector<std::string> skills; ///< the skill ids offered, best first
+  std::vector<std::string> skills;                ///< the skill ids offered, best first
   const engine::skill_library* library = nullptr; ///< to check templates; null: not checked
-  int64_t count = 1;                ///< plans asked for; more are cut
+  int64_t count = 1;                              ///< plans asked for; more are cut
 };
 
 /// The skill id of a plan that applies no skill of the library: its own idea.
@@ -54,7 +54,7 @@ inline constexpr std::string_view custom_skill = "custom";
 /// ideas are two plans. An empty list is an answer (no idea left). errc::bad_reply otherwise,
 /// naming every problem.
 [[nodiscard]] engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
-                                                        const plan_rules& rules);
+                                                                      const plan_rules& rules);
 
 /// Returns the repair of `reply` (see the top of the file); errc::bad_reply otherwise.
 [[nodiscard]] engine::expected<engine::repair_reply> parse_repair(std::string_view reply);

@@ -3,13 +3,12 @@
 #include "base/text.hpp"
 
 #include <boost/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace ks::agents {
 
@@ -23,7 +22,8 @@ namespace {
 std::string file_part(std::string_view text) {
   std::string out;
   for (char c : text)
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
+    out +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
   if (out.empty() || out.front() == '.')
     out.insert(out.begin(), '_');
   return out.substr(0, 100);
@@ -58,8 +58,7 @@ std::string redact(std::string_view text, std::string_view secret) {
     return std::string(text);
   std::string out;
   size_t from = 0;
-  for (size_t at = text.find(secret); at != std::string_view::npos;
-       at = text.find(secret, from)) {
+  for (size_t at = text.find(secret); at != std::string_view::npos; at = text.find(secret, from)) {
     out.append(text.substr(from, at - from));
     out.append("[redacted]");
     from = at + secret.size();
@@ -113,9 +112,9 @@ engine::expected<transcript> parse_transcript(std::string_view text) {
   if (string_at(o, "type") != "llm_transcript")
     return fail(errc::invalid_input, "not a transcript (its \"type\" is not \"llm_transcript\")");
   if (integer_at(o, "v") != 1)
-    return fail(errc::invalid_input,
-                "a transcript of format version " + std::to_string(integer_at(o, "v")) +
-                    ", this kernelskill reads version 1");
+    return fail(errc::invalid_input, "a transcript of format version " +
+                                         std::to_string(integer_at(o, "v")) +
+                                         ", this kernelskill reads version 1");
   transcript t;
   t.id = integer_at(o, "id");
   t.role = string_at(o, "role");
@@ -136,15 +135,15 @@ engine::expected<transcript> parse_transcript(std::string_view text) {
   if (const json::value* a = o.if_contains("attempts"); a != nullptr && a->is_array())
     for (const json::value& item : a->as_array())
       if (item.is_object())
-        t.attempts.push_back(attempt_record{static_cast<long>(integer_at(item.as_object(), "status")),
-                                            string_at(item.as_object(), "error"),
-                                            number_at(item.as_object(), "ms"),
-                                            number_at(item.as_object(), "retry_after_s", -1)});
+        t.attempts.push_back(
+            attempt_record{static_cast<long>(integer_at(item.as_object(), "status")),
+                           string_at(item.as_object(), "error"), number_at(item.as_object(), "ms"),
+                           number_at(item.as_object(), "retry_after_s", -1)});
   if (const json::value* m = o.if_contains("messages"); m != nullptr && m->is_array())
     for (const json::value& item : m->as_array())
       if (item.is_object())
-        t.messages.push_back(
-            chat_message{string_at(item.as_object(), "role"), string_at(item.as_object(), "content")});
+        t.messages.push_back(chat_message{string_at(item.as_object(), "role"),
+                                          string_at(item.as_object(), "content")});
   return t;
 }
 

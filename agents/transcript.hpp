@@ -32,9 +32,9 @@ namespace ks::agents {
 
 /// One HTTP attempt of a request.
 struct attempt_record {
-  long status = 0;          ///< the HTTP status; 0 when no answer came (dropped, timed out)
-  std::string error;        ///< why it did not succeed; empty when it did
-  double ms = 0;            ///< how long it took
+  long status = 0;           ///< the HTTP status; 0 when no answer came (dropped, timed out)
+  std::string error;         ///< why it did not succeed; empty when it did
+  double ms = 0;             ///< how long it took
   double retry_after_s = -1; ///< what the endpoint asked to wait; -1: nothing
 
   friend bool operator==(const attempt_record&, const attempt_record&) = default;
@@ -76,11 +76,11 @@ std::string transcript_json(const transcript& t, std::string_view secret);
 std::filesystem::path transcript_path(const std::filesystem::path& dir, const transcript& t);
 
 /// Writes `t` under `dir` (creating its folder), redacted of `secret`; returns its path.
-[[nodiscard]] engine::expected<std::filesystem::path> write_transcript(const std::filesystem::path& dir,
-                                                         const transcript& t,
-                                                         std::string_view secret);
+[[nodiscard]] engine::expected<std::filesystem::path>
+write_transcript(const std::filesystem::path& dir, const transcript& t, std::string_view secret);
 
 /// Reads every transcript under `dir`, by id; a file that is not one is an error naming it.
-[[nodiscard]] engine::expected<std::vector<transcript>> read_transcripts(const std::filesystem::path& dir);
+[[nodiscard]] engine::expected<std::vector<transcript>>
+read_transcripts(const std::filesystem::path& dir);
 
 } // namespace ks::agents

@@ -3,11 +3,10 @@
 #include "base/text.hpp"
 
 #include <boost/json.hpp>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
-
-#include <unistd.h>
 
 namespace ks::agents {
 

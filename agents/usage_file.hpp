@@ -29,16 +29,19 @@ struct usage_record {
 };
 
 /// Returns `stats` as llm_usage.json's text (in_flight and queued are not kept).
-std::string usage_json(const gateway_stats& stats, std::string_view backend, std::string_view model);
+std::string usage_json(const gateway_stats& stats, std::string_view backend,
+                       std::string_view model);
 
 /// Reads llm_usage.json's text; fails with invalid_input naming what is malformed.
 [[nodiscard]] engine::expected<usage_record> parse_usage(std::string_view text);
 
 /// Writes `stats` to `path` (a temporary name, then renamed).
-[[nodiscard]] engine::expected<void> write_usage(const std::filesystem::path& path, const gateway_stats& stats,
-                                   std::string_view backend, std::string_view model);
+[[nodiscard]] engine::expected<void> write_usage(const std::filesystem::path& path,
+                                                 const gateway_stats& stats,
+                                                 std::string_view backend, std::string_view model);
 
 /// Reads `path`; nullopt when there is no such file.
-[[nodiscard]] engine::expected<std::optional<usage_record>> read_usage(const std::filesystem::path& path);
+[[nodiscard]] engine::expected<std::optional<usage_record>>
+read_usage(const std::filesystem::path& path);
 
 } // namespace ks::agents

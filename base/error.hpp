@@ -15,19 +15,19 @@ namespace ks::base {
 /// Classifies why an operation failed. The numbers are stable ("storage order"): they are
 /// persisted and sent over the worker protocol. config/ uses the first three.
 enum class errc : int32_t {
-  invalid_input = 1,   ///< a file or value the user gave is malformed
-  io = 2,              ///< a file could not be read or written
-  not_found = 3,       ///< a named file, task or tool does not exist
-  subprocess = 4,      ///< a child process could not be started or misbehaved
-  timeout = 5,         ///< an operation ran past its deadline
-  protocol = 6,        ///< a peer sent something the protocol does not allow
-  internal = 7,        ///< a broken invariant of ours
-  transient = 8,       ///< a service cannot answer now (rate limited, unavailable, timed out):
-                       ///< the same request may succeed later
-  bad_reply = 9,       ///< a language model answered, but not in the form asked for (no code
-                       ///< block, invalid plan JSON), even when asked again with the error
-  cancelled = 10,      ///< the operation was cancelled (Ctrl-C) before it finished
-  budget_spent = 11,   ///< a campaign budget (tokens, cost) is spent: no new request starts
+  invalid_input = 1, ///< a file or value the user gave is malformed
+  io = 2,            ///< a file could not be read or written
+  not_found = 3,     ///< a named file, task or tool does not exist
+  subprocess = 4,    ///< a child process could not be started or misbehaved
+  timeout = 5,       ///< an operation ran past its deadline
+  protocol = 6,      ///< a peer sent something the protocol does not allow
+  internal = 7,      ///< a broken invariant of ours
+  transient = 8,     ///< a service cannot answer now (rate limited, unavailable, timed out):
+                     ///< the same request may succeed later
+  bad_reply = 9,     ///< a language model answered, but not in the form asked for (no code
+                     ///< block, invalid plan JSON), even when asked again with the error
+  cancelled = 10,    ///< the operation was cancelled (Ctrl-C) before it finished
+  budget_spent = 11, ///< a campaign budget (tokens, cost) is spent: no new request starts
 };
 
 /// Returns the short, stable name of `code` ("invalid_input", ...).

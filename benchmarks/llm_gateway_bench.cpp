@@ -14,15 +14,14 @@
 #include "actors/llm_gateway_actor.hpp"
 #include "actors/messages.hpp"
 #include "agents/llm_gateway.hpp"
-
 #include "tests/agents/fake_model_server.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/scoped_actor.hpp>
-#include <caf/after.hpp>
 #include <caf/send.hpp>
 #include <curl/curl.h>
 
@@ -66,8 +65,8 @@ size_t discard(char*, size_t size, size_t count, void*) {
 
 // One plain curl request per call: the floor the gateway is compared with.
 double plain_curl_ms(const std::string& endpoint, int64_t n) {
-  agents::http_request http = agents::make_http_request(agents::api_kind::openai, endpoint,
-                                                        "bench", "", request());
+  agents::http_request http =
+      agents::make_http_request(agents::api_kind::openai, endpoint, "bench", "", request());
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : http.headers)
     headers = curl_slist_append(headers, (name + ": " + value).c_str());
@@ -143,8 +142,8 @@ int main(int argc, char** argv) {
   std::printf("  %-34s %8.3f ms per request\n", "plain curl_easy_perform", plain);
   std::printf("  %-34s %8.3f ms per request (+%.3f)\n", "gateway, called directly", direct,
               direct - plain);
-  std::printf("  %-34s %8.3f ms per request (+%.3f)\n", "gateway actor (llm_call)",
-              through_actor, through_actor - plain);
+  std::printf("  %-34s %8.3f ms per request (+%.3f)\n", "gateway actor (llm_call)", through_actor,
+              through_actor - plain);
 
   // -- 64 in flight ----------------------------------------------------------------------------
   server.set_responder([&](const test::received_request&) {
@@ -153,9 +152,8 @@ int main(int argc, char** argv) {
     r.delay_s = delay_ms / 1000;
     return r;
   });
-  caf::actor ping = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
-    return {[](int32_t x) { return x; }};
-  });
+  caf::actor ping = sys.spawn(
+      [](caf::event_based_actor*) -> caf::behavior { return {[](int32_t x) { return x; }}; });
   std::vector<double> idle_rtt;
   std::vector<double> busy_rtt;
   {
@@ -177,7 +175,8 @@ int main(int argc, char** argv) {
     double max_in_flight_seen = 0;
     while (answered < in_flight) {
       busy_rtt.push_back(ping_once());
-      max_in_flight_seen = std::max(max_in_flight_seen, static_cast<double>(gateway->stats().in_flight));
+      max_in_flight_seen =
+          std::max(max_in_flight_seen, static_cast<double>(gateway->stats().in_flight));
       // At most one answer per round, so that the pings go on while answers arrive.
       client->receive([&](actors::llm_answer&) { ++answered; }, [&](caf::error&) { ++answered; },
                       caf::after(std::chrono::milliseconds(1)) >> [] {});

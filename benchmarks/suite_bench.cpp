@@ -10,6 +10,8 @@
 #include "gpu/compiler.hpp"
 #include "gpu/worker_client.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,8 +21,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace ks;
@@ -40,7 +40,7 @@ std::string read_file(const fs::path& p) {
 struct row {
   std::string suite, name, status;
   double cold_ms = 0, cached_ms = 0, verify_ms = 0, time_ms = 0;
-  double time_again_ms = 0;  // a second timing job: what every job after a task's first costs
+  double time_again_ms = 0; // a second timing job: what every job after a task's first costs
   gpu::timing_result timing;
   double floor_ms = 0;
 };
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     else if (a == "--device")
       device = std::atoi(next().c_str());
     else if (a == "--sandbox")
-      sandbox = true;  // the worker inside bubblewrap: its cost and its GPU access
+      sandbox = true; // the worker inside bubblewrap: its cost and its GPU access
     else {
       usage();
       return a == "--help" ? 0 : 1;
@@ -220,8 +220,7 @@ int main(int argc, char** argv) {
               "measured fp32 GFLOP/s |\n|---|---|---|---|---|---|---|---|\n");
   std::printf("| %s | %s | %d | %.1f | %.1f | %d | %.0f | %.0f |\n", info->name.c_str(),
               info->arch.c_str(), info->sms, info->memory_bytes / 1073741824.0,
-              info->l2_bytes / 1048576.0, info->driver_version, cal->dram_gbps,
-              cal->fp32_gflops);
+              info->l2_bytes / 1048576.0, info->driver_version, cal->dram_gbps, cal->fp32_gflops);
 
   std::printf("\n### References, verified against themselves and timed\n\n");
   std::printf("| suite | task | status | median ms | p10 ms | p90 ms | trials | roofline floor ms "
@@ -232,9 +231,8 @@ int main(int argc, char** argv) {
                 "%.1f | %.3f |\n",
                 r.suite.c_str(), r.name.c_str(), r.status.c_str(), r.timing.median_ms,
                 r.timing.p10_ms, r.timing.p90_ms, r.timing.trials, r.floor_ms,
-                r.timing.median_ms > 0 ? r.floor_ms / r.timing.median_ms : 0.0,
-                r.verify_ms / 1e3, r.time_ms / 1e3, r.cold_ms / 1e3, r.cached_ms,
-                r.time_again_ms / 1e3);
+                r.timing.median_ms > 0 ? r.floor_ms / r.timing.median_ms : 0.0, r.verify_ms / 1e3,
+                r.time_ms / 1e3, r.cold_ms / 1e3, r.cached_ms, r.time_again_ms / 1e3);
 
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -263,6 +261,7 @@ int main(int argc, char** argv) {
     std::printf("n/a | |\n");
   client.shutdown();
   fs::remove_all(copt.cache_dir);
-  bool all_ok = std::all_of(rows.begin(), rows.end(), [](const row& r) { return r.status == "ok"; });
+  bool all_ok =
+      std::all_of(rows.begin(), rows.end(), [](const row& r) { return r.status == "ok"; });
   return all_ok ? 0 : 4;
 }

@@ -1,17 +1,16 @@
 #include "cli/calibration_cache.hpp"
 
 #include "base/text.hpp"
-
 #include "cli/environment.hpp"
 #include "cli/result_json.hpp"
 
 #include <boost/json.hpp>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <unistd.h>
 
 namespace ks::cli {
 
@@ -22,15 +21,15 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-    .count();
+      .count();
 }
 
 // Returns `text` with every character outside [A-Za-z0-9_.-] replaced by '_'.
 std::string file_name_safe(const std::string& text) {
   std::string out = text;
   for (char& c : out) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-              || c == '_' || c == '-' || c == '.';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
     if (!ok)
       c = '_';
   }
@@ -61,10 +60,9 @@ void write_cache(const fs::path& file, const gpu::device_info& device,
                  {"name", device.name},
                  {"arch", device.arch},
                  {"driver_version", device.driver_version},
-                 {"measured_at_unix_s",
-                  std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count()},
+                 {"measured_at_unix_s", std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count()},
                  {"peaks", to_json(peaks)}};
   // Write beside, then rename: a reader never sees half a file.
   fs::path tmp = file;
@@ -73,8 +71,8 @@ void write_cache(const fs::path& file, const gpu::device_info& device,
     std::ofstream out(tmp, std::ios::trunc);
     out << pretty(o);
     if (!out) {
-      warn("cannot write the calibration cache " + file.string()
-           + "; the device will be calibrated again next time");
+      warn("cannot write the calibration cache " + file.string() +
+           "; the device will be calibrated again next time");
       fs::remove(tmp, ec);
       return;
     }
@@ -90,15 +88,14 @@ void write_cache(const fs::path& file, const gpu::device_info& device,
 
 fs::path calibration_file(const fs::path& cache_dir, const gpu::device_info& device) {
   std::string name = device.uuid.empty()
-                       ? "device" + std::to_string(device.index) + "-" + device.name
-                       : device.uuid;
+                         ? "device" + std::to_string(device.index) + "-" + device.name
+                         : device.uuid;
   return cache_dir / "calibration" / (file_name_safe(name) + ".json");
 }
 
 gpu::job_result<cached_calibration> calibrate_cached(gpu::worker_client& client,
                                                      const gpu::device_info& device,
-                                                     const fs::path& cache_dir,
-                                                     recalibrate again) {
+                                                     const fs::path& cache_dir, recalibrate again) {
   auto start = std::chrono::steady_clock::now();
   cached_calibration result;
   result.file = calibration_file(cache_dir, device);
@@ -110,8 +107,8 @@ gpu::job_result<cached_calibration> calibrate_cached(gpu::worker_client& client,
       return result;
     }
   }
-  progress("calibrating device " + std::to_string(device.index) + " (" + device.name
-           + "): measuring peak bandwidth and FMA rate, once per device...");
+  progress("calibrating device " + std::to_string(device.index) + " (" + device.name +
+           "): measuring peak bandwidth and FMA rate, once per device...");
   auto measured = client.calibrate();
   if (!measured)
     return tl::unexpected(measured.error());

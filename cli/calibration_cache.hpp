@@ -15,9 +15,9 @@ enum class recalibrate { no, yes };
 /// A device's peaks and where they came from.
 struct cached_calibration {
   gpu::calibration peaks;
-  bool cached = false;            ///< read from the cache, not measured now
-  std::filesystem::path file;     ///< the cache file
-  double ms = 0;                  ///< time spent here (reading or measuring)
+  bool cached = false;        ///< read from the cache, not measured now
+  std::filesystem::path file; ///< the cache file
+  double ms = 0;              ///< time spent here (reading or measuring)
 };
 
 /// Returns the cache file of `device` under `cache_dir`.

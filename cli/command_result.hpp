@@ -16,20 +16,20 @@ namespace ks::cli {
 
 /// Why a command stopped early. Each reason has its own exit code (see exit_code_of).
 enum class stop_reason : int32_t {
-  usage = 1,          ///< a bad command line, or a file or folder it names does not exist
-  task = 2,           ///< the task or the campaign config is broken (its manifest, its
-                      ///< reference kernel, the config's content), or an output folder holds
-                      ///< no campaign
-  environment = 3,    ///< a tool or folder the command needs is missing (nvcc, the cache)
-  failure = 4,        ///< a typed failure of the candidate, the worker or the device
-  interrupted = 130,  ///< stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
+  usage = 1,         ///< a bad command line, or a file or folder it names does not exist
+  task = 2,          ///< the task or the campaign config is broken (its manifest, its
+                     ///< reference kernel, the config's content), or an output folder holds
+                     ///< no campaign
+  environment = 3,   ///< a tool or folder the command needs is missing (nvcc, the cache)
+  failure = 4,       ///< a typed failure of the candidate, the worker or the device
+  interrupted = 130, ///< stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 };
 
 /// Why a command stopped, with what the user needs to act on it.
 struct command_error {
   stop_reason reason = stop_reason::usage;
-  std::optional<gpu::failure_kind> kind;  ///< set when reason is failure
-  std::string message;                    ///< printed on stderr by main; may hold several lines
+  std::optional<gpu::failure_kind> kind; ///< set when reason is failure
+  std::string message;                   ///< printed on stderr by main; may hold several lines
 };
 
 /// A command's outcome: nothing on success, or why it stopped.

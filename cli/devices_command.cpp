@@ -65,21 +65,21 @@ std::string describe_start_failure(const gpu::failure& f) {
 
 CLI::App* add_devices_command(CLI::App& app, devices_options& opt) {
   CLI::App* cmd = app.add_subcommand(
-    "devices",
-    "Lists the CUDA devices and their measured peaks. For each: name, architecture, SMs, "
-    "memory, L2 cache, clocks as the runtime reports them, and the measured peaks (DRAM "
-    "bandwidth by a device copy, fp32 FMA rate) that the roofline uses. The peaks are "
-    "measured once per device and cached in <cache>/calibration/<uuid>.json.");
+      "devices",
+      "Lists the CUDA devices and their measured peaks. For each: name, architecture, SMs, "
+      "memory, L2 cache, clocks as the runtime reports them, and the measured peaks (DRAM "
+      "bandwidth by a device copy, fp32 FMA rate) that the roofline uses. The peaks are "
+      "measured once per device and cached in <cache>/calibration/<uuid>.json.");
   cmd->add_flag("--json", opt.json, "Print one JSON object instead of text");
   cmd->add_flag("--recalibrate", opt.recalibrate,
                 "Measure the peaks again even if they are cached");
   cmd->add_option("--cache-dir", opt.cache_dir,
                   "Cache folder (default: $XDG_CACHE_HOME/kernelskill or ~/.cache/kernelskill)")
-    ->type_name("DIR");
+      ->type_name("DIR");
   cmd->add_option("--worker", opt.worker,
                   "Bench worker executable (default: ks-bench-worker beside kernelskill, "
                   "else $KS_WORKER, else PATH)")
-    ->type_name("PATH");
+      ->type_name("PATH");
   cmd->footer(exit_code_help(command_codes::devices(), help_width()));
   return cmd;
 }
@@ -152,16 +152,16 @@ command_result run_devices(const devices_options& opt) {
   }
 
   if (opt.json) {
-    json::object o{{"ok", !first_failure}, {"device_count", count},
-                   {"devices", std::move(devices_json)}};
+    json::object o{
+        {"ok", !first_failure}, {"device_count", count}, {"devices", std::move(devices_json)}};
     std::cout << pretty(o);
   } else {
     std::cout << text.str();
   }
   if (first_failure)
-    return stop(first_failure->kind, "not every device could be read or calibrated: "
-                                       + std::string(gpu::to_string(first_failure->kind))
-                                       + ": " + first_failure->message);
+    return stop(first_failure->kind, "not every device could be read or calibrated: " +
+                                         std::string(gpu::to_string(first_failure->kind)) + ": " +
+                                         first_failure->message);
   return {};
 }
 

@@ -14,8 +14,8 @@ namespace ks::cli {
 struct devices_options {
   bool json = false;
   bool recalibrate = false;
-  std::filesystem::path cache_dir;  ///< empty: the default cache
-  std::filesystem::path worker;     ///< empty: gpu::default_worker_executable()
+  std::filesystem::path cache_dir; ///< empty: the default cache
+  std::filesystem::path worker;    ///< empty: gpu::default_worker_executable()
 };
 
 /// Adds the `devices` subcommand to `app`, its options stored in `opt`; returns it.

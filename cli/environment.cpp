@@ -43,8 +43,8 @@ gpu::worker_options standalone_worker(const fs::path& worker, int32_t device, bo
   w.boundary.readable = {fs::absolute(cache_dir_or_default(cache_dir))};
   if (job_timeout_s > 0) {
     auto limit = std::chrono::milliseconds(static_cast<int64_t>(job_timeout_s * 1000));
-    w.info_timeout = w.calibrate_timeout = w.verify_timeout = w.time_timeout =
-        w.profile_timeout = limit;
+    w.info_timeout = w.calibrate_timeout = w.verify_timeout = w.time_timeout = w.profile_timeout =
+        limit;
   }
   return w;
 }

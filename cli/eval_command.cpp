@@ -16,8 +16,8 @@
 //     device, so only the first eval on a device pays for it.
 
 #include "cli/eval_command.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "cli/arch_check.hpp"
 #include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
@@ -75,8 +75,8 @@ std::string without_trailing_newlines(std::string text) {
 // the reference was running.
 bool is_environment_failure(gpu::failure_kind kind) {
   using gpu::failure_kind;
-  return kind == failure_kind::no_device || kind == failure_kind::protocol_error
-         || kind == failure_kind::cuda_error || kind == failure_kind::out_of_memory;
+  return kind == failure_kind::no_device || kind == failure_kind::protocol_error ||
+         kind == failure_kind::cuda_error || kind == failure_kind::out_of_memory;
 }
 
 /// Runs the steps of one evaluation and fills its report.
@@ -136,8 +136,7 @@ public:
 
 private:
   static gpu::worker_options worker_for(const eval_options& opt) {
-    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir,
-                             opt.job_timeout_s);
+    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir, opt.job_timeout_s);
   }
 
   // Reads --baselines and checks the task's entry against the task's shapes; a missing file
@@ -174,28 +173,28 @@ private:
     if (!candidate) {
       std::error_code ec;
       return stop(stop_reason::usage,
-                  "cannot read the candidate '" + opt_.candidate.string() + "': "
-                    + (fs::exists(opt_.candidate, ec) ? "not a readable file" : "no such file"));
+                  "cannot read the candidate '" + opt_.candidate.string() + "': " +
+                      (fs::exists(opt_.candidate, ec) ? "not a readable file" : "no such file"));
     }
     candidate_source_ = std::move(*candidate);
     auto task = engine::load_task_manifest(opt_.task);
     if (!task) {
       // A manifest named on the command line that is not there is a usage error, as a
       // missing candidate is; one that is there but wrong is a task error.
-      bool missing = task.error().code() == engine::errc::not_found
-                     || task.error().code() == engine::errc::io;
+      bool missing =
+          task.error().code() == engine::errc::not_found || task.error().code() == engine::errc::io;
       std::string hint = missing ? std::string() : other_kind_hint(opt_.task, "task");
       return stop(missing ? stop_reason::usage : stop_reason::task,
-                  "cannot load the task manifest '" + opt_.task.string() + "':\n"
-                    + task.error().message() + (hint.empty() ? "" : "\n  (" + hint + ")"));
+                  "cannot load the task manifest '" + opt_.task.string() + "':\n" +
+                      task.error().message() + (hint.empty() ? "" : "\n  (" + hint + ")"));
     }
     report_.task = std::move(*task);
     if (auto ok = read_baselines(); !ok)
       return ok;
     auto reference = engine::read_reference(*report_.task);
     if (!reference)
-      return stop(stop_reason::task, "cannot read the task's reference '"
-                                       + engine::reference_name(*report_.task) + "'");
+      return stop(stop_reason::task, "cannot read the task's reference '" +
+                                         engine::reference_name(*report_.task) + "'");
     reference_source_ = std::move(*reference);
     return {};
   }
@@ -208,29 +207,29 @@ private:
     note_worker();
     // The info job's own time is the worker's CUDA initialization; its start is counted apart.
     report_.phases.device +=
-      std::max(0.0, ms_since(start) - (report_.phases.worker_start - started_before));
+        std::max(0.0, ms_since(start) - (report_.phases.worker_start - started_before));
     if (!info) {
       const gpu::failure& f = info.error();
       if (f.kind != gpu::failure_kind::no_device)
-        return stop_on(f, "cannot use device " + std::to_string(opt_.device) + ": "
-                            + explain_failure(f, report_.task, opt_.seed));
+        return stop_on(f, "cannot use device " + std::to_string(opt_.device) + ": " +
+                              explain_failure(f, report_.task, opt_.seed));
       std::string message =
-        f.message.rfind("no CUDA device", 0) == 0 ? f.message : "no CUDA device: " + f.message;
+          f.message.rfind("no CUDA device", 0) == 0 ? f.message : "no CUDA device: " + f.message;
       if (opt_.arch.empty())
         message += "\n  without a GPU nothing can be verified or timed; to check that the "
                    "candidate compiles, pass --arch (e.g. --arch sm_90a)";
       else
-        message += "\n  the candidate compiled for " + opt_.arch
-                   + ", but verifying and timing need a GPU";
+        message +=
+            "\n  the candidate compiled for " + opt_.arch + ", but verifying and timing need a GPU";
       return stop_on(f, std::move(message));
     }
     report_.device = *info;
     if (opt_.arch.empty()) {
-      report_.arch = info->arch.empty() ? gpu::arch_for(info->cc_major, info->cc_minor)
-                                        : info->arch;
+      report_.arch =
+          info->arch.empty() ? gpu::arch_for(info->cc_major, info->cc_minor) : info->arch;
     } else if (!info->arch.empty() && info->arch != opt_.arch) {
-      warn("--arch " + opt_.arch + " is not device " + std::to_string(opt_.device)
-           + "'s own architecture (" + info->arch + "); the kernels may fail to load");
+      warn("--arch " + opt_.arch + " is not device " + std::to_string(opt_.device) +
+           "'s own architecture (" + info->arch + "); the kernels may fail to load");
     }
     return {};
   }
@@ -244,7 +243,7 @@ private:
     auto compiler = gpu::compiler::create(copt);
     if (!compiler)
       return stop(compiler.error().code() == engine::errc::invalid_input ? stop_reason::usage
-                                                                           : stop_reason::environment,
+                                                                         : stop_reason::environment,
                   "cannot compile: " + compiler.error().message());
     progress("compiling the reference and the candidate for " + report_.arch + "...");
     std::vector<gpu::compile_request> requests(2);
@@ -264,18 +263,19 @@ private:
     report_.candidate_compile = results[1];
     if (!results[0].ok)
       return stop(stop_reason::task,
-                  "the task's reference '" + engine::reference_name(*report_.task)
-                    + "' does not compile for " + report_.arch
-                    + (results[0].timed_out ? " (nvcc timed out)" : "") + "; nvcc says:\n"
-                    + without_trailing_newlines(results[0].diagnostics));
+                  "the task's reference '" + engine::reference_name(*report_.task) +
+                      "' does not compile for " + report_.arch +
+                      (results[0].timed_out ? " (nvcc timed out)" : "") + "; nvcc says:\n" +
+                      without_trailing_newlines(results[0].diagnostics));
     if (!results[1].ok) {
       gpu::failure f;
       f.kind = results[1].timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error;
-      f.message = results[1].timed_out ? "nvcc ran past its time limit" : "nvcc rejected the source";
-      return stop_on(f, std::string(gpu::to_string(f.kind)) + ": the candidate '"
-                          + opt_.candidate.string() + "' does not compile for " + report_.arch
-                          + (results[1].timed_out ? " (nvcc timed out)" : "")
-                          + "; nvcc says:\n" + without_trailing_newlines(results[1].diagnostics));
+      f.message =
+          results[1].timed_out ? "nvcc ran past its time limit" : "nvcc rejected the source";
+      return stop_on(f, std::string(gpu::to_string(f.kind)) + ": the candidate '" +
+                            opt_.candidate.string() + "' does not compile for " + report_.arch +
+                            (results[1].timed_out ? " (nvcc timed out)" : "") + "; nvcc says:\n" +
+                            without_trailing_newlines(results[1].diagnostics));
     }
     return {};
   }
@@ -297,8 +297,8 @@ private:
       report_.failure = f;
       return stop(stop_reason::task,
                   "the task's reference fails against itself, so the task is broken (is it "
-                  "nondeterministic, or does it leave outputs unwritten?):\n"
-                    + explain_failure(f, report_.task, opt_.seed));
+                  "nondeterministic, or does it leave outputs unwritten?):\n" +
+                      explain_failure(f, report_.task, opt_.seed));
     }
     report_.reference_check = *checked;
     return {};
@@ -311,8 +311,8 @@ private:
     gpu::verify_result total;
     total.passed = true;
     for (int32_t trial = 0; trial < opt_.trials; ++trial) {
-      progress("verifying the candidate (trial " + std::to_string(trial + 1) + "/"
-               + std::to_string(opt_.trials) + ")...");
+      progress("verifying the candidate (trial " + std::to_string(trial + 1) + "/" +
+               std::to_string(opt_.trials) + ")...");
       gpu::verify_options vopt;
       vopt.trials = 1;
       vopt.seed = opt_.seed + static_cast<uint64_t>(trial);
@@ -350,9 +350,8 @@ private:
     note_worker();
     report_.phases.calibrate = ms_since(start);
     if (!peaks) {
-      report_.calibration_error = std::string("calibration failed: ")
-                                  + gpu::to_string(peaks.error().kind) + ": "
-                                  + peaks.error().message;
+      report_.calibration_error = std::string("calibration failed: ") +
+                                  gpu::to_string(peaks.error().kind) + ": " + peaks.error().message;
       warn(report_.calibration_error + "; the report has no roofline");
       return;
     }
@@ -372,18 +371,18 @@ private:
       if (is_environment_failure(f.kind))
         return stop_on(f, explain_failure(f, report_.task, opt_.seed));
       report_.failure = f;
-      return stop(stop_reason::task, "the task's reference cannot be timed:\n"
-                                       + explain_failure(f, report_.task, opt_.seed));
+      return stop(stop_reason::task, "the task's reference cannot be timed:\n" +
+                                         explain_failure(f, report_.task, opt_.seed));
     }
     report_.reference_time = *reference;
     progress("timing the candidate...");
-    auto candidate = client_.time(*report_.task,
-                                  report_.candidate_compile->shared_object.string(), reference_so,
-                                  topt);
+    auto candidate = client_.time(*report_.task, report_.candidate_compile->shared_object.string(),
+                                  reference_so, topt);
     note_worker();
     report_.phases.time = ms_since(start);
     if (!candidate)
-      return stop_on(candidate.error(), explain_failure(candidate.error(), report_.task, opt_.seed));
+      return stop_on(candidate.error(),
+                     explain_failure(candidate.error(), report_.task, opt_.seed));
     report_.candidate_time = *candidate;
     return {};
   }
@@ -400,53 +399,53 @@ private:
 
 CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
   CLI::App* cmd = app.add_subcommand(
-    "eval",
-    "Compiles, verifies and times one candidate kernel. It compiles the candidate and its "
-    "task's reference with nvcc (diagnostics name your file "
-    "and line), checks the reference against itself, verifies the candidate on freshly drawn "
-    "inputs (every element of every output, NaN-poisoned outputs, inputs checked unchanged), "
-    "times both (L2 flushed before every call; median, p10, p90), and reports the speedup "
-    "over the reference, the roofline floor from the device's calibrated peaks and how much "
-    "of it each reaches, the compile times and where the time went. Results go to stdout, "
-    "progress to stderr.");
+      "eval",
+      "Compiles, verifies and times one candidate kernel. It compiles the candidate and its "
+      "task's reference with nvcc (diagnostics name your file "
+      "and line), checks the reference against itself, verifies the candidate on freshly drawn "
+      "inputs (every element of every output, NaN-poisoned outputs, inputs checked unchanged), "
+      "times both (L2 flushed before every call; median, p10, p90), and reports the speedup "
+      "over the reference, the roofline floor from the device's calibrated peaks and how much "
+      "of it each reaches, the compile times and where the time went. Results go to stdout, "
+      "progress to stderr.");
   cmd->add_option("TASK.toml", opt.task, "Task manifest (TOML)")->required()->type_name("");
   cmd->add_option("CANDIDATE.cu", opt.candidate, "Candidate CUDA source exporting ks_forward")
-    ->required()
-    ->type_name("");
+      ->required()
+      ->type_name("");
   cmd->add_flag("--json", opt.json, "Print one JSON object (also on failure) instead of text");
   cmd->add_option("--arch", opt.arch,
                   "nvcc architecture, e.g. sm_90a (default: the device's own). With --arch "
                   "the candidate is compiled before a GPU is needed, so compile errors are "
                   "found on a machine without one")
-    ->type_name("SM");
+      ->type_name("SM");
   cmd->add_option("--trials", opt.trials,
                   "Correctness trials, each on freshly drawn inputs (1 to 100000)")
-    ->capture_default_str()
-    ->check(within(1, 100000, "trials"))
-    ->type_name("N");
+      ->capture_default_str()
+      ->check(within(1, 100000, "trials"))
+      ->type_name("N");
   cmd->add_option("--seed", opt.seed, "Seed of the first trial's inputs; trial i uses seed + i")
-    ->capture_default_str()
-    ->check(within(0, 18446744073709551615.0, ""))
-    ->type_name("N");
+      ->capture_default_str()
+      ->check(within(0, 18446744073709551615.0, ""))
+      ->type_name("N");
   cmd->add_flag("--no-time", opt.no_time, "Verify only: skip calibration and timing");
   cmd->add_option("--cache-dir", opt.cache_dir,
                   "Cache folder for compiled kernels and device calibrations (default: "
                   "$XDG_CACHE_HOME/kernelskill or ~/.cache/kernelskill)")
-    ->type_name("DIR");
+      ->type_name("DIR");
   cmd->add_option("--device", opt.device, "CUDA device index (0 to 1023)")
-    ->capture_default_str()
-    ->check(within(0, 1023, ""))
-    ->type_name("N");
+      ->capture_default_str()
+      ->check(within(0, 1023, ""))
+      ->type_name("N");
   cmd->add_option("--worker", opt.worker,
                   "Bench worker executable (default: ks-bench-worker beside kernelskill, "
                   "else $KS_WORKER, else PATH)")
-    ->type_name("PATH");
+      ->type_name("PATH");
   cmd->add_option("--job-timeout", opt.job_timeout_s,
                   "Watchdog of each worker job in seconds, 0.001 to 86400; a job past it is a "
                   "timeout (exit 15) and the worker is killed (default: 30 info, 60 "
                   "calibrate, 60 verify, 120 time)")
-    ->check(within(0.001, 86400, "seconds"))
-    ->type_name("SECONDS");
+      ->check(within(0.001, 86400, "seconds"))
+      ->type_name("SECONDS");
   cmd->add_option("--baselines", opt.baselines,
                   "Torch baselines file from tools/torch_baselines.py: the candidate's time is "
                   "also compared with the task's torch eager and torch.compile times")

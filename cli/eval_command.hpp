@@ -14,19 +14,19 @@ namespace ks::cli {
 
 /// The options of `kernelskill eval`.
 struct eval_options {
-  std::filesystem::path task;        ///< the task manifest (TOML)
-  std::filesystem::path candidate;   ///< the candidate's CUDA source
+  std::filesystem::path task;      ///< the task manifest (TOML)
+  std::filesystem::path candidate; ///< the candidate's CUDA source
   bool json = false;
-  std::string arch;                  ///< empty: the device's own
-  int32_t trials = 3;                ///< correctness trials, each on fresh inputs
-  uint64_t seed = 20261126;          ///< trial i draws its inputs with seed + i
+  std::string arch;         ///< empty: the device's own
+  int32_t trials = 3;       ///< correctness trials, each on fresh inputs
+  uint64_t seed = 20261126; ///< trial i draws its inputs with seed + i
   bool no_time = false;
-  std::filesystem::path cache_dir;   ///< empty: the default cache
+  std::filesystem::path cache_dir; ///< empty: the default cache
   int32_t device = 0;
-  std::filesystem::path worker;      ///< empty: gpu::default_worker_executable()
-  double job_timeout_s = 0;          ///< the watchdog of every worker job; 0: the defaults
-  bool sandbox = false;              ///< runs the worker inside bubblewrap
-  std::filesystem::path baselines;   ///< torch baselines file; empty: no torch comparison
+  std::filesystem::path worker;    ///< empty: gpu::default_worker_executable()
+  double job_timeout_s = 0;        ///< the watchdog of every worker job; 0: the defaults
+  bool sandbox = false;            ///< runs the worker inside bubblewrap
+  std::filesystem::path baselines; ///< torch baselines file; empty: no torch comparison
 };
 
 /// Adds the `eval` subcommand to `app`, its options stored in `opt`; returns it.

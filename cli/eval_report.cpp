@@ -18,8 +18,8 @@ const char* cold_or_cached(const gpu::compile_result& r) {
 }
 
 std::string timing_line(const gpu::timing_result& t) {
-  return format_ms(t.median_ms) + " median (p10 " + format_ms(t.p10_ms) + ", p90 "
-         + format_ms(t.p90_ms) + ", " + std::to_string(t.trials) + " trials)";
+  return format_ms(t.median_ms) + " median (p10 " + format_ms(t.p10_ms) + ", p90 " +
+         format_ms(t.p90_ms) + ", " + std::to_string(t.trials) + " trials)";
 }
 
 std::string percent(double fraction) {
@@ -89,8 +89,8 @@ std::string ms_or_dash(double ms) {
 std::optional<double> roofline_floor(const eval_report& r) {
   if (!r.task || !r.peaks)
     return std::nullopt;
-  double floor = engine::roofline_floor_ms(r.task->cost, r.peaks->peaks.dram_gbps,
-                                           r.peaks->peaks.fp32_gflops);
+  double floor =
+      engine::roofline_floor_ms(r.task->cost, r.peaks->peaks.dram_gbps, r.peaks->peaks.fp32_gflops);
   if (!(floor > 0))
     return std::nullopt;
   return floor;
@@ -102,16 +102,16 @@ std::string explain_failure(const gpu::failure& f, const std::optional<engine::t
   out << gpu::to_string(f.kind) << ": " << f.message;
   if (!f.cuda_error.empty() && f.message.find(f.cuda_error) == std::string::npos)
     out << " (" << f.cuda_error << ")";
-  if (f.kind == gpu::failure_kind::launch_error && f.return_code
-      && f.message.find("returned " + std::to_string(*f.return_code)) == std::string::npos)
+  if (f.kind == gpu::failure_kind::launch_error && f.return_code &&
+      f.message.find("returned " + std::to_string(*f.return_code)) == std::string::npos)
     out << "\n  ks_forward returned " << *f.return_code << " (0 means success)";
   if (f.verify) {
     const gpu::verify_result& v = *f.verify;
     const engine::tensor_spec* spec = t ? find_tensor(*t, v.bad_output) : nullptr;
     std::string trial;
     if (v.bad_trial >= 0)
-      trial = " (trial " + std::to_string(v.bad_trial + 1) + ", inputs drawn with seed "
-              + std::to_string(seed + static_cast<uint64_t>(v.bad_trial)) + ")";
+      trial = " (trial " + std::to_string(v.bad_trial + 1) + ", inputs drawn with seed " +
+              std::to_string(seed + static_cast<uint64_t>(v.bad_trial)) + ")";
     if (v.input_changed) {
       out << "\n  the candidate changed its input '" << v.bad_output << "'" << trial
           << ": inputs must be left as they were";
@@ -132,9 +132,8 @@ std::string explain_failure(const gpu::failure& f, const std::optional<engine::t
     out << " elements";
     if (v.nan_count > 0)
       out << ", " << v.nan_count << " of them NaN (never written?)";
-    out << "\n  errors                 max abs " << format_number(v.max_abs_err)
-        << ", max rel " << format_number(v.max_rel_err) << ", norm-relative "
-        << format_number(v.norm_rel_err);
+    out << "\n  errors                 max abs " << format_number(v.max_abs_err) << ", max rel "
+        << format_number(v.max_rel_err) << ", norm-relative " << format_number(v.norm_rel_err);
     if (t)
       out << "\n  tolerance              atol " << format_number(t->tol.atol) << ", rtol "
           << format_number(t->tol.rtol) << ", norm_rel " << format_number(t->tol.norm_rel)
@@ -157,8 +156,8 @@ void print_text(std::ostream& out, const eval_report& r) {
   }
   label("candidate") << r.candidate.string() << "\n";
   if (r.device)
-    label("device") << r.device->index << ": " << r.device->name << " (" << r.device->arch
-                    << ", " << r.device->sms << " SMs)\n";
+    label("device") << r.device->index << ": " << r.device->name << " (" << r.device->arch << ", "
+                    << r.device->sms << " SMs)\n";
   if (r.reference_compile || r.candidate_compile) {
     label("compile") << r.arch << ":";
     if (r.reference_compile)
@@ -173,28 +172,27 @@ void print_text(std::ostream& out, const eval_report& r) {
     label("verify") << "reference against itself: passed\n";
   if (r.verify) {
     label(r.reference_check ? "" : "verify")
-      << "candidate: passed " << r.verify->trials << " trials (seeds " << r.seed << ".."
-      << r.seed + static_cast<uint64_t>(r.verify->trials - 1) << "): max abs err "
-      << format_number(r.verify->max_abs_err) << ", max rel err "
-      << format_number(r.verify->max_rel_err) << ", norm-rel err "
-      << format_number(r.verify->norm_rel_err) << "\n";
+        << "candidate: passed " << r.verify->trials << " trials (seeds " << r.seed << ".."
+        << r.seed + static_cast<uint64_t>(r.verify->trials - 1) << "): max abs err "
+        << format_number(r.verify->max_abs_err) << ", max rel err "
+        << format_number(r.verify->max_rel_err) << ", norm-rel err "
+        << format_number(r.verify->norm_rel_err) << "\n";
   }
   if (r.reference_time)
     label("time") << "reference " << timing_line(*r.reference_time) << "\n";
   if (r.candidate_time)
-    label(r.reference_time ? "" : "time") << "candidate " << timing_line(*r.candidate_time)
-                                           << "\n";
+    label(r.reference_time ? "" : "time") << "candidate " << timing_line(*r.candidate_time) << "\n";
   if (r.candidate_time) {
     const gpu::timing_result& t = *r.candidate_time;
     label("integrity") << t.checked_calls << " timed calls checked against the reference, "
                        << t.input_sets << " input sets alternated; "
                        << (t.audit == "cupti"
-                             ? "every kernel, copy and memset of " + std::to_string(t.batch)
-                                 + " back-to-back calls seen on the stream (CUPTI)"
-                             : "host-clock check of " + std::to_string(t.batch)
-                                 + " back-to-back calls (no CUPTI: " + t.audit_note + ")")
-                       << (t.l2_resets > 0 ? "; its persisting-L2 settings were undone "
-                                               + std::to_string(t.l2_resets) + " times"
+                               ? "every kernel, copy and memset of " + std::to_string(t.batch) +
+                                     " back-to-back calls seen on the stream (CUPTI)"
+                               : "host-clock check of " + std::to_string(t.batch) +
+                                     " back-to-back calls (no CUPTI: " + t.audit_note + ")")
+                       << (t.l2_resets > 0 ? "; its persisting-L2 settings were undone " +
+                                                 std::to_string(t.l2_resets) + " times"
                                            : std::string())
                        << "\n";
   }
@@ -226,8 +224,8 @@ void print_text(std::ostream& out, const eval_report& r) {
     const actors::torch_baselines& b = *r.baselines;
     label("torch") << "eager " << ms_or_dash(tc->eager_ms) << ", torch.compile "
                    << ms_or_dash(tc->compile_ms) << " (torch " << b.torch_version << ", mode "
-                   << b.compile_mode << ", measured on " << b.device << "; "
-                   << b.source.string() << ")\n";
+                   << b.compile_mode << ", measured on " << b.device << "; " << b.source.string()
+                   << ")\n";
     if (r.candidate_time)
       label("") << "candidate vs eager " << ratio(tc->speedup_vs_eager) << ", vs compile "
                 << ratio(tc->speedup_vs_compile) << "\n";
@@ -237,15 +235,15 @@ void print_text(std::ostream& out, const eval_report& r) {
       label("") << "warning: " << note << "\n";
   }
   const eval_phases& p = r.phases;
-  double other = p.total - p.worker_start - p.device - p.compile - p.verify - p.calibrate
-                 - p.time - p.shutdown;
+  double other = p.total - p.worker_start - p.device - p.compile - p.verify - p.calibrate - p.time -
+                 p.shutdown;
   label("time spent") << format_ms(p.total) << ": worker start " << format_ms(p.worker_start)
                       << " (" << p.worker_starts << (p.worker_starts == 1 ? " start" : " starts")
                       << "), device setup " << format_ms(p.device) << ", compile "
                       << format_ms(p.compile) << ", verify " << format_ms(p.verify)
-                      << ", calibrate " << format_ms(p.calibrate) << ", time "
-                      << format_ms(p.time) << ", worker exit " << format_ms(p.shutdown)
-                      << ", other " << format_ms(std::max(0.0, other)) << "\n";
+                      << ", calibrate " << format_ms(p.calibrate) << ", time " << format_ms(p.time)
+                      << ", worker exit " << format_ms(p.shutdown) << ", other "
+                      << format_ms(std::max(0.0, other)) << "\n";
 }
 
 json::object to_json(const eval_report& r) {
@@ -270,12 +268,12 @@ json::object to_json(const eval_report& r) {
   o["manifest"] = r.manifest.string();
   o["candidate"] = r.candidate.string();
   if (r.task) {
-    o["task"] = json::object{{"name", r.task->name},
-                             {"family", r.task->family},
-                             {"about", r.task->about},
-                             {"reference", r.task->reference_path.string()},
-                             {"cost", json::object{{"flops", r.task->cost.flops},
-                                                   {"bytes", r.task->cost.bytes}}}};
+    o["task"] = json::object{
+        {"name", r.task->name},
+        {"family", r.task->family},
+        {"about", r.task->about},
+        {"reference", r.task->reference_path.string()},
+        {"cost", json::object{{"flops", r.task->cost.flops}, {"bytes", r.task->cost.bytes}}}};
   }
   o["arch"] = r.arch;
   o["trials"] = r.trials;
@@ -320,17 +318,17 @@ json::object to_json(const eval_report& r) {
     const actors::torch_baselines& b = *r.baselines;
     auto positive = [](double v) { return v > 0 ? json::value(v) : json::value(nullptr); };
     std::string device_note = device_note_of(r);
-    o["torch"] = json::object{
-        {"file", b.source.string()},
-        {"device", b.device},
-        {"torch_version", b.torch_version},
-        {"compile_mode", b.compile_mode},
-        {"device_matches", device_note.empty()},
-        {"torch_eager_ms", positive(tc->eager_ms)},
-        {"torch_compile_ms", positive(tc->compile_ms)},
-        {"speedup_vs_eager", positive(tc->speedup_vs_eager)},
-        {"speedup_vs_compile", positive(tc->speedup_vs_compile)},
-        {"note", tc->note.empty() ? json::value(nullptr) : json::value(tc->note)}};
+    o["torch"] =
+        json::object{{"file", b.source.string()},
+                     {"device", b.device},
+                     {"torch_version", b.torch_version},
+                     {"compile_mode", b.compile_mode},
+                     {"device_matches", device_note.empty()},
+                     {"torch_eager_ms", positive(tc->eager_ms)},
+                     {"torch_compile_ms", positive(tc->compile_ms)},
+                     {"speedup_vs_eager", positive(tc->speedup_vs_eager)},
+                     {"speedup_vs_compile", positive(tc->speedup_vs_compile)},
+                     {"note", tc->note.empty() ? json::value(nullptr) : json::value(tc->note)}};
   }
   const eval_phases& p = r.phases;
   o["phases_ms"] = json::object{{"worker_start", p.worker_start},

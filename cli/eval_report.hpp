@@ -23,15 +23,15 @@ namespace ks::cli {
 
 /// Where the time of one evaluation went, in ms.
 struct eval_phases {
-  double worker_start = 0;   ///< spawn to hello, summed over every worker started
+  double worker_start = 0; ///< spawn to hello, summed over every worker started
   int32_t worker_starts = 0;
-  double device = 0;         ///< the info job: the worker's CUDA context and device query
-  double compile = 0;        ///< reference and candidate together (they compile in parallel)
-  double verify = 0;         ///< the reference's self-check and the candidate's trials
+  double device = 0;  ///< the info job: the worker's CUDA context and device query
+  double compile = 0; ///< reference and candidate together (they compile in parallel)
+  double verify = 0;  ///< the reference's self-check and the candidate's trials
   double calibrate = 0;
-  double time = 0;           ///< timing the reference and the candidate
-  double shutdown = 0;       ///< the worker's exit (CUDA context teardown)
-  double total = 0;          ///< everything, reading the manifest and the sources included
+  double time = 0;     ///< timing the reference and the candidate
+  double shutdown = 0; ///< the worker's exit (CUDA context teardown)
+  double total = 0;    ///< everything, reading the manifest and the sources included
 };
 
 /// The findings of one evaluation.
@@ -45,16 +45,16 @@ struct eval_report {
   std::optional<gpu::device_info> device;
   std::optional<gpu::compile_result> reference_compile;
   std::optional<gpu::compile_result> candidate_compile;
-  std::optional<gpu::verify_result> reference_check;  ///< the reference against itself
-  std::optional<gpu::verify_result> verify;           ///< the candidate against the reference
+  std::optional<gpu::verify_result> reference_check; ///< the reference against itself
+  std::optional<gpu::verify_result> verify;          ///< the candidate against the reference
   std::optional<gpu::timing_result> reference_time;
   std::optional<gpu::timing_result> candidate_time;
   std::optional<cached_calibration> peaks;
-  std::optional<actors::torch_baselines> baselines;   ///< --baselines, checked against the task
-  std::string calibration_error;                      ///< why there are no peaks, if so
+  std::optional<actors::torch_baselines> baselines; ///< --baselines, checked against the task
+  std::string calibration_error;                    ///< why there are no peaks, if so
   eval_phases phases;
-  std::optional<gpu::failure> failure;                ///< the typed failure that stopped it
-  std::optional<command_error> error;                 ///< how the command stopped, if it did
+  std::optional<gpu::failure> failure; ///< the typed failure that stopped it
+  std::optional<command_error> error;  ///< how the command stopped, if it did
 };
 
 /// Returns the roofline floor of `r`'s task in ms, or nullopt without peaks or cost.

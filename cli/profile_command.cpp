@@ -17,8 +17,8 @@
 // (tests/engine/profiles/): cost, peaks, median_ms, profile, diagnosis.
 
 #include "cli/profile_command.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
 #include "cli/config_loading.hpp"
@@ -113,8 +113,7 @@ public:
 
 private:
   static gpu::worker_options worker_for(const profile_command_options& opt) {
-    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir,
-                             opt.job_timeout_s);
+    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir, opt.job_timeout_s);
   }
 
   tl::unexpected<command_error> stop_on(const gpu::failure& f, std::string message) {
@@ -133,8 +132,8 @@ private:
     candidate_source_ = std::move(*candidate);
     auto task = engine::load_task_manifest(opt_.task);
     if (!task) {
-      bool missing = task.error().code() == engine::errc::not_found ||
-                     task.error().code() == engine::errc::io;
+      bool missing =
+          task.error().code() == engine::errc::not_found || task.error().code() == engine::errc::io;
       std::string hint = missing ? std::string() : other_kind_hint(opt_.task, "task");
       return stop(missing ? stop_reason::usage : stop_reason::task,
                   "cannot load the task manifest '" + opt_.task.string() + "':\n" +
@@ -174,9 +173,8 @@ private:
     copt.include_dir = include_dir_for_compiler();
     auto compiler = gpu::compiler::create(copt);
     if (!compiler)
-      return stop(compiler.error().code() == engine::errc::invalid_input
-                      ? stop_reason::usage
-                      : stop_reason::environment,
+      return stop(compiler.error().code() == engine::errc::invalid_input ? stop_reason::usage
+                                                                         : stop_reason::environment,
                   "cannot compile: " + compiler.error().message());
     progress("compiling the candidate for " + report_.arch + "...");
     std::vector<gpu::compile_request> requests(1);
@@ -188,7 +186,8 @@ private:
     if (!results[0].ok) {
       gpu::failure f;
       f.kind = results[0].timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error;
-      f.message = results[0].timed_out ? "nvcc ran past its time limit" : "nvcc rejected the source";
+      f.message =
+          results[0].timed_out ? "nvcc ran past its time limit" : "nvcc rejected the source";
       return stop_on(f, std::string(gpu::to_string(f.kind)) + ": the candidate '" +
                             opt_.candidate.string() + "' does not compile for " + report_.arch +
                             "; nvcc says:\n" + without_trailing_newlines(results[0].diagnostics));
@@ -255,7 +254,7 @@ void print_text(std::ostream& out, const profile_command_options& opt, const pro
 }
 
 json::object report_json(const profile_command_options& opt, const profile_report& r,
-                     const command_result& result) {
+                         const command_result& result) {
   json::object o{{"ok", result.has_value()},
                  {"exit_code", result ? 0 : exit_code_of(result.error())},
                  {"manifest", opt.task.string()},

@@ -69,7 +69,7 @@ void pretty_into(std::string& out, const json::value& v, int indent) {
     auto [end, ec] = std::to_chars(text, text + sizeof text, v.get_double());
     std::string number(text, ec == std::errc() ? end : text);
     if (number.find_first_of(".eE") == std::string::npos)
-      number += ".0";  // stays a floating-point number for readers that care
+      number += ".0"; // stays a floating-point number for readers that care
     out += number;
   } else {
     out += json::serialize(v);

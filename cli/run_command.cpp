@@ -255,9 +255,9 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   // A file named on the command line that is not there is a usage error; one the config
   // names is the config's problem (exit 2), found by run_campaign.
   if (std::error_code ec; !opt.baselines.empty() && !std::filesystem::exists(opt.baselines, ec))
-    return stop(stop_reason::usage,
-                "--baselines " + opt.baselines.string() + ": no such file (write one with "
-                "tools/torch_baselines.py on the GPU host)");
+    return stop(stop_reason::usage, "--baselines " + opt.baselines.string() +
+                                        ": no such file (write one with "
+                                        "tools/torch_baselines.py on the GPU host)");
 
   actors::run_options options;
   options.dry_run = opt.dry_run;

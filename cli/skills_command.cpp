@@ -54,7 +54,7 @@ tl::expected<places, command_error> places_of(const skills_options& opt) {
     auto loaded = config::load_campaign_config(opt.config);
     if (!loaded)
       return stop(loaded.error().code() == config::errc::invalid_input ? stop_reason::task
-                                                                        : stop_reason::usage,
+                                                                       : stop_reason::usage,
                   loaded.error().message());
     p.memory = loaded->memory_dir();
     if (!loaded->skills_dir().empty())
@@ -151,8 +151,8 @@ command_result show(const places& p, const std::string& id) {
   if (!*stored)
     return stop(stop_reason::usage, "no skill '" + id + "' in " + p.memory.string() +
                                         " (kernelskill skills list shows them)");
-  auto loaded = engine::load_skill(engine::skill_files{"<" + id + ">", (*stored)->files},
-                                   (*stored)->origin);
+  auto loaded =
+      engine::load_skill(engine::skill_files{"<" + id + ">", (*stored)->files}, (*stored)->origin);
   if (!loaded)
     return stop(stop_reason::task, loaded.error().message());
   const engine::skill& s = *loaded;
@@ -227,7 +227,8 @@ command_result stats(const places& p, const std::string& gpu) {
     print_stats_row(r, p.rules);
     ++shown;
   }
-  std::printf("%lld statistic(s) in %s\n", static_cast<long long>(shown), p.memory.string().c_str());
+  std::printf("%lld statistic(s) in %s\n", static_cast<long long>(shown),
+              p.memory.string().c_str());
   return {};
 }
 
@@ -303,12 +304,14 @@ command_result check(const fs::path& dir, const fs::path& tasks_path) {
         for (const engine::skill_template& tp : s.templates) {
           auto space = engine::space_of(tp, t, reference);
           if (!space) {
-            problems += s.id + "/" + tp.file + ": task " + t.name + ": " + space.error().message() + "\n";
+            problems +=
+                s.id + "/" + tp.file + ": task " + t.name + ": " + space.error().message() + "\n";
             continue;
           }
           auto first = engine::first_valid(tp, *space, t);
           if (!first) {
-            problems += s.id + "/" + tp.file + ": task " + t.name + ": " + first.error().message() + "\n";
+            problems +=
+                s.id + "/" + tp.file + ": task " + t.name + ": " + first.error().message() + "\n";
             continue;
           }
           if (!*first)
@@ -354,16 +357,20 @@ CLI::App* add_skills_command(CLI::App& app, skills_options& opt) {
                 "skill, import file or config; 3 the memory cannot be opened.");
     sub->callback([&opt, sub] { opt.action = sub->get_name(); });
   };
-  CLI::App* list_cmd = cmd->add_subcommand("list", "Lists the skills: id, version, origin, families, tries");
+  CLI::App* list_cmd =
+      cmd->add_subcommand("list", "Lists the skills: id, version, origin, families, tries");
   list_cmd->add_option("--family", opt.family, "Only skills for this op family")->type_name("F");
   common(list_cmd);
-  CLI::App* show_cmd = cmd->add_subcommand("show", "Shows a skill: its text, templates and statistics per GPU");
+  CLI::App* show_cmd =
+      cmd->add_subcommand("show", "Shows a skill: its text, templates and statistics per GPU");
   show_cmd->add_option("id", opt.id, "The skill's id")->required();
   common(show_cmd);
-  CLI::App* stats_cmd = cmd->add_subcommand("stats", "Shows the statistics per skill, op family and GPU architecture");
+  CLI::App* stats_cmd = cmd->add_subcommand(
+      "stats", "Shows the statistics per skill, op family and GPU architecture");
   stats_cmd->add_option("--gpu", opt.gpu, "Only this GPU architecture (sm_90a)")->type_name("ARCH");
   common(stats_cmd);
-  CLI::App* export_cmd = cmd->add_subcommand("export", "Writes every skill of the memory to FILE (JSON)");
+  CLI::App* export_cmd =
+      cmd->add_subcommand("export", "Writes every skill of the memory to FILE (JSON)");
   export_cmd->add_option("file", opt.file, "The file to write")->required();
   common(export_cmd);
   CLI::App* import_cmd = cmd->add_subcommand(
@@ -399,7 +406,8 @@ command_result run_skills(const skills_options& opt) {
     return export_to(*p, opt.file);
   if (opt.action == "import")
     return import_from(*p, opt.file);
-  return stop(stop_reason::usage, "skills: give an action: list, show, stats, export, import, check");
+  return stop(stop_reason::usage,
+              "skills: give an action: list, show, stats, export, import, check");
 }
 
 } // namespace ks::cli

@@ -13,16 +13,16 @@ namespace ks::cli {
 
 /// The options of `kernelskill skills`.
 struct skills_options {
-  std::string action;                  ///< list, show, stats, export, import, check
-  std::filesystem::path config;        ///< a campaign config naming [memory] path and skills
-  std::filesystem::path memory;        ///< the memory folder (overrides the config's)
-  std::filesystem::path builtin;       ///< the built-in skill folder (overrides the config's)
-  std::string family;                  ///< list: only skills for this op family
-  std::string gpu;                     ///< stats: only this GPU architecture ("sm_90a")
-  std::string id;                      ///< show
-  std::filesystem::path file;          ///< export, import
-  std::filesystem::path dir;           ///< check
-  std::filesystem::path tasks;         ///< check: render for these tasks too
+  std::string action;            ///< list, show, stats, export, import, check
+  std::filesystem::path config;  ///< a campaign config naming [memory] path and skills
+  std::filesystem::path memory;  ///< the memory folder (overrides the config's)
+  std::filesystem::path builtin; ///< the built-in skill folder (overrides the config's)
+  std::string family;            ///< list: only skills for this op family
+  std::string gpu;               ///< stats: only this GPU architecture ("sm_90a")
+  std::string id;                ///< show
+  std::filesystem::path file;    ///< export, import
+  std::filesystem::path dir;     ///< check
+  std::filesystem::path tasks;   ///< check: render for these tasks too
 };
 
 /// Adds the `skills` subcommand (list, show, stats, export, import, check) to `app`; returns it.

@@ -150,8 +150,8 @@ command_result run_status(const output_dir_options& opt) {
   // The torch baselines the campaign compares with: its checked copy, as its reports use.
   auto baselines = actors::read_campaign_baselines(opt.output);
   if (!baselines)
-    return stop(stop_reason::task, "cannot read the campaign's torch baselines: " +
-                                       baselines.error().message());
+    return stop(stop_reason::task,
+                "cannot read the campaign's torch baselines: " + baselines.error().message());
   const actors::torch_baselines* b = *baselines ? &**baselines : nullptr;
   if (opt.json) {
     auto text = actors::campaign_results_json(*store, b);

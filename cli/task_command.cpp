@@ -10,8 +10,8 @@
 // are (an elementwise copy, y = x), with comments that say what to change.
 
 #include "cli/task_command.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "cli/arch_check.hpp"
 #include "cli/command_line.hpp"
 #include "cli/config_loading.hpp"

@@ -12,9 +12,9 @@
 
 #include "cli/task_show_command.hpp"
 
+#include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
-#include "cli/environment.hpp"
 #include "engine/task_manifest.hpp"
 
 #include <CLI/CLI.hpp>
@@ -59,9 +59,8 @@ json::object task_json(const engine::task& t) {
           {"inputs", tensors_json(t.inputs, true)},
           {"outputs", tensors_json(t.outputs, false)},
           {"cost", json::object{{"flops", t.cost.flops}, {"bytes", t.cost.bytes}}},
-          {"tolerance", json::object{{"atol", t.tol.atol},
-                                     {"rtol", t.tol.rtol},
-                                     {"norm_rel", t.tol.norm_rel}}}};
+          {"tolerance",
+           json::object{{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}}};
 }
 
 std::string tensors_text(const std::vector<engine::tensor_spec>& specs, bool inputs) {
@@ -78,7 +77,8 @@ std::string tensors_text(const std::vector<engine::tensor_spec>& specs, bool inp
 }
 
 // Returns the manifests `paths` name: a file as given, a folder's *.toml sorted by name.
-tl::expected<std::vector<fs::path>, command_error> manifests_of(const std::vector<fs::path>& paths) {
+tl::expected<std::vector<fs::path>, command_error>
+manifests_of(const std::vector<fs::path>& paths) {
   std::vector<fs::path> out;
   for (const fs::path& p : paths) {
     std::error_code ec;
@@ -125,9 +125,8 @@ command_result run_task_show(const task_show_options& opt) {
   for (const fs::path& manifest : *manifests) {
     auto task = engine::load_task_manifest(manifest);
     if (!task)
-      return stop(stop_reason::task,
-                  "cannot load the task manifest '" + manifest.string() + "':\n" +
-                      task.error().message());
+      return stop(stop_reason::task, "cannot load the task manifest '" + manifest.string() +
+                                         "':\n" + task.error().message());
     const engine::task& t = *task;
     tasks.push_back(task_json(t));
     text += t.name + " (" + t.family + ", " + manifest.string() + ")\n";

@@ -280,9 +280,10 @@ private:
           }
         } else if (name == "input_per_mtok" || name == "output_per_mtok") {
           std::optional<double> price = number_of(value);
-          if (!price || !number_range{0, bound_kind::inclusive, 0, bound_kind::none}.contains(*price)) {
-            report(value, at + "." + std::string(name) + " must be a number >= 0, got " +
-                              describe(value));
+          if (!price ||
+              !number_range{0, bound_kind::inclusive, 0, bound_kind::none}.contains(*price)) {
+            report(value,
+                   at + "." + std::string(name) + " must be a number >= 0, got " + describe(value));
             valid = false;
           } else {
             (name == "input_per_mtok" ? entry.input_per_mtok : entry.output_per_mtok) = *price;

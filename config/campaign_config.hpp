@@ -46,24 +46,24 @@ struct campaign_section {
   double wall_time_s = 3600;        ///< wall-clock budget of the campaign; 0 = unlimited
   int64_t candidates_per_task = 64; ///< candidate kernels evaluated per task, at most
   double gpu_seconds = 0;           ///< GPU time budget over all GPUs; 0 = unlimited
-  int64_t token_budget = 0;         ///< model tokens (input + output) of the campaign; 0 = unlimited
-  double cost_budget = 0;           ///< model cost at agents.prices; 0 = unlimited
+  int64_t token_budget = 0; ///< model tokens (input + output) of the campaign; 0 = unlimited
+  double cost_budget = 0;   ///< model cost at agents.prices; 0 = unlimited
 
   bool operator==(const campaign_section&) const = default;
 };
 
 /// How the search tree of each task grows and when it stops.
 struct search_section {
-  int64_t branches = 4;                ///< children planned per expansion, run in parallel
-  int64_t depth = 6;                   ///< deepest node below the reference (depth 0)
-  std::string policy = "best_first";   ///< best_first, greedy or breadth_first
-  double exploration = 0.5;            ///< weight of best_first's exploration term
+  int64_t branches = 4;                 ///< children planned per expansion, run in parallel
+  int64_t depth = 6;                    ///< deepest node below the reference (depth 0)
+  std::string policy = "best_first";    ///< best_first, greedy or breadth_first
+  double exploration = 0.5;             ///< weight of best_first's exploration term
   double stop_roofline_fraction = 0.95; ///< stops a task whose best reaches this roofline share
-  int64_t stop_patience = 8;           ///< stops after this many expansions without min_gain
-  double min_gain = 0.02;              ///< a speedup over the best counts from 1 + min_gain
-  int64_t finalists = 3;               ///< best nodes re-timed interleaved before the winner
-  std::string profile = "parents";     ///< nodes profiled: none, parents, improving or all
-  double expand_max_fraction = 0.95;   ///< nodes at this roofline share are not expanded
+  int64_t stop_patience = 8;            ///< stops after this many expansions without min_gain
+  double min_gain = 0.02;               ///< a speedup over the best counts from 1 + min_gain
+  int64_t finalists = 3;                ///< best nodes re-timed interleaved before the winner
+  std::string profile = "parents";      ///< nodes profiled: none, parents, improving or all
+  double expand_max_fraction = 0.95;    ///< nodes at this roofline share are not expanded
 
   bool operator==(const search_section&) const = default;
 };
@@ -78,17 +78,17 @@ struct gpus_section {
 
 /// How candidates are verified and timed.
 struct bench_section {
-  int64_t trials = 3;             ///< correctness trials, each on fresh inputs
-  double warmup_ms = 25;          ///< warm-up before timing, ms
-  int64_t min_timing_trials = 10; ///< timed launches, at least
-  double max_timing_ms = 2000;    ///< timing stops adding trials after this, ms
-  std::optional<double> atol;     ///< overrides every task's absolute tolerance
-  std::optional<double> rtol;     ///< overrides every task's relative tolerance
-  std::optional<double> norm_rel; ///< overrides every task's norm-relative tolerance
-  double verify_timeout_s = 60;   ///< a verify job running longer fails as timed out
-  double time_timeout_s = 120;    ///< a timing job running longer fails as timed out
-  double compile_timeout_s = 120; ///< an nvcc run lasting longer fails as timed out
-  bool sandbox = false;           ///< runs each bench worker inside bubblewrap
+  int64_t trials = 3;                  ///< correctness trials, each on fresh inputs
+  double warmup_ms = 25;               ///< warm-up before timing, ms
+  int64_t min_timing_trials = 10;      ///< timed launches, at least
+  double max_timing_ms = 2000;         ///< timing stops adding trials after this, ms
+  std::optional<double> atol;          ///< overrides every task's absolute tolerance
+  std::optional<double> rtol;          ///< overrides every task's relative tolerance
+  std::optional<double> norm_rel;      ///< overrides every task's norm-relative tolerance
+  double verify_timeout_s = 60;        ///< a verify job running longer fails as timed out
+  double time_timeout_s = 120;         ///< a timing job running longer fails as timed out
+  double compile_timeout_s = 120;      ///< an nvcc run lasting longer fails as timed out
+  bool sandbox = false;                ///< runs each bench worker inside bubblewrap
   std::vector<std::string> secret_env; ///< variables withheld from the worker, by name
 
   bool operator==(const bench_section&) const = default;
@@ -128,12 +128,12 @@ struct agents_section {
 /// Where long-term memory lives, and the rule that ranks and demotes its skills.
 struct memory_section {
   std::string path = "kernelskill-memory"; ///< the LMDB environment's folder, as written
-  std::string skills;                       ///< built-in skill folder, as written; "": the
-                                            ///< installed one (engine::default_skills_dir)
-  double exploration = 1.0;                 ///< weight of the UCB bonus in skill ranking
-  int64_t demote_min_tries = 8;             ///< tries before a skill can be demoted
-  double demote_failure_rate = 0.5;         ///< demoted at this share of failed tries ...
-  double demote_min_acceptance = 0.05;      ///< ... or below this share of accepted ones
+  std::string skills;                      ///< built-in skill folder, as written; "": the
+                                           ///< installed one (engine::default_skills_dir)
+  double exploration = 1.0;                ///< weight of the UCB bonus in skill ranking
+  int64_t demote_min_tries = 8;            ///< tries before a skill can be demoted
+  double demote_failure_rate = 0.5;        ///< demoted at this share of failed tries ...
+  double demote_min_acceptance = 0.05;     ///< ... or below this share of accepted ones
 
   bool operator==(const memory_section&) const = default;
 };
@@ -204,8 +204,8 @@ struct campaign_config {
 /// Parses and validates config `text` as if read from `name_for_errors`, which names the file
 /// in error messages and, made absolute, becomes `source` (relative paths resolve against its
 /// folder). Fails only with errc::invalid_input.
-[[nodiscard]] expected<campaign_config> parse_campaign_config(std::string_view text,
-                                                const std::filesystem::path& name_for_errors);
+[[nodiscard]] expected<campaign_config>
+parse_campaign_config(std::string_view text, const std::filesystem::path& name_for_errors);
 
 /// Returns `config` as a commented TOML file: every option of the table with its description
 /// and accepted values, an unset optional one commented out. Parsing it gives `config` back

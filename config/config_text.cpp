@@ -88,7 +88,9 @@ std::string assignment(const option& o, campaign_config& config) {
         text.append(text.size() > 1 ? ", " : "").append(toml_string(item));
       return text + "]";
     }
-    std::string operator()(const bool_option& b) const { return b.field(config) ? "true" : "false"; }
+    std::string operator()(const bool_option& b) const {
+      return b.field(config) ? "true" : "false";
+    }
     std::string operator()(const env_var_list_option& l) const {
       std::string text = "[";
       for (const std::string& item : l.field(config))

@@ -122,8 +122,7 @@ const option options[] = {
      "where the GPU lets them be read), so that their diagnosis comes from the counters: "
      "none, parents (a node just before it is expanded), improving (a node when it is "
      "accepted) or all (every timed node). A profile costs about a second of GPU time.",
-     text_option{&field<search, &search_section::profile>, text_rule::non_empty,
-                 profile_policies}},
+     text_option{&field<search, &search_section::profile>, text_rule::non_empty, profile_policies}},
     {"search", "expand_max_fraction",
      "A node at or above this fraction of the roofline, or diagnosed at the roofline by its "
      "counters, is not expanded; 0 expands every node.",

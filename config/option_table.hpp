@@ -100,8 +100,8 @@ struct price_list_option {
 
 /// What an option accepts, and where it is stored.
 using option_kind = std::variant<integer_option, number_option, optional_number_option, text_option,
-                                 text_list_option, gpus_option, bool_option,
-                                 env_var_list_option, price_list_option>;
+                                 text_list_option, gpus_option, bool_option, env_var_list_option,
+                                 price_list_option>;
 
 /// One declared option.
 struct option {

@@ -36,47 +36,47 @@ struct ancestor_memory {
 struct planning_request {
   const task* subject = nullptr;
   node_id parent = no_node;
-  std::vector<plan> parent_lineage;        ///< root .. parent: the parent's genotype is last
+  std::vector<plan> parent_lineage; ///< root .. parent: the parent's genotype is last
   std::string parent_source;
-  std::string reference_source;            ///< the task's reference (tunables' defaults)
-  std::vector<plan_outcome> tried;         ///< short-term memory: plans tried on this parent
-  std::vector<ancestor_memory> branch;     ///< ... and on each ancestor, root first
-  std::vector<plan> in_tree;               ///< the plan of every node of the task's tree
-  engine::diagnosis diagnosis;             ///< the parent's, typed; default: not diagnosed
-  std::vector<retrieved_skill> skills;     ///< retrieved for the parent, best first
+  std::string reference_source;        ///< the task's reference (tunables' defaults)
+  std::vector<plan_outcome> tried;     ///< short-term memory: plans tried on this parent
+  std::vector<ancestor_memory> branch; ///< ... and on each ancestor, root first
+  std::vector<plan> in_tree;           ///< the plan of every node of the task's tree
+  engine::diagnosis diagnosis;         ///< the parent's, typed; default: not diagnosed
+  std::vector<retrieved_skill> skills; ///< retrieved for the parent, best first
   double parent_fraction_of_roofline = 0;
-  int64_t count = 1;                       ///< how many distinct plans are wanted (K)
-  engine::timing parent_time;              ///< the parent's measurement; not measured: unknown
-  std::string gpu_name;                    ///< the task's home GPU; empty: unknown (a dry run)
-  double peak_gbps = 0;                    ///< its measured DRAM peak; 0: unknown
-  double peak_gflops = 0;                  ///< its measured FP32 peak; 0: unknown
+  int64_t count = 1;          ///< how many distinct plans are wanted (K)
+  engine::timing parent_time; ///< the parent's measurement; not measured: unknown
+  std::string gpu_name;       ///< the task's home GPU; empty: unknown (a dry run)
+  double peak_gbps = 0;       ///< its measured DRAM peak; 0: unknown
+  double peak_gflops = 0;     ///< its measured FP32 peak; 0: unknown
 };
 
 /// What the coder needs to turn a plan into source.
 struct coding_request {
   const task* subject = nullptr;
   engine::plan plan;
-  std::vector<engine::plan> lineage;       ///< root .. the new node (plan last)
+  std::vector<engine::plan> lineage; ///< root .. the new node (plan last)
   std::string parent_source;
   std::string reference_source;
-  node_id node = no_node;                  ///< the node being coded (transcripts); no_node: unknown
+  node_id node = no_node; ///< the node being coded (transcripts); no_node: unknown
 };
 
 /// A failed build or verification to repair.
 struct repair_request {
   const task* subject = nullptr;
   engine::plan plan;
-  std::string source;                      ///< the source that failed
-  std::string failure_kind;                ///< gpu::failure_kind's name ("compile_error", ...)
-  std::string error_text;                  ///< compiler diagnostics or the verifier's message
-  std::vector<repair_round> history;       ///< earlier rounds on this branch
-  node_id node = no_node;                  ///< the branch being repaired; no_node: unknown
+  std::string source;                ///< the source that failed
+  std::string failure_kind;          ///< gpu::failure_kind's name ("compile_error", ...)
+  std::string error_text;            ///< compiler diagnostics or the verifier's message
+  std::vector<repair_round> history; ///< earlier rounds on this branch
+  node_id node = no_node;            ///< the branch being repaired; no_node: unknown
 };
 
 /// The repairer's answer.
 struct repair_reply {
-  bool gave_up = false;                    ///< no fix to offer: the branch ends
-  std::string source;                      ///< the fixed source (when not gave_up)
+  bool gave_up = false; ///< no fix to offer: the branch ends
+  std::string source;   ///< the fixed source (when not gave_up)
   std::string diagnosis;
   std::string fix_summary;
 };

@@ -71,8 +71,8 @@ struct bottleneck {
 /// Diagnoses a kernel that did the work `cost` in `median_ms` milliseconds on a device with
 /// `peaks`, mentioning register spills when `usage` reports any. Returns errc::invalid_input
 /// when `median_ms` is not a finite number > 0 or both peaks are unknown.
-[[nodiscard]] expected<bottleneck> diagnose_bottleneck(const task_cost& cost, double median_ms,
-                                         const device_peaks& peaks,
-                                         const std::optional<kernel_usage>& usage = std::nullopt);
+[[nodiscard]] expected<bottleneck>
+diagnose_bottleneck(const task_cost& cost, double median_ms, const device_peaks& peaks,
+                    const std::optional<kernel_usage>& usage = std::nullopt);
 
 } // namespace ks::engine

@@ -5,11 +5,11 @@
 //
 // where N is the number of expansions in the whole tree, e(n) the expansions of n, and "best"
 // the fastest expandable node. The first term is n's speedup over the reference divided by the
-// best one's, so it lies in (0, 1] and the best node has 1: normalizing makes one exploration constant fit a task
-// whose best is 1.2x and one whose best is 30x, where a raw speedup would drown the bonus (or
-// the bonus the speedup). The second term grows slowly with N and shrinks as n is expanded,
-// so a slower but rarely expanded node eventually gets its turn, and a node whose expansions
-// keep failing stops monopolizing the budget. exploration = 0 is greedy.
+// best one's, so it lies in (0, 1] and the best node has 1: normalizing makes one exploration
+// constant fit a task whose best is 1.2x and one whose best is 30x, where a raw speedup would drown
+// the bonus (or the bonus the speedup). The second term grows slowly with N and shrinks as n is
+// expanded, so a slower but rarely expanded node eventually gets its turn, and a node whose
+// expansions keep failing stops monopolizing the budget. exploration = 0 is greedy.
 //
 // Ties (equal scores) go to the shallower node, then the older one, so selection is
 // deterministic for a given tree: a resumed campaign picks what the killed one would have.

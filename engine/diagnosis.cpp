@@ -4,14 +4,27 @@ namespace ks::engine {
 
 namespace {
 
-constexpr std::string_view fact_names[] = {
-    "diagnosis.bound",          "diagnosis.fraction_of_roofline", "diagnosis.achieved_gbps",
-    "diagnosis.achieved_gflops", "diagnosis.registers",           "diagnosis.spills",
-    "diagnosis.counters",       "diagnosis.launches",             "diagnosis.dram_throughput",
-    "diagnosis.l2_throughput",  "diagnosis.l1_throughput",        "diagnosis.sm_throughput",
-    "diagnosis.l2_hit_rate",    "diagnosis.l1_hit_rate",          "diagnosis.occupancy",
-    "diagnosis.theoretical_occupancy", "diagnosis.occupancy_limiter", "diagnosis.bytes_waste",
-    "diagnosis.flops_waste",    "diagnosis.stall",                "diagnosis.stall_pct"};
+constexpr std::string_view fact_names[] = {"diagnosis.bound",
+                                           "diagnosis.fraction_of_roofline",
+                                           "diagnosis.achieved_gbps",
+                                           "diagnosis.achieved_gflops",
+                                           "diagnosis.registers",
+                                           "diagnosis.spills",
+                                           "diagnosis.counters",
+                                           "diagnosis.launches",
+                                           "diagnosis.dram_throughput",
+                                           "diagnosis.l2_throughput",
+                                           "diagnosis.l1_throughput",
+                                           "diagnosis.sm_throughput",
+                                           "diagnosis.l2_hit_rate",
+                                           "diagnosis.l1_hit_rate",
+                                           "diagnosis.occupancy",
+                                           "diagnosis.theoretical_occupancy",
+                                           "diagnosis.occupancy_limiter",
+                                           "diagnosis.bytes_waste",
+                                           "diagnosis.flops_waste",
+                                           "diagnosis.stall",
+                                           "diagnosis.stall_pct"};
 
 void put_known(fact_map& out, const char* name, double value) {
   if (value >= 0)

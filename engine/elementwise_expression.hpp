@@ -23,8 +23,8 @@ public:
   /// starts with the 0-based offset of the problem in `text`, then ": ", then what is wrong
   /// (a syntax error, an unknown name or function, a wrong number of arguments, an argument
   /// that torch needs as a number, an expression that uses no input).
-  [[nodiscard]] static expected<elementwise_expression> parse(std::string_view text,
-                                                const std::vector<std::string>& inputs);
+  [[nodiscard]] static expected<elementwise_expression>
+  parse(std::string_view text, const std::vector<std::string>& inputs);
 
   /// Returns the expression in CUDA: float32 arithmetic with precise functions (expf, erff,
   /// log1pf, ...), each input `n` read as the float `v_n`; self-contained (a function whose

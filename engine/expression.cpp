@@ -30,9 +30,9 @@ namespace ks::engine {
 
 struct expression::node {
   enum class kind { literal, name, unary, binary } k = kind::literal;
-  fact_value value;       // literal
-  std::string name;       // name
-  std::string op;         // unary, binary
+  fact_value value; // literal
+  std::string name; // name
+  std::string op;   // unary, binary
   std::shared_ptr<const node> left, right;
 };
 

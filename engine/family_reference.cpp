@@ -1,6 +1,6 @@
 #include "engine/family_reference.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "engine/template_context.hpp"
 
 #include <cstdlib>

@@ -26,6 +26,6 @@ std::filesystem::path reference_template(const std::filesystem::path& dir, std::
 /// errc::not_found (naming the file) when the template or a partial cannot be read, with
 /// errc::invalid_input on a Mustache error or a name that nothing provides.
 [[nodiscard]] expected<std::string> render_family_reference(const task& subject,
-                                              const std::filesystem::path& dir);
+                                                            const std::filesystem::path& dir);
 
 } // namespace ks::engine

@@ -115,7 +115,7 @@ struct final_result {
 /// does not beat beyond the noise (see the top of the file). Fails with invalid_input if there
 /// is no finalist or one has no samples.
 [[nodiscard]] expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
-                                   const judge_options& options = {});
+                                                 const judge_options& options = {});
 
 /// Returns the finalists of `tree`: its `count` fastest accepted nodes (the root included),
 /// ordered simplest first (shallower, then older), as pick_winner expects.

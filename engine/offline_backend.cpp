@@ -23,6 +23,7 @@
 // proposed again ("repair by trying the next parameter set" happens at the next expansion).
 
 #include "engine/offline_backend.hpp"
+
 #include "base/text.hpp"
 
 #include <algorithm>
@@ -106,7 +107,7 @@ enum class preferred_direction { larger, smaller };
 // tail). Undiagnosed: larger first.
 preferred_direction direction_for(const diagnosis& d) {
   return d.diagnosed && d.bound == bound_kind::compute ? preferred_direction::smaller
-                                        : preferred_direction::larger;
+                                                       : preferred_direction::larger;
 }
 
 std::string assignment_text(const param_values& values) {
@@ -191,16 +192,16 @@ skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_r
         param_values next = from;
         next[st.name] = st.to;
         if (valid(next))
-          ideas.plans.push_back(instantiation(
-              s, t, next,
-              s.id + "/" + t.name + ": " + st.name + " " + std::to_string(st.from) + " -> " +
-                  std::to_string(st.to) + why));
+          ideas.plans.push_back(instantiation(s, t, next,
+                                              s.id + "/" + t.name + ": " + st.name + " " +
+                                                  std::to_string(st.from) + " -> " +
+                                                  std::to_string(st.to) + why));
       }
     };
-    bool parent_made_here = lowercase(base::trim(parent_plan.skill)) == s.id &&
-                            (parent_plan.template_name.empty()
-                                 ? &t == &s.templates.front()
-                                 : parent_plan.template_name == t.name);
+    bool parent_made_here =
+        lowercase(base::trim(parent_plan.skill)) == s.id &&
+        (parent_plan.template_name.empty() ? &t == &s.templates.front()
+                                           : parent_plan.template_name == t.name);
     if (parent_made_here) {
       std::optional<param_values> current = params_of(parent_plan);
       // A parent made by an older version of the template may lack a parameter: defaults.
@@ -224,8 +225,8 @@ skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_r
     if (auto first = first_valid(t, *space, subject); first && *first)
       starts.emplace_back(**first, "");
     for (const auto& [start, why] : starts) {
-      ideas.plans.push_back(
-          instantiation(s, t, start, s.title + " (" + t.name + ": " + assignment_text(start) + ")" + why));
+      ideas.plans.push_back(instantiation(
+          s, t, start, s.title + " (" + t.name + ": " + assignment_text(start) + ")" + why));
       steps_from(start, why.empty() ? "" : " (near the best of earlier campaigns)");
     }
   }
@@ -348,13 +349,13 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
     return fail(errc::invalid_input, "the offline coder needs the task it codes for");
   const skill* s = skills_ ? skills_->find(id) : nullptr;
   if (s == nullptr)
-    return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": the skill library has no skill '" +
-                                         request.plan.skill + "'");
+    return fail(errc::invalid_input, "plan " + plan_key(request.plan) +
+                                         ": the skill library has no skill '" + request.plan.skill +
+                                         "'");
   const skill_template* t = s->find_template(base::trim(request.plan.template_name));
   if (t == nullptr)
-    return fail(errc::invalid_input,
-                "plan " + plan_key(request.plan) + ": skill " + s->id + " has no template '" +
-                    request.plan.template_name + "'");
+    return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": skill " + s->id +
+                                         " has no template '" + request.plan.template_name + "'");
   std::optional<param_values> values = params_of(request.plan);
   if (!values)
     return fail(errc::invalid_input,

@@ -1,4 +1,5 @@
 #include "engine/plan.hpp"
+
 #include "base/text.hpp"
 
 #include <algorithm>

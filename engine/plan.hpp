@@ -14,7 +14,7 @@ namespace ks::engine {
 struct plan {
   std::string skill;                         ///< skill id, e.g. "elementwise_vectorized"
   std::string description;                   ///< one line, e.g. "load 16 bytes per thread"
-  std::map<std::string, std::string> params;  ///< template parameters, e.g. {"items": "4"}
+  std::map<std::string, std::string> params; ///< template parameters, e.g. {"items": "4"}
   int64_t skill_version = 0;                 ///< the skill's version; 0 when unknown
   std::string template_name;                 ///< the template instantiated; empty for none
 

@@ -23,9 +23,9 @@ namespace ks::engine {
 namespace {
 
 const std::vector<std::string_view> reasons = {
-    "long_scoreboard", "short_scoreboard", "barrier",  "membar",       "mio_throttle",
-    "lg_throttle",     "math_pipe_throttle", "wait",   "not_selected", "no_instruction",
-    "drain",           "tex_throttle",     "dispatch_stall", "imc_miss", "branch_resolving",
+    "long_scoreboard", "short_scoreboard",   "barrier",        "membar",       "mio_throttle",
+    "lg_throttle",     "math_pipe_throttle", "wait",           "not_selected", "no_instruction",
+    "drain",           "tex_throttle",       "dispatch_stall", "imc_miss",     "branch_resolving",
     "sleeping"};
 
 std::vector<std::string> strings(std::initializer_list<std::string_view> names) {
@@ -52,17 +52,16 @@ std::string stall_metric(std::string_view reason) {
 
 std::vector<std::string> core_metrics() {
   using namespace metric;
-  return strings({dram_read_bytes, dram_write_bytes, dram_throughput, l2_hit_rate,
-                  l2_throughput, l1_hit_rate, l1_throughput, sm_throughput, achieved_occupancy,
-                  duration});
+  return strings({dram_read_bytes, dram_write_bytes, dram_throughput, l2_hit_rate, l2_throughput,
+                  l1_hit_rate, l1_throughput, sm_throughput, achieved_occupancy, duration});
 }
 
 std::vector<std::string> profile_metrics() {
   using namespace metric;
   std::vector<std::string> out = core_metrics();
-  for (std::string_view m : {issue_active, fma_pipe, tensor_pipe, tensor_gmma_pipe,
-                             branch_uniformity, load_efficiency, store_efficiency,
-                             local_load_bytes, local_store_bytes, ffma, fadd, fmul})
+  for (std::string_view m :
+       {issue_active, fma_pipe, tensor_pipe, tensor_gmma_pipe, branch_uniformity, load_efficiency,
+        store_efficiency, local_load_bytes, local_store_bytes, ffma, fadd, fmul})
     out.emplace_back(m);
   for (std::string_view r : reasons)
     out.push_back(stall_metric(r));
@@ -128,8 +127,9 @@ occupancy_limit theoretical_occupancy(const kernel_profile& k, const device_limi
   return o;
 }
 
-std::map<std::string, double> combine_metrics(const std::vector<std::map<std::string, double>>& sets,
-                                              const std::vector<double>& weights) {
+std::map<std::string, double>
+combine_metrics(const std::vector<std::map<std::string, double>>& sets,
+                const std::vector<double>& weights) {
   std::map<std::string, double> sums, weight_sums;
   for (size_t i = 0; i < sets.size(); ++i) {
     double w = i < weights.size() && weights[i] > 0 ? weights[i] : 0;

@@ -121,8 +121,8 @@ void summarize(const profile& p, const task_cost& cost, hardware_summary& h) {
       h.bytes_waste = h.dram_bytes / cost.bytes;
   }
   if (p.has(ffma)) {
-    h.executed_flops = 2 * p.value(ffma) + std::max(0.0, p.value(fadd, 0)) +
-                       std::max(0.0, p.value(fmul, 0));
+    h.executed_flops =
+        2 * p.value(ffma) + std::max(0.0, p.value(fadd, 0)) + std::max(0.0, p.value(fmul, 0));
     if (cost.flops > 0)
       h.flops_waste = h.executed_flops / cost.flops;
   }
@@ -144,8 +144,8 @@ void summarize(const profile& p, const task_cost& cost, hardware_summary& h) {
     }
   }
   if (p.has(local_load_bytes) || p.has(local_store_bytes))
-    h.local_bytes = std::max(0.0, p.value(local_load_bytes, 0)) +
-                    std::max(0.0, p.value(local_store_bytes, 0));
+    h.local_bytes =
+        std::max(0.0, p.value(local_load_bytes, 0)) + std::max(0.0, p.value(local_store_bytes, 0));
 }
 
 /// A verdict of one rule: its class, evidence and sentence.
@@ -175,8 +175,8 @@ std::optional<verdict> launch_rule(const profile& p, const hardware_summary& h,
     return std::nullopt;
   verdict v;
   v.bound = bound_kind::launch;
-  v.evidence.push_back({"kernel_launches", static_cast<double>(p.launches), ">=",
-                        static_cast<double>(th.launch_min_launches)});
+  v.evidence.push_back({"kernel_launches", static_cast<double>(p.launches),
+                        ">=", static_cast<double>(th.launch_min_launches)});
   v.evidence.push_back({"mean_kernel_us", h.mean_kernel_us, "<=", th.launch_max_mean_us});
   v.text = "launch-bound: " + std::to_string(p.launches) + " kernel launches per call, " +
            format("%.1f", h.mean_kernel_us) + " us each on average";
@@ -194,8 +194,8 @@ std::optional<verdict> roofline_rule(const diagnosis& timing, const hardware_sum
   if (timing.diagnosed && timing.fraction_of_roofline >= th.at_roofline_fraction) {
     v.evidence.push_back(
         {"fraction_of_roofline", timing.fraction_of_roofline, ">=", th.at_roofline_fraction});
-    v.text = "at the roofline: " + pct(100 * timing.fraction_of_roofline) +
-             " of the roofline floor";
+    v.text =
+        "at the roofline: " + pct(100 * timing.fraction_of_roofline) + " of the roofline floor";
     if (h.dram_throughput_pct >= 0)
       v.text += ", DRAM at " + pct(h.dram_throughput_pct) + " of its peak" + bytes_clause(h);
     v.text += ". Nothing is left to gain in this kernel.";
@@ -203,17 +203,18 @@ std::optional<verdict> roofline_rule(const diagnosis& timing, const hardware_sum
   }
   if (h.dram_throughput_pct >= th.at_roofline_pct && h.bytes_waste >= 0 &&
       h.bytes_waste <= th.at_roofline_max_waste) {
-    v.evidence.push_back({name_of(metric::dram_throughput), h.dram_throughput_pct, ">=",
-                          th.at_roofline_pct});
-    v.evidence.push_back({"dram_bytes_over_minimum", h.bytes_waste, "<=", th.at_roofline_max_waste});
+    v.evidence.push_back(
+        {name_of(metric::dram_throughput), h.dram_throughput_pct, ">=", th.at_roofline_pct});
+    v.evidence.push_back(
+        {"dram_bytes_over_minimum", h.bytes_waste, "<=", th.at_roofline_max_waste});
     v.text = "at the DRAM roofline: DRAM at " + pct(h.dram_throughput_pct) + " of its peak" +
              bytes_clause(h) + ". Nothing is left to gain in this kernel.";
     return v;
   }
   if (h.sm_throughput_pct >= th.at_roofline_pct && h.flops_waste >= 0 &&
       h.flops_waste <= th.at_roofline_max_waste) {
-    v.evidence.push_back({name_of(metric::sm_throughput), h.sm_throughput_pct, ">=",
-                          th.at_roofline_pct});
+    v.evidence.push_back(
+        {name_of(metric::sm_throughput), h.sm_throughput_pct, ">=", th.at_roofline_pct});
     v.evidence.push_back({"flops_over_minimum", h.flops_waste, "<=", th.at_roofline_max_waste});
     v.text = "at the compute roofline: SM at " + pct(h.sm_throughput_pct) + " of its peak" +
              flops_clause(h) + ". Nothing is left to gain in this kernel.";
@@ -232,12 +233,12 @@ std::optional<verdict> busy_unit_rule(const profile& p, const hardware_summary& 
   // SM throughput is the busiest of the SM's units, the load/store pipe among them: a kernel
   // that re-reads through L1 and L2 shows a busy SM with idle math pipes (a strided re-read on
   // an H100: SM 89%, FMA pipe 18%, L2 71%). Compute-bound needs the math or the issue slots.
-  double math = std::max({p.value(metric::fma_pipe), p.value(metric::tensor_pipe),
-                          p.value(metric::tensor_gmma_pipe)});
+  double math = std::max(
+      {p.value(metric::fma_pipe), p.value(metric::tensor_pipe), p.value(metric::tensor_gmma_pipe)});
   double issue = p.value(metric::issue_active);
   bool math_known = math >= 0 || issue >= 0;
-  bool sm_busy = sm >= th.busy_pct &&
-                 (!math_known || math >= th.math_busy_pct || issue >= th.issue_busy_pct);
+  bool sm_busy =
+      sm >= th.busy_pct && (!math_known || math >= th.math_busy_pct || issue >= th.issue_busy_pct);
   if (!dram_busy && !cache_busy && !sm_busy)
     return std::nullopt;
   double memory_side = cache_busy ? cache : dram_busy ? dram : -1;
@@ -261,11 +262,11 @@ std::optional<verdict> busy_unit_rule(const profile& p, const hardware_summary& 
   if (cache_busy) {
     bool l2 = h.l2_throughput_pct >= h.l1_throughput_pct;
     v.bound = bound_kind::cache;
-    v.evidence.push_back({name_of(l2 ? metric::l2_throughput : metric::l1_throughput), cache,
-                          ">=", th.busy_pct});
+    v.evidence.push_back(
+        {name_of(l2 ? metric::l2_throughput : metric::l1_throughput), cache, ">=", th.busy_pct});
     if (dram >= 0)
-      v.evidence.push_back({name_of(metric::dram_throughput), dram,
-                            dram_busy ? ">=" : "<", th.busy_pct});
+      v.evidence.push_back(
+          {name_of(metric::dram_throughput), dram, dram_busy ? ">=" : "<", th.busy_pct});
     v.text = std::string("cache-bound: ") + (l2 ? "L2" : "L1") + " at " + pct(cache) +
              " of its peak while DRAM is at " + (dram >= 0 ? pct(dram) : "an unknown share");
     if (h.l2_hit_pct >= 0 || h.l1_hit_pct >= 0) {
@@ -326,8 +327,8 @@ std::string busiest_clause(const hardware_summary& h) {
 }
 
 double busiest_unit(const hardware_summary& h) {
-  return std::max({h.dram_throughput_pct, h.l2_throughput_pct, h.l1_throughput_pct,
-                   h.sm_throughput_pct});
+  return std::max(
+      {h.dram_throughput_pct, h.l2_throughput_pct, h.l1_throughput_pct, h.sm_throughput_pct});
 }
 
 std::optional<verdict> occupancy_rule(const hardware_summary& h, const profile_thresholds& th) {
@@ -336,20 +337,22 @@ std::optional<verdict> occupancy_rule(const hardware_summary& h, const profile_t
     return std::nullopt;
   verdict v;
   v.bound = bound_kind::occupancy;
-  v.evidence.push_back({name_of(metric::achieved_occupancy), h.occupancy_pct, "<",
-                        th.low_occupancy_pct});
-  v.evidence.push_back({"theoretical_occupancy_pct", h.theoretical_occupancy_pct, "<=",
-                        th.low_theoretical_pct});
+  v.evidence.push_back(
+      {name_of(metric::achieved_occupancy), h.occupancy_pct, "<", th.low_occupancy_pct});
+  v.evidence.push_back(
+      {"theoretical_occupancy_pct", h.theoretical_occupancy_pct, "<=", th.low_theoretical_pct});
   double busiest = busiest_unit(h);
   if (busiest >= 0)
     v.evidence.push_back({"busiest_unit_pct", busiest, "<", th.busy_pct});
   add_stall_evidence(v, h, th);
-  v.text = "occupancy-bound: " + pct(h.occupancy_pct) + " of the SM's warps are active, and the "
-           "launch allows at most " + pct(h.theoretical_occupancy_pct) + " (limited by " +
-           (h.occupancy_limiter == "block_size" ? std::string("the block size")
+  v.text = "occupancy-bound: " + pct(h.occupancy_pct) +
+           " of the SM's warps are active, and the "
+           "launch allows at most " +
+           pct(h.theoretical_occupancy_pct) + " (limited by " +
+           (h.occupancy_limiter == "block_size"      ? std::string("the block size")
             : h.occupancy_limiter == "shared_memory" ? std::string("shared memory per block")
-            : h.occupancy_limiter == "grid" ? std::string("a grid smaller than the GPU")
-                                            : h.occupancy_limiter) +
+            : h.occupancy_limiter == "grid"          ? std::string("a grid smaller than the GPU")
+                                                     : h.occupancy_limiter) +
            "); " + busiest_clause(h) + stall_clause(h) +
            ": too few warps to hide the latency. Use fewer registers or less shared memory "
            "per block, or more, smaller blocks.";
@@ -405,7 +408,7 @@ diagnosis diagnose_profile(const profile& p, const task_cost& cost, const device
       v = latency_rule(h, th);
   }
   if (!v)
-    return d;  // the timing rules' diagnosis (or none), with what the activity records said
+    return d; // the timing rules' diagnosis (or none), with what the activity records said
 
   std::string roofline = timing.diagnosed ? " Timing: " + timing.text : "";
   d.diagnosed = true;
@@ -425,8 +428,8 @@ diagnosis diagnose_profile(const profile& p, const task_cost& cost, const device
                           h.flops_waste >= th.waste_note ? ">=" : "<", th.waste_note});
   std::string text = std::move(v->text);
   if (p.kernels.size() > 1 && h.kernel_share >= 0)
-    text += " The hottest of its " + std::to_string(p.kernels.size()) + " kernels is '" +
-            h.kernel + "' (" + pct(100 * h.kernel_share) + " of the kernel time).";
+    text += " The hottest of its " + std::to_string(p.kernels.size()) + " kernels is '" + h.kernel +
+            "' (" + pct(100 * h.kernel_share) + " of the kernel time).";
   if (h.local_bytes > 0)
     text += " It moves " + format("%.3g", h.local_bytes) +
             " bytes through local memory per call (spills or a stack array).";

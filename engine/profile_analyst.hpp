@@ -18,21 +18,21 @@ namespace ks::engine {
 /// runs at 93-97% of the calibrated copy bandwidth from run to run, while a reference at 92%
 /// (matvec) still had 11% to gain.
 struct profile_thresholds {
-  int64_t launch_min_launches = 16;   ///< launch-bound: at least this many kernels per call
-  double launch_max_mean_us = 10;     ///< ... each this short on average
-  double at_roofline_fraction = 0.93; ///< at the roofline: timing's fraction at least this ...
-  double at_roofline_pct = 90;        ///< ... or DRAM (SM) throughput at least this percent
-  double at_roofline_max_waste = 1.15;///< ... while moving (computing) at most this multiple
-                                      ///< of the task's minimum
-  double busy_pct = 60;               ///< a unit this busy (percent of peak) is the bottleneck
-  double saturated_pct = 80;          ///< a unit this busy wins over low occupancy
-  double math_busy_pct = 50;          ///< compute-bound needs a math pipe this busy, or ...
-  double issue_busy_pct = 80;         ///< ... the issue slots this busy
-  double cache_over_dram_pct = 25;    ///< the caches win over a busy DRAM by this many points
-  double waste_note = 1.5;            ///< waste from this multiple on is named in the text
-  double low_occupancy_pct = 30;      ///< occupancy-bound: achieved occupancy below this ...
-  double low_theoretical_pct = 50;    ///< ... and the launch allows no more than this
-  double stall_note_pct = 20;         ///< a stall reason of this share of warps is evidence
+  int64_t launch_min_launches = 16;    ///< launch-bound: at least this many kernels per call
+  double launch_max_mean_us = 10;      ///< ... each this short on average
+  double at_roofline_fraction = 0.93;  ///< at the roofline: timing's fraction at least this ...
+  double at_roofline_pct = 90;         ///< ... or DRAM (SM) throughput at least this percent
+  double at_roofline_max_waste = 1.15; ///< ... while moving (computing) at most this multiple
+                                       ///< of the task's minimum
+  double busy_pct = 60;                ///< a unit this busy (percent of peak) is the bottleneck
+  double saturated_pct = 80;           ///< a unit this busy wins over low occupancy
+  double math_busy_pct = 50;           ///< compute-bound needs a math pipe this busy, or ...
+  double issue_busy_pct = 80;          ///< ... the issue slots this busy
+  double cache_over_dram_pct = 25;     ///< the caches win over a busy DRAM by this many points
+  double waste_note = 1.5;             ///< waste from this multiple on is named in the text
+  double low_occupancy_pct = 30;       ///< occupancy-bound: achieved occupancy below this ...
+  double low_theoretical_pct = 50;     ///< ... and the launch allows no more than this
+  double stall_note_pct = 20;          ///< a stall reason of this share of warps is evidence
 };
 
 /// Returns the diagnosis of a kernel profiled as `p`, for a task of minimum cost `cost` on a

@@ -29,27 +29,27 @@ namespace ks::engine {
 
 /// Names what measuring a recorded node gives. The numbers are stable ("storage order").
 enum class replay_outcome : int32_t {
-  timed = 0,           ///< correct, timed
-  compile_failed = 1,  ///< nvcc rejects it
-  incorrect = 2,       ///< it runs, but its outputs are wrong
-  crashed = 3,         ///< the worker dies
-  timed_out = 4,       ///< it hangs past the watchdog
+  timed = 0,          ///< correct, timed
+  compile_failed = 1, ///< nvcc rejects it
+  incorrect = 2,      ///< it runs, but its outputs are wrong
+  crashed = 3,        ///< the worker dies
+  timed_out = 4,      ///< it hangs past the watchdog
 };
 
 /// Records what measuring one node gives.
 struct recorded_result {
   replay_outcome outcome = replay_outcome::timed;
-  double median_ms = 0;  ///< the true median (timed only)
-  double noise = 0.01;   ///< spread: sigma of the log of a sample (0.01 = about 1%)
+  double median_ms = 0; ///< the true median (timed only)
+  double noise = 0.01;  ///< spread: sigma of the log of a sample (0.01 = about 1%)
 };
 
 /// Holds a replayed measurement, in the terms a node_record uses.
 struct replay_answer {
-  node_status status = node_status::timed;  ///< timed, compile_failed, verified, crashed or
-                                            ///< timed_out
+  node_status status = node_status::timed; ///< timed, compile_failed, verified, crashed or
+                                           ///< timed_out
   engine::disposition disposition = engine::disposition::not_verified;
-  std::string failure_kind;  ///< gpu::failure_kind's stable name; empty when timed
-  timing time;               ///< with its samples; trials == 0 unless timed
+  std::string failure_kind; ///< gpu::failure_kind's stable name; empty when timed
+  timing time;              ///< with its samples; trials == 0 unless timed
   double fraction_of_roofline = 0;
 };
 
@@ -75,7 +75,8 @@ public:
   /// Returns `count` fresh timing samples in ms of the node reached by `lineage`, as one slot
   /// of an interleaved final gives. Fails with not_found if it was not recorded, and with
   /// invalid_input if it was recorded as a failure.
-  [[nodiscard]] expected<std::vector<double>> samples(const std::vector<plan>& lineage, int64_t count);
+  [[nodiscard]] expected<std::vector<double>> samples(const std::vector<plan>& lineage,
+                                                      int64_t count);
 
   /// Returns the lineage recorded with the smallest median among timed recordings; nullopt if
   /// none is timed.
@@ -98,7 +99,7 @@ private:
   int64_t trials_;
   double roofline_floor_ms_;
   std::vector<entry> entries_;
-  std::map<std::string, size_t> index_;  // lineage key -> entries_ index
+  std::map<std::string, size_t> index_; // lineage key -> entries_ index
   int64_t requests_ = 0;
 };
 

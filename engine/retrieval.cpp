@@ -72,11 +72,10 @@ std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candi
     if (c.stats.tries == 0)
       std::snprintf(line, sizeof line, "untried (prior %.2f)", c.prior);
     else
-      std::snprintf(line, sizeof line, "ucb %.3f: %lld of %lld accepted, %lld failed%s",
-                    r.score, static_cast<long long>(c.stats.acceptances),
+      std::snprintf(line, sizeof line, "ucb %.3f: %lld of %lld accepted, %lld failed%s", r.score,
+                    static_cast<long long>(c.stats.acceptances),
                     static_cast<long long>(c.stats.tries),
-                    static_cast<long long>(c.stats.failures()),
-                    r.demoted ? "; demoted" : "");
+                    static_cast<long long>(c.stats.failures()), r.demoted ? "; demoted" : "");
     r.why = line;
     if (c.off_diagnosis)
       r.why += "; addresses another bottleneck than the diagnosis";
@@ -100,8 +99,7 @@ std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candi
 }
 
 std::vector<retrieved_skill> retrieve(const skill_library& library, const task& subject,
-                                      const diagnosis* diagnosis,
-                                      std::string_view reference_source,
+                                      const diagnosis* diagnosis, std::string_view reference_source,
                                       const std::map<std::string, skill_stats>& stats,
                                       const retrieval_rules& rules) {
   std::vector<ranking_input> candidates;

@@ -19,20 +19,20 @@ namespace ks::engine {
 
 /// The ranking rule's knobs, from the config's [memory] section.
 struct retrieval_rules {
-  double exploration = 1.0;          ///< weight of the UCB bonus
-  int64_t demote_min_tries = 8;      ///< a skill is judged only after this many tries ...
-  double demote_failure_rate = 0.5;  ///< ... and demoted when at least this share failed
+  double exploration = 1.0;            ///< weight of the UCB bonus
+  int64_t demote_min_tries = 8;        ///< a skill is judged only after this many tries ...
+  double demote_failure_rate = 0.5;    ///< ... and demoted when at least this share failed
   double demote_min_acceptance = 0.05; ///< ... or fewer than this share were accepted
 };
 
 /// One skill as the planner sees it.
 struct retrieved_skill {
   std::string id;
-  skill_stats stats;   ///< on the task's family and the campaign's GPU architecture
-  double score = 0;    ///< the UCB score; +infinity when untried
+  skill_stats stats; ///< on the task's family and the campaign's GPU architecture
+  double score = 0;  ///< the UCB score; +infinity when untried
   bool demoted = false;
   bool off_diagnosis = false; ///< addresses another bottleneck than the parent's diagnosis
-  std::string why;     ///< one line for people and prompts: "untried", "ucb 0.71 = ..."
+  std::string why;            ///< one line for people and prompts: "untried", "ucb 0.71 = ..."
 
   friend bool operator==(const retrieved_skill&, const retrieved_skill&) = default;
 };
@@ -64,8 +64,7 @@ std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candi
 /// none yet), ranked by rank_skills over `stats` (by skill id; a skill missing there is
 /// untried). `reference_source` gives the defaults of tunables.
 std::vector<retrieved_skill> retrieve(const skill_library& library, const task& subject,
-                                      const diagnosis* diagnosis,
-                                      std::string_view reference_source,
+                                      const diagnosis* diagnosis, std::string_view reference_source,
                                       const std::map<std::string, skill_stats>& stats,
                                       const retrieval_rules& rules);
 

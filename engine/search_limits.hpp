@@ -9,13 +9,13 @@ namespace ks::engine {
 /// Bounds one task's search: how wide each expansion is, how deep and how many candidates
 /// the tree may grow, and when the stop rule (stop_rule.hpp) ends it.
 struct search_limits {
-  int64_t branches = 4;           ///< K: children per expansion (branches run in parallel)
-  int64_t max_depth = 6;          ///< a node at this depth is never expanded
-  int64_t candidate_budget = 64;  ///< candidates per task, the reference not counted
-  double roofline_target = 0.9;   ///< stop once the best reaches this fraction; 0 disables
-  int64_t patience = 8;           ///< P: stop after P settled expansions without a gain;
-                                  ///< 0 disables
-  double min_gain = 0.02;         ///< a gain is significant above this fraction of the best
+  int64_t branches = 4;          ///< K: children per expansion (branches run in parallel)
+  int64_t max_depth = 6;         ///< a node at this depth is never expanded
+  int64_t candidate_budget = 64; ///< candidates per task, the reference not counted
+  double roofline_target = 0.9;  ///< stop once the best reaches this fraction; 0 disables
+  int64_t patience = 8;          ///< P: stop after P settled expansions without a gain;
+                                 ///< 0 disables
+  double min_gain = 0.02;        ///< a gain is significant above this fraction of the best
 
   friend bool operator==(const search_limits&, const search_limits&) = default;
 };

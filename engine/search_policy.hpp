@@ -42,7 +42,7 @@ struct policy_option {
   std::string_view name;
   std::string_view description;
   double default_value = 0;
-  double min_value = 0;  ///< the smallest value allowed
+  double min_value = 0; ///< the smallest value allowed
 };
 
 /// Makes a policy from options that make_policy has completed with defaults and checked.
@@ -65,8 +65,8 @@ std::vector<std::string> policy_names();
 /// Returns a new policy `name` with `options` (missing ones take their defaults). Fails with
 /// invalid_input listing the valid names when `name` is unknown, and the valid options when an
 /// option is unknown or below its minimum.
-[[nodiscard]] expected<std::unique_ptr<search_policy>> make_policy(std::string_view name,
-                                                     const policy_options& options = {});
+[[nodiscard]] expected<std::unique_ptr<search_policy>>
+make_policy(std::string_view name, const policy_options& options = {});
 
 // -- built-in policies (one file each) ---------------------------------------------------------
 

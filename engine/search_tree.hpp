@@ -41,20 +41,20 @@ inline constexpr node_id no_node = -1;
 /// accepted or rejected, or one of the failure ends. Whether its outputs were right is the
 /// separate `disposition`. The numbers are stable ("storage order"): they are persisted.
 enum class node_status : int32_t {
-  planned = 0,         ///< the plan is chosen; no source yet
-  coded = 1,           ///< the source exists (source_hash is set); also after a repair
-  compiled = 2,        ///< the shared object is built
-  compile_failed = 3,  ///< nvcc rejected the source and repairs ran out (final)
-  verified = 4,        ///< verification ran: the disposition says passed (timing comes next)
-                       ///< or incorrect (final)
-  failed = 5,          ///< the worker reported another failure: load, launch, escaped stream,
-                       ///< out of memory... (final; failure_kind names it)
-  timed = 6,           ///< the timing is in; waiting for the judge
-  crashed = 7,         ///< the worker died or the kernel faulted (final)
-  timed_out = 8,       ///< the job ran past its watchdog (final)
-  rejected = 9,        ///< timed, but not faster than its parent beyond the noise (final)
-  accepted = 10,       ///< faster than its parent beyond the noise; may be expanded (final).
-                       ///< The root is accepted once the reference is timed.
+  planned = 0,        ///< the plan is chosen; no source yet
+  coded = 1,          ///< the source exists (source_hash is set); also after a repair
+  compiled = 2,       ///< the shared object is built
+  compile_failed = 3, ///< nvcc rejected the source and repairs ran out (final)
+  verified = 4,       ///< verification ran: the disposition says passed (timing comes next)
+                      ///< or incorrect (final)
+  failed = 5,         ///< the worker reported another failure: load, launch, escaped stream,
+                      ///< out of memory... (final; failure_kind names it)
+  timed = 6,          ///< the timing is in; waiting for the judge
+  crashed = 7,        ///< the worker died or the kernel faulted (final)
+  timed_out = 8,      ///< the job ran past its watchdog (final)
+  rejected = 9,       ///< timed, but not faster than its parent beyond the noise (final)
+  accepted = 10,      ///< faster than its parent beyond the noise; may be expanded (final).
+                      ///< The root is accepted once the reference is timed.
 };
 
 /// Counts the node statuses; they are numbered 0 .. status_count - 1.
@@ -69,9 +69,9 @@ std::optional<node_status> parse_node_status(std::string_view name) noexcept;
 /// Says what verification concluded about a node's outputs, independently of its status.
 /// The numbers are stable ("storage order").
 enum class disposition : int32_t {
-  not_verified = 0,  ///< verification has not run (or could not: it failed before)
-  passed = 1,        ///< every output within tolerance, inputs unchanged
-  incorrect = 2,     ///< some output outside tolerance, unwritten, or an input changed
+  not_verified = 0, ///< verification has not run (or could not: it failed before)
+  passed = 1,       ///< every output within tolerance, inputs unchanged
+  incorrect = 2,    ///< some output outside tolerance, unwritten, or an input changed
 };
 
 /// Returns the stable name of `d` ("not_verified", "passed", "incorrect").
@@ -82,8 +82,8 @@ std::optional<disposition> parse_disposition(std::string_view name) noexcept;
 
 /// Says whether a node may still be expanded. The numbers are stable ("storage order").
 enum class expansion_state : int32_t {
-  open = 0,       ///< the planner may still find untried plans for it
-  exhausted = 1,  ///< the planner found no untried plan: never select it again
+  open = 0,      ///< the planner may still find untried plans for it
+  exhausted = 1, ///< the planner found no untried plan: never select it again
 };
 
 /// Holds everything known about one node: a plain value, persisted by the store.
@@ -91,14 +91,14 @@ struct node_record {
   node_id id = 0;
   node_id parent = no_node;
   int64_t depth = 0;
-  int64_t expansion = 0;  ///< serial number of the expansion that made it; 0 for the root
+  int64_t expansion = 0; ///< serial number of the expansion that made it; 0 for the root
   engine::plan plan;
-  std::string source_hash;  ///< content hash of the CUDA source; empty until coded
+  std::string source_hash; ///< content hash of the CUDA source; empty until coded
   node_status status = node_status::planned;
   engine::disposition disposition = engine::disposition::not_verified;
-  timing time;                      ///< trials == 0 until timed
-  double fraction_of_roofline = 0;  ///< roofline floor / median; 0 when unknown
-  std::string failure_kind;         ///< gpu::failure_kind's stable name; empty if none
+  timing time;                     ///< trials == 0 until timed
+  double fraction_of_roofline = 0; ///< roofline floor / median; 0 when unknown
+  std::string failure_kind;        ///< gpu::failure_kind's stable name; empty if none
   engine::expansion_state expansion_state = engine::expansion_state::open;
 
   friend bool operator==(const node_record&, const node_record&) = default;
@@ -126,7 +126,8 @@ public:
   /// expansion number, and returns their ids in the order of `plans`. Fails, changing nothing,
   /// if `parent` is unknown, not accepted or exhausted, if `plans` is empty, or if a plan has
   /// no skill or repeats a plan of the batch or of an existing child of `parent`.
-  [[nodiscard]] expected<std::vector<node_id>> expand(node_id parent, const std::vector<engine::plan>& plans);
+  [[nodiscard]] expected<std::vector<node_id>> expand(node_id parent,
+                                                      const std::vector<engine::plan>& plans);
 
   /// Expands `parent` with the single plan `p`; equal to expand(parent, {p}).
   [[nodiscard]] expected<node_id> add_child(node_id parent, engine::plan p);
@@ -206,7 +207,7 @@ public:
 private:
   struct links {
     std::vector<node_id> children;
-    std::vector<int64_t> expansions;  // distinct expansion numbers among the children
+    std::vector<int64_t> expansions; // distinct expansion numbers among the children
   };
 
   [[nodiscard]] expected<void> check_progress(const node_record& record) const;

@@ -26,10 +26,10 @@ namespace ks::engine {
 
 /// Names what came of a plan tried on a parent. The numbers are stable ("storage order").
 enum class outcome_kind : int32_t {
-  pending = 0,   ///< the branch is still running
-  accepted = 1,  ///< the child beat its parent beyond the noise
-  rejected = 2,  ///< the child was correct but not faster beyond the noise
-  failed = 3,    ///< the child did not compile, was incorrect, crashed or hung (see failure_kind)
+  pending = 0,  ///< the branch is still running
+  accepted = 1, ///< the child beat its parent beyond the noise
+  rejected = 2, ///< the child was correct but not faster beyond the noise
+  failed = 3,   ///< the child did not compile, was incorrect, crashed or hung (see failure_kind)
 };
 
 /// Returns the stable name of `k` ("pending", ...).
@@ -41,21 +41,21 @@ std::optional<outcome_kind> parse_outcome_kind(std::string_view name) noexcept;
 /// Records one plan tried on a parent and what came of it.
 struct plan_outcome {
   engine::plan plan;
-  node_id child = no_node;  ///< the node the plan made
+  node_id child = no_node; ///< the node the plan made
   outcome_kind outcome = outcome_kind::pending;
-  std::string failure_kind;  ///< gpu::failure_kind's stable name when failed ("wrong_result")
-  double gain = 0;           ///< 1 - child median / parent median; 0 when not timed
+  std::string failure_kind; ///< gpu::failure_kind's stable name when failed ("wrong_result")
+  double gain = 0;          ///< 1 - child median / parent median; 0 when not timed
 
   friend bool operator==(const plan_outcome&, const plan_outcome&) = default;
 };
 
 /// Records one round of repair of a failed branch.
 struct repair_round {
-  int64_t round = 0;        ///< 1, 2, ... in the order they ran
-  std::string error_text;   ///< what the compiler or the verifier said
-  std::string diagnosis;    ///< what the repairer thinks is wrong
-  std::string fix_summary;  ///< what it changed
-  std::string source_hash;  ///< the source its fix produced (a repeat of an earlier one is refused)
+  int64_t round = 0;       ///< 1, 2, ... in the order they ran
+  std::string error_text;  ///< what the compiler or the verifier said
+  std::string diagnosis;   ///< what the repairer thinks is wrong
+  std::string fix_summary; ///< what it changed
+  std::string source_hash; ///< the source its fix produced (a repeat of an earlier one is refused)
   std::string repaired_hash; ///< the source it was asked to repair
 
   friend bool operator==(const repair_round&, const repair_round&) = default;

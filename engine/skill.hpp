@@ -40,38 +40,39 @@ struct param_space {
 
 /// One CUDA template of a skill and its parameter space.
 struct skill_template {
-  std::string name;                     ///< [a-z0-9_]+, unique within the skill
-  std::string file;                     ///< the template's file name in the skill's folder
-  std::string text;                     ///< its Mustache text
-  std::vector<param_space> params;      ///< empty when params_from_tunables
-  bool params_from_tunables = false;    ///< the space is the task's tunables (launch_params)
-  std::vector<expression> constraints;  ///< over params and task facts; all must hold
+  std::string name;                    ///< [a-z0-9_]+, unique within the skill
+  std::string file;                    ///< the template's file name in the skill's folder
+  std::string text;                    ///< its Mustache text
+  std::vector<param_space> params;     ///< empty when params_from_tunables
+  bool params_from_tunables = false;   ///< the space is the task's tunables (launch_params)
+  std::vector<expression> constraints; ///< over params and task facts; all must hold
 };
 
 /// A table of texts chosen by a task fact: `text.NAME` in a template is entries[task's key].
 struct text_table {
-  std::string name;                          ///< [a-z0-9_]+
-  std::string key;                           ///< a task fact, e.g. "task.op"
+  std::string name; ///< [a-z0-9_]+
+  std::string key;  ///< a task fact, e.g. "task.op"
   std::map<std::string, std::string> entries;
 };
 
 /// One skill, as loaded from its files.
 struct skill {
-  std::string id;                          ///< [a-z0-9_]+, unique in a library
+  std::string id; ///< [a-z0-9_]+, unique in a library
   std::string title;
   int64_t version = 1;
-  std::vector<std::string> families;       ///< op families it applies to; "*" for any
-  std::vector<bound_kind> addresses;       ///< bottleneck classes it addresses; empty: any
-  std::vector<expression> preconditions;   ///< `requires`: preconditions over task.* and diagnosis.* facts
-  std::string guidance;                    ///< for a coder: what to change, why, pitfalls
-  std::vector<std::string> anti_patterns;  ///< forbidden shortcuts
-  std::string effect;                      ///< the expected effect on the metrics
-  double prior = 0.5;                      ///< ranks untried skills: higher first, in [0, 1]
-  std::vector<skill_template> templates;   ///< empty: guidance only (for language models)
+  std::vector<std::string> families; ///< op families it applies to; "*" for any
+  std::vector<bound_kind> addresses; ///< bottleneck classes it addresses; empty: any
+  std::vector<expression>
+      preconditions;    ///< `requires`: preconditions over task.* and diagnosis.* facts
+  std::string guidance; ///< for a coder: what to change, why, pitfalls
+  std::vector<std::string> anti_patterns; ///< forbidden shortcuts
+  std::string effect;                     ///< the expected effect on the metrics
+  double prior = 0.5;                     ///< ranks untried skills: higher first, in [0, 1]
+  std::vector<skill_template> templates;  ///< empty: guidance only (for language models)
   std::vector<text_table> tables;
   skill_origin origin = skill_origin::builtin;
-  std::string content_hash;                ///< of every file, hex: refreshes on change
-  std::map<std::string, std::string> files;  ///< file name -> text, as loaded
+  std::string content_hash;                 ///< of every file, hex: refreshes on change
+  std::map<std::string, std::string> files; ///< file name -> text, as loaded
 
   /// Checks whether the skill applies to op family `family`.
   bool applies_to(std::string_view family) const;

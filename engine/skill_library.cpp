@@ -96,16 +96,16 @@ using config::position;
 using config::position_of;
 using config::type_name;
 
-constexpr std::string_view root_keys[] = {"id",       "title",     "version",  "families",
-                                          "addresses", "prior",    "requires", "guidance",
-                                          "anti_patterns", "effect", "tables",  "templates"};
+constexpr std::string_view root_keys[] = {
+    "id",       "title",    "version",       "families", "addresses", "prior",
+    "requires", "guidance", "anti_patterns", "effect",   "tables",    "templates"};
 constexpr std::string_view template_keys[] = {"name", "file", "params", "params_from",
                                               "constraints"};
 constexpr std::string_view param_keys[] = {"name", "values", "default"};
 constexpr std::string_view table_keys[] = {"key", "entries"};
 // Names the renderer provides itself: a parameter may not take one.
-constexpr std::string_view reserved_names[] = {"task", "text", "defines", "reference", "skill",
-                                               "plan", "diagnosis", "flag"};
+constexpr std::string_view reserved_names[] = {"task",  "text", "defines",   "reference",
+                                               "skill", "plan", "diagnosis", "flag"};
 
 bool is_slug(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
@@ -178,7 +178,8 @@ public:
     }
     if (const toml::node* n = root.get("requires"))
       s.preconditions = expressions_of(*n, "requires", expression_use::precondition, {});
-    if (const toml::node* n = required(root, "guidance", "a string: what to change, why, pitfalls")) {
+    if (const toml::node* n =
+            required(root, "guidance", "a string: what to change, why, pitfalls")) {
       s.guidance = string_of(*n, "guidance").value_or("");
       if (n->is_string() && trim_empty(s.guidance))
         report(*n, "'guidance' must not be empty: it is what a coder reads");
@@ -202,7 +203,9 @@ private:
   void report(const toml::source_region& at, std::string message) {
     problems_.push_back({toml_file_, position_of(at), std::move(message)});
   }
-  void report(const toml::node& at, std::string message) { report(at.source(), std::move(message)); }
+  void report(const toml::node& at, std::string message) {
+    report(at.source(), std::move(message));
+  }
 
   static bool trim_empty(const std::string& text) {
     return text.find_first_not_of(" \t\r\n") == std::string::npos;
@@ -218,8 +221,8 @@ private:
       std::string_view word = key.str();
       if (std::find(known.begin(), known.end(), word) != known.end())
         continue;
-      std::string message = "unknown key '" + std::string(word) + "'" +
-                            (where.empty() ? "" : " in " + where);
+      std::string message =
+          "unknown key '" + std::string(word) + "'" + (where.empty() ? "" : " in " + where);
       if (auto guess = config::closest(word, known))
         message += " (did you mean '" + std::string(*guess) + "'?)";
       else
@@ -287,8 +290,7 @@ private:
   enum class expression_use { precondition, constraint };
 
   std::vector<expression> expressions_of(const toml::node& node, const std::string& label,
-                                         expression_use use,
-                                         const std::set<std::string>& params) {
+                                         expression_use use, const std::set<std::string>& params) {
     std::vector<expression> out;
     const toml::array* array = node.as_array();
     if (array == nullptr) {
@@ -360,7 +362,8 @@ private:
       if (const toml::node* k = required(*table, "key", "a task fact such as \"task.op\"", label))
         if (auto text = string_of(*k, label + ".key")) {
           if (text->rfind("task.", 0) != 0)
-            report(*k, label + ".key must name a task fact (task.NAME), got " + config::describe(*k));
+            report(*k,
+                   label + ".key must name a task fact (task.NAME), got " + config::describe(*k));
           t.key = *text;
         }
       if (const toml::node* e = required(*table, "entries", "a table of texts", label)) {
@@ -414,8 +417,10 @@ private:
       if (from != nullptr) {
         auto text = string_of(*from, label + ".params_from");
         if (text && *text != "tunables")
-          report(*from, label + ".params_from must be \"tunables\" (the task's launch "
-                                "parameters), got " + config::describe(*from));
+          report(*from, label +
+                            ".params_from must be \"tunables\" (the task's launch "
+                            "parameters), got " +
+                            config::describe(*from));
         t.params_from_tunables = true;
         if (params != nullptr)
           report(*params, label + " has both params and params_from: give one");
@@ -433,8 +438,8 @@ private:
         if (t.params_from_tunables)
           report(*n, label + ": constraints need named params, not params_from");
         else
-          t.constraints = expressions_of(*n, label + ".constraints", expression_use::constraint,
-                                         param_names);
+          t.constraints =
+              expressions_of(*n, label + ".constraints", expression_use::constraint, param_names);
       }
       s.templates.push_back(std::move(t));
     }
@@ -650,8 +655,8 @@ expected<skill_library> load_skill_library(const fs::path& root) {
     auto [at, fresh] = first_dir.emplace(loaded->id, files.dir);
     if (!fresh) {
       messages.append(messages.empty() ? "" : "\n")
-          .append(files.dir + "/skill.toml: duplicate skill id '" + loaded->id +
-                  "' (first in " + at->second + ")");
+          .append(files.dir + "/skill.toml: duplicate skill id '" + loaded->id + "' (first in " +
+                  at->second + ")");
       continue;
     }
     skills.push_back(std::move(*loaded));
@@ -667,7 +672,8 @@ fs::path default_skills_dir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    fs::path installed = (exe.parent_path() / ".." / "share" / "kernelskill" / "skills").lexically_normal();
+    fs::path installed =
+        (exe.parent_path() / ".." / "share" / "kernelskill" / "skills").lexically_normal();
     if (fs::is_directory(installed, ec))
       return installed;
   }

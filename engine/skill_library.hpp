@@ -33,12 +33,14 @@ std::string content_hash(const skill_files& files);
 /// Loads and validates one skill from its files. Returns the skill with its files and
 /// content hash; errc::invalid_input whose message holds one `FILE:LINE:COL: message` line
 /// per problem.
-[[nodiscard]] expected<skill> load_skill(const skill_files& files, skill_origin origin = skill_origin::builtin);
+[[nodiscard]] expected<skill> load_skill(const skill_files& files,
+                                         skill_origin origin = skill_origin::builtin);
 
 /// Reads every skill folder directly inside `root` (each subfolder with a skill.toml; `root`
 /// itself when it holds one). Returns them sorted by folder name; errors of every folder,
 /// gathered.
-[[nodiscard]] expected<std::vector<skill_files>> read_skill_folders(const std::filesystem::path& root);
+[[nodiscard]] expected<std::vector<skill_files>>
+read_skill_folders(const std::filesystem::path& root);
 
 /// Loads every skill under `root` (see read_skill_folders) into a library; duplicate ids are
 /// errors. Returns one error that gathers the problems of every skill.

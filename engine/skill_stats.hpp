@@ -21,15 +21,15 @@ struct skill_try {
   std::string template_name;
   std::map<std::string, std::string> params;
   std::string family;
-  std::string arch;           ///< the GPU architecture it was compiled for ("sm_90a")
+  std::string arch; ///< the GPU architecture it was compiled for ("sm_90a")
   std::string task;
   node_id node = no_node;
   node_id parent = no_node;
   outcome_kind outcome = outcome_kind::pending;
-  std::string failure_kind;   ///< gpu::failure_kind's name when failed
-  double gain = 0;            ///< 1 - child median / parent median
+  std::string failure_kind;     ///< gpu::failure_kind's name when failed
+  double gain = 0;              ///< 1 - child median / parent median
   double reference_speedup = 0; ///< reference median / child median; 0 when not timed
-  std::string at;             ///< when it settled, ISO 8601 UTC
+  std::string at;               ///< when it settled, ISO 8601 UTC
 
   friend bool operator==(const skill_try&, const skill_try&) = default;
 };
@@ -39,16 +39,16 @@ struct skill_stats {
   int64_t tries = 0;
   int64_t compile_failures = 0;
   int64_t wrong_results = 0;
-  int64_t other_failures = 0;   ///< crashes, timeouts, launch errors, ...
+  int64_t other_failures = 0; ///< crashes, timeouts, launch errors, ...
   int64_t acceptances = 0;
   int64_t rejections = 0;
-  double log_speedup_sum = 0;   ///< sum of ln(parent / child) over accepted tries
-  double best_speedup = 0;      ///< the fastest kernel it made, as reference / kernel (timed
-                                ///< tries, accepted or not); 0: none timed
-  std::string best_template;    ///< the genotype of that kernel: a later campaign starts there
+  double log_speedup_sum = 0; ///< sum of ln(parent / child) over accepted tries
+  double best_speedup = 0;    ///< the fastest kernel it made, as reference / kernel (timed
+                              ///< tries, accepted or not); 0: none timed
+  std::string best_template;  ///< the genotype of that kernel: a later campaign starts there
   std::map<std::string, std::string> best_params;
   std::string best_task;
-  std::string last_used;        ///< ISO 8601 UTC of the latest try
+  std::string last_used; ///< ISO 8601 UTC of the latest try
 
   /// Returns compile failures + wrong results + other failures.
   int64_t failures() const noexcept { return compile_failures + wrong_results + other_failures; }

@@ -12,8 +12,8 @@
 // instantiations exist for a task.
 
 #include "engine/skill_template.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "engine/op_family.hpp"
 #include "engine/template_context.hpp"
 
@@ -152,8 +152,7 @@ param_values defaults_of(const std::vector<param_space>& space) {
 
 expected<std::optional<std::string>> check_params(const skill_template& t,
                                                   const std::vector<param_space>& space,
-                                                  const param_values& values,
-                                                  const task& subject) {
+                                                  const param_values& values, const task& subject) {
   fact_map facts = task_facts(subject);
   for (const param_space& p : space) {
     auto it = values.find(p.name);
@@ -167,7 +166,8 @@ expected<std::optional<std::string>> check_params(const skill_template& t,
     facts[p.name] = it->second;
   }
   for (const auto& [name, value] : values)
-    if (std::none_of(space.begin(), space.end(), [&](const param_space& p) { return p.name == name; }))
+    if (std::none_of(space.begin(), space.end(),
+                     [&](const param_space& p) { return p.name == name; }))
       return std::optional<std::string>("'" + name + "' is not a parameter of template " + t.name);
   for (const expression& c : t.constraints) {
     auto held = c.holds(facts);
@@ -176,16 +176,16 @@ expected<std::optional<std::string>> check_params(const skill_template& t,
     if (*held == truth::unknown)
       return fail(errc::invalid_input, "template " + t.name + ": constraint '" + c.text() +
                                            "' names something neither a parameter nor a fact "
-                                           "of task '" + subject.name + "'");
+                                           "of task '" +
+                                           subject.name + "'");
     if (*held == truth::no)
       return std::optional<std::string>("constraint '" + c.text() + "' does not hold");
   }
   return std::optional<std::string>{};
 }
 
-expected<std::optional<param_values>> first_valid(const skill_template& t,
-                                                  const std::vector<param_space>& space,
-                                                  const task& subject) {
+expected<std::optional<param_values>>
+first_valid(const skill_template& t, const std::vector<param_space>& space, const task& subject) {
   param_values values = defaults_of(space);
   auto ok = check_params(t, space, values, subject);
   if (!ok)
@@ -194,7 +194,8 @@ expected<std::optional<param_values>> first_valid(const skill_template& t,
     return std::optional<param_values>(values);
   // An odometer over the values, the last parameter fastest; spaces are small (a few hundred).
   std::vector<size_t> index(space.size(), 0);
-  if (std::any_of(space.begin(), space.end(), [](const param_space& p) { return p.values.empty(); }))
+  if (std::any_of(space.begin(), space.end(),
+                  [](const param_space& p) { return p.values.empty(); }))
     return std::optional<param_values>{};
   for (;;) {
     for (size_t i = 0; i < space.size(); ++i)
@@ -228,8 +229,8 @@ applicability check_applies(const skill& s, const task& subject, const diagnosis
   if (!s.applies_to(subject.family))
     return {false, "not for family " + subject.family};
   if (by_bottleneck && !addresses_bottleneck(s, diagnosis))
-    return {false, std::string("does not address a ") + to_string(diagnosis->bound) +
-                       "-bound kernel"};
+    return {false,
+            std::string("does not address a ") + to_string(diagnosis->bound) + "-bound kernel"};
   fact_map facts = task_facts(subject);
   if (diagnosis != nullptr)
     facts.merge(diagnosis->facts());
@@ -284,15 +285,17 @@ expected<std::string> render(const skill& s, const skill_template& t, const task
     entry.set("value", mustache::data(std::to_string(value)));
     defines.push_back(entry);
     // Mustache treats any non-empty string as true: a 0/1 parameter is a section as flag.NAME.
-    put_dotted(root, "flag." + name, mustache::data(value != 0 ? mustache::data::type::bool_true
-                                                                 : mustache::data::type::bool_false));
+    put_dotted(root, "flag." + name,
+               mustache::data(value != 0 ? mustache::data::type::bool_true
+                                         : mustache::data::type::bool_false));
   }
   root.set("defines", defines);
   template_detail::silent_names silent = template_detail::put_task(root, subject);
   fact_map facts = task_facts(subject);
   for (const text_table& table : s.tables) {
     auto key = facts.find(table.key);
-    auto entry = key == facts.end() ? table.entries.end() : table.entries.find(to_text(key->second));
+    auto entry =
+        key == facts.end() ? table.entries.end() : table.entries.find(to_text(key->second));
     if (entry == table.entries.end())
       return fail(errc::invalid_input, "skill " + s.id + ": text table " + table.name +
                                            " has no entry for task '" + subject.name + "'");

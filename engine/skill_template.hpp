@@ -37,8 +37,8 @@ std::optional<int64_t> macro_default(std::string_view source, std::string_view n
 /// whose space is the task's tunables, one parameter per tunable with the manifest's values
 /// and the reference's overridable default (read from `reference_source`). Fails with
 /// invalid_input when the reference lacks the default of a tunable.
-[[nodiscard]] expected<std::vector<param_space>> space_of(const skill_template& t, const task& subject,
-                                            std::string_view reference_source);
+[[nodiscard]] expected<std::vector<param_space>>
+space_of(const skill_template& t, const task& subject, std::string_view reference_source);
 
 /// Returns the default instantiation of `space`.
 param_values defaults_of(const std::vector<param_space>& space);
@@ -64,29 +64,28 @@ bool addresses_bottleneck(const skill& s, const diagnosis* diagnosis) noexcept;
 /// Checks `values` against `space` (every parameter given, each one of its values) and the
 /// template's constraints for `subject`. Returns nullopt when valid, else why not; errc::
 /// invalid_input when a constraint cannot be evaluated (a type error, a name nothing defines).
-[[nodiscard]] expected<std::optional<std::string>> check_params(const skill_template& t,
-                                                  const std::vector<param_space>& space,
-                                                  const param_values& values,
-                                                  const task& subject);
+[[nodiscard]] expected<std::optional<std::string>>
+check_params(const skill_template& t, const std::vector<param_space>& space,
+             const param_values& values, const task& subject);
 
 /// Returns the first valid instantiation of `t` for `subject`: its defaults when valid, else the
 /// first valid one in the order of the values (the last parameter varying fastest); nullopt
 /// when none is valid.
-[[nodiscard]] expected<std::optional<param_values>> first_valid(const skill_template& t,
-                                                  const std::vector<param_space>& space,
-                                                  const task& subject);
+[[nodiscard]] expected<std::optional<param_values>>
+first_valid(const skill_template& t, const std::vector<param_space>& space, const task& subject);
 
 /// Renders template `t` of skill `s` for `subject` with `values`. The template sees each
 /// parameter by name, `task.*` (task_facts, with booleans as Mustache booleans, and the lists
-/// task.inputs and task.outputs of op_family.hpp's tensor_records), `text.NAME` (the skill's tables), `reference`
-/// (the reference's source, verbatim), `defines` (a list of {name, value}: the parameters, for
-/// templates that prepend #defines), `flag.NAME` (parameter NAME as a boolean, for sections),
-/// `skill.id`, `skill.version`, `skill.template` and
-/// `plan` (a one-line description). Nothing is HTML-escaped. Fails with invalid_input when
-/// the template names something none of these provides, uses a boolean or a list as a
-/// {{variable}} (it would render as nothing), or on a Mustache error.
-[[nodiscard]] expected<std::string> render(const skill& s, const skill_template& t, const task& subject,
-                             const param_values& values, std::string_view reference_source);
+/// task.inputs and task.outputs of op_family.hpp's tensor_records), `text.NAME` (the skill's
+/// tables), `reference` (the reference's source, verbatim), `defines` (a list of {name, value}:
+/// the parameters, for templates that prepend #defines), `flag.NAME` (parameter NAME as a
+/// boolean, for sections), `skill.id`, `skill.version`, `skill.template` and `plan` (a one-line
+/// description). Nothing is HTML-escaped. Fails with invalid_input when the template names
+/// something none of these provides, uses a boolean or a list as a {{variable}} (it would render
+/// as nothing), or on a Mustache error.
+[[nodiscard]] expected<std::string> render(const skill& s, const skill_template& t,
+                                           const task& subject, const param_values& values,
+                                           std::string_view reference_source);
 
 /// Checks the Mustache syntax of `text`: nullopt when it parses, else the byte offset of the
 /// problem and what is wrong.

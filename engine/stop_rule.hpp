@@ -32,12 +32,12 @@ namespace ks::engine {
 
 /// Says why a search stopped. The numbers are stable ("storage order"): they are persisted.
 enum class stop_reason : int32_t {
-  none = 0,              ///< not stopped: go on
-  roofline = 1,          ///< the best is within the target fraction of the roofline
-  patience = 2,          ///< P settled expansions in a row brought no significant gain
-  budget = 3,            ///< the candidate budget is spent
-  exhausted = 4,         ///< nothing left to expand and nothing in flight
-  reference_failed = 5,  ///< the reference has no measurement: nothing can be compared
+  none = 0,             ///< not stopped: go on
+  roofline = 1,         ///< the best is within the target fraction of the roofline
+  patience = 2,         ///< P settled expansions in a row brought no significant gain
+  budget = 3,           ///< the candidate budget is spent
+  exhausted = 4,        ///< nothing left to expand and nothing in flight
+  reference_failed = 5, ///< the reference has no measurement: nothing can be compared
 };
 
 /// Returns the stable name of `r` ("roofline", ...).

@@ -39,17 +39,17 @@ bool is_floating(dtype t) noexcept;
 /// How the worker draws an input's values for correctness trials. Timing trials always use
 /// uniform on [0, 1) (KernelBench's torch.rand), whatever the init.
 enum class init_kind : int32_t {
-  normal = 0,      ///< standard normal, mixed signs
-  uniform = 1,     ///< uniform on [-1, 1), mixed signs
-  uniform01 = 2,   ///< uniform on [0, 1)
-  positive = 3,    ///< uniform on [0.5, 1.5): for inputs that must stay away from 0
-  randint = 4,     ///< integers uniform in [low, high)
+  normal = 0,    ///< standard normal, mixed signs
+  uniform = 1,   ///< uniform on [-1, 1), mixed signs
+  uniform01 = 2, ///< uniform on [0, 1)
+  positive = 3,  ///< uniform on [0.5, 1.5): for inputs that must stay away from 0
+  randint = 4,   ///< integers uniform in [low, high)
 };
 
 /// Lists every init kind, in the order of their numbers.
-inline constexpr std::array<init_kind, 5> all_init_kinds{
-  init_kind::normal, init_kind::uniform, init_kind::uniform01, init_kind::positive,
-  init_kind::randint};
+inline constexpr std::array<init_kind, 5> all_init_kinds{init_kind::normal, init_kind::uniform,
+                                                         init_kind::uniform01, init_kind::positive,
+                                                         init_kind::randint};
 
 /// Returns the manifest spelling of `k`.
 const char* to_string(init_kind k) noexcept;
@@ -62,9 +62,9 @@ struct tensor_spec {
   std::string name;
   engine::dtype type = dtype::f32;
   std::vector<int64_t> shape;
-  init_kind init = init_kind::normal;  ///< inputs only
-  int64_t low = 0;                     ///< randint only
-  int64_t high = 2;                    ///< randint only
+  init_kind init = init_kind::normal; ///< inputs only
+  int64_t low = 0;                    ///< randint only
+  int64_t high = 2;                   ///< randint only
 
   /// Returns the number of elements (1 for a scalar).
   int64_t numel() const noexcept;
@@ -88,8 +88,8 @@ tolerance default_tolerance(dtype t) noexcept;
 
 /// The useful work of a task: the roofline floor is max(flops / peak_flops, bytes / peak_bw).
 struct task_cost {
-  double flops = 0;  ///< useful floating-point operations (an FMA counts 2)
-  double bytes = 0;  ///< fewest bytes moved through device memory: inputs once, outputs once
+  double flops = 0; ///< useful floating-point operations (an FMA counts 2)
+  double bytes = 0; ///< fewest bytes moved through device memory: inputs once, outputs once
 };
 
 /// A parameter value given to templates and prompts; a list of integers holds `dims = [1, 2]`
@@ -113,7 +113,7 @@ struct task {
   std::string name;
   std::string family;
   std::string about;
-  std::filesystem::path manifest_path;   ///< absolute path of the manifest
+  std::filesystem::path manifest_path; ///< absolute path of the manifest
   /// Absolute path of the reference: the hand-written .cu, or for a reference rendered from
   /// the family's template, that template (families/<family>/reference.cu.mustache).
   std::filesystem::path reference_path;
@@ -126,7 +126,7 @@ struct task {
   derived_values derived; ///< what the family derives from params and shapes
   engine::tolerance tol;
   task_cost cost;
-  std::string torch;  ///< optional torch expression of the op, empty if none
+  std::string torch; ///< optional torch expression of the op, empty if none
   /// Launch parameters the offline planner may vary: each macro of the reference
   /// (KS_BLOCK_THREADS, ...) to the values it may take, in the manifest's order; the
   /// reference's own default (`#ifndef NAME` / `#define NAME VALUE`) is one of them.

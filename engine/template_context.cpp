@@ -1,6 +1,6 @@
 #include "engine/template_context.hpp"
-#include "base/text.hpp"
 
+#include "base/text.hpp"
 #include "engine/expression.hpp"
 #include "engine/op_family.hpp"
 

@@ -10,10 +10,10 @@ namespace ks::engine {
 /// them, the judge uses a rank test instead of the p10/p90 spread.
 struct timing {
   double median_ms = 0;
-  double p10_ms = 0;  ///< 10th percentile
-  double p90_ms = 0;  ///< 90th percentile
+  double p10_ms = 0; ///< 10th percentile
+  double p90_ms = 0; ///< 90th percentile
   int64_t trials = 0;
-  std::vector<double> samples_ms;  ///< raw trial times, in trial order; may be empty
+  std::vector<double> samples_ms; ///< raw trial times, in trial order; may be empty
 
   /// Checks whether this holds a measurement (trials > 0 and a positive median).
   bool measured() const noexcept { return trials > 0 && median_ms > 0; }

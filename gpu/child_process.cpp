@@ -27,18 +27,18 @@
 
 #include "gpu/child_process.hpp"
 
-#include <algorithm>
-#include <array>
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 extern char** environ;
 
@@ -59,7 +59,7 @@ void ignore_sigpipe() {
     std::signal(SIGPIPE, SIG_IGN);
     return true;
   }();
-  (void) ignored;
+  (void)ignored;
 }
 
 std::string errno_text(int err) {
@@ -102,9 +102,9 @@ bool set_nonblocking(int fd) {
 
 struct spawned {
   int pid = -1;
-  int in = -1;   // write end of the child's stdin
-  int out = -1;  // read end of its stdout
-  int err = -1;  // read end of its stderr
+  int in = -1;  // write end of the child's stdin
+  int out = -1; // read end of its stdout
+  int err = -1; // read end of its stderr
 };
 
 engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
@@ -113,7 +113,7 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
   if (argv.empty() || argv.front().empty())
     return engine::fail(engine::errc::invalid_input, "cannot start a child: empty command line");
   ignore_sigpipe();
-  std::array<int, 6> fds{-1, -1, -1, -1, -1, -1};  // stdin r/w, stdout r/w, stderr r/w
+  std::array<int, 6> fds{-1, -1, -1, -1, -1, -1}; // stdin r/w, stdout r/w, stderr r/w
   auto close_all = [&fds] {
     for (int& fd : fds)
       close_fd(fd);
@@ -145,8 +145,8 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF
-                                    | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attr, 0);
   sigset_t defaults;
   sigemptyset(&defaults);
@@ -179,8 +179,8 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
     close_all();
     auto code = rc == ENOENT || rc == EACCES ? engine::errc::not_found : engine::errc::subprocess;
     std::string where = cwd.empty() ? "" : " in " + cwd.string();
-    return engine::fail(code, "cannot start '" + argv.front() + "'" + where + ": "
-                                + errno_text(rc));
+    return engine::fail(code,
+                        "cannot start '" + argv.front() + "'" + where + ": " + errno_text(rc));
   }
 
   spawned s;
@@ -228,14 +228,14 @@ bool has_exited(int pid) {
     rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
   } while (rc < 0 && errno == EINTR);
   if (rc < 0)
-    return true;  // ECHILD: not ours to wait for any more
+    return true; // ECHILD: not ours to wait for any more
   return info.si_pid != 0;
 }
 
 // Kills whatever is left of `pid`'s process group, then reaps `pid`.
 exit_status reap_group(int pid) {
   ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);  // in case it left its group
+  ::kill(pid, SIGKILL); // in case it left its group
   int raw = 0;
   int rc;
   do {
@@ -243,7 +243,7 @@ exit_status reap_group(int pid) {
   } while (rc < 0 && errno == EINTR);
   exit_status status;
   if (rc < 0)
-    return status;  // already reaped elsewhere: unknown
+    return status; // already reaped elsewhere: unknown
   if (WIFEXITED(raw)) {
     status.code = WEXITSTATUS(raw);
   } else if (WIFSIGNALED(raw)) {
@@ -344,7 +344,7 @@ engine::expected<run_result> run_to_completion(const std::vector<std::string>& a
       } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         break;
       } else {
-        close_fd(in);  // EPIPE: the child does not want the rest
+        close_fd(in); // EPIPE: the child does not want the rest
       }
     }
     if (in >= 0 && written == input.size())
@@ -368,15 +368,10 @@ engine::expected<run_result> run_to_completion(const std::vector<std::string>& a
 // -- child_process ----------------------------------------------------------------------------
 
 child_process::child_process(child_process&& other) noexcept
-  : pid_(std::exchange(other.pid_, -1)),
-    in_(std::exchange(other.in_, -1)),
-    out_(std::exchange(other.out_, -1)),
-    err_fd_(std::exchange(other.err_fd_, -1)),
-    out_buf_(std::move(other.out_buf_)),
-    err_(std::move(other.err_)),
-    last_(other.last_),
-    folder_(std::move(other.folder_)) {
-}
+  : pid_(std::exchange(other.pid_, -1)), in_(std::exchange(other.in_, -1)),
+    out_(std::exchange(other.out_, -1)), err_fd_(std::exchange(other.err_fd_, -1)),
+    out_buf_(std::move(other.out_buf_)), err_(std::move(other.err_)), last_(other.last_),
+    folder_(std::move(other.folder_)) {}
 
 child_process& child_process::operator=(child_process&& other) noexcept {
   if (this != &other) {
@@ -410,7 +405,7 @@ engine::expected<child_process> child_process::spawn(const std::vector<std::stri
                                                      spawn_options options) {
   auto child = spawn_piped(argv, options.cwd, options.env ? &*options.env : nullptr);
   if (!child)
-    return tl::unexpected(child.error());  // options.folder goes with options
+    return tl::unexpected(child.error()); // options.folder goes with options
   child_process result;
   result.pid_ = child->pid;
   result.in_ = child->in;
@@ -443,17 +438,17 @@ engine::expected<void> child_process::write_line(const std::string& line,
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       int left = ms_until(deadline);
       if (left == 0)
-        return engine::fail(engine::errc::timeout,
-                            "the child (pid " + std::to_string(pid_) + ") took no input for "
-                              + std::to_string(timeout.count()) + " ms");
+        return engine::fail(engine::errc::timeout, "the child (pid " + std::to_string(pid_) +
+                                                       ") took no input for " +
+                                                       std::to_string(timeout.count()) + " ms");
       pump(left, true);
       continue;
     }
     int err = errno;
     close_fd(in_);
-    return engine::fail(engine::errc::subprocess, "cannot write to the child (pid "
-                                                    + std::to_string(pid_)
-                                                    + "): " + errno_text(err));
+    return engine::fail(engine::errc::subprocess, "cannot write to the child (pid " +
+                                                      std::to_string(pid_) +
+                                                      "): " + errno_text(err));
   }
   return {};
 }
@@ -479,11 +474,11 @@ child_process::read_line(std::chrono::milliseconds timeout) {
       return std::optional<std::string>{std::exchange(out_buf_, {})};
     }
     if (expired)
-      return engine::fail(engine::errc::timeout,
-                          "no line from the child (pid " + std::to_string(pid_) + ") within "
-                            + std::to_string(timeout.count()) + " ms");
+      return engine::fail(engine::errc::timeout, "no line from the child (pid " +
+                                                     std::to_string(pid_) + ") within " +
+                                                     std::to_string(timeout.count()) + " ms");
     int left = ms_until(deadline);
-    expired = left == 0;  // one more look without waiting, then give up
+    expired = left == 0; // one more look without waiting, then give up
     pump(left, false);
   }
 }
@@ -545,7 +540,7 @@ bool child_process::pump(int timeout_ms, bool want_write) {
   }
   int rc = ::poll(fds.data(), n, timeout_ms);
   if (rc < 0)
-    return false;  // EINTR: the caller loops with its deadline
+    return false; // EINTR: the caller loops with its deadline
   read_available(out_, out_buf_);
   drain_stderr();
   return in_index >= 0 && (fds[static_cast<size_t>(in_index)].revents & (POLLOUT | POLLERR)) != 0;

@@ -17,10 +17,10 @@ namespace ks::gpu {
 
 /// How a finished child ended.
 struct exit_status {
-  int code = -1;            ///< exit code, or -1 when a signal ended it
-  int signal = 0;           ///< terminating signal, or 0
-  bool timed_out = false;   ///< true when we killed it at its deadline
-  int64_t timeout_ms = 0;   ///< the deadline it ran past, when timed_out
+  int code = -1;          ///< exit code, or -1 when a signal ended it
+  int signal = 0;         ///< terminating signal, or 0
+  bool timed_out = false; ///< true when we killed it at its deadline
+  int64_t timeout_ms = 0; ///< the deadline it ran past, when timed_out
 
   /// Returns "exit code 3", "killed by signal 11 (SIGSEGV)" or "timed out after 1500 ms".
   std::string describe() const;
@@ -32,8 +32,8 @@ struct exit_status {
 /// The outcome of run_to_completion.
 struct run_result {
   exit_status status;
-  std::string out;  ///< everything the child wrote to stdout
-  std::string err;  ///< everything the child wrote to stderr
+  std::string out; ///< everything the child wrote to stdout
+  std::string err; ///< everything the child wrote to stderr
   double wall_ms = 0;
 };
 
@@ -52,21 +52,22 @@ struct spawn_options {
 /// collects stdout and stderr, and kills its process group at `timeout`. Fails only when
 /// the process cannot be started at all.
 [[nodiscard]] engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
-                                               std::chrono::milliseconds timeout,
-                                               const std::string& input = {});
+                                                             std::chrono::milliseconds timeout,
+                                                             const std::string& input = {});
 
 /// Runs like the overload above, with `cwd` as the child's working directory (nvcc then
 /// names its input by the relative path it was given, whatever folder it ran in).
 [[nodiscard]] engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
-                                               std::chrono::milliseconds timeout,
-                                               const std::string& input,
-                                               const std::filesystem::path& cwd);
+                                                             std::chrono::milliseconds timeout,
+                                                             const std::string& input,
+                                                             const std::filesystem::path& cwd);
 
 /// Runs like the overloads above, started as `options` says; its folder is removed before
 /// this returns.
 [[nodiscard]] engine::expected<run_result> run_to_completion(const std::vector<std::string>& argv,
-                                               std::chrono::milliseconds timeout,
-                                               const std::string& input, spawn_options options);
+                                                             std::chrono::milliseconds timeout,
+                                                             const std::string& input,
+                                                             spawn_options options);
 
 /// A long-lived child spoken to in lines: the bench worker. Not thread-safe: one owner
 /// thread calls all members.
@@ -88,7 +89,7 @@ public:
   /// Starts `argv` like the overload above, as `options` says; the child owns
   /// `options.folder` from now on.
   [[nodiscard]] static engine::expected<child_process> spawn(const std::vector<std::string>& argv,
-                                               spawn_options options);
+                                                             spawn_options options);
 
   /// Writes `line` plus '\n' to the child's stdin, waiting at most 30 s for room in the
   /// pipe. Fails (errc::subprocess) if the child closed its stdin.
@@ -97,14 +98,16 @@ public:
   /// Writes `line` plus '\n' to the child's stdin; errc::timeout when the child has not
   /// taken it within `timeout`. Buffers stdout and drains stderr while it waits, so a child
   /// that writes before it reads never deadlocks with us.
-  [[nodiscard]] engine::expected<void> write_line(const std::string& line, std::chrono::milliseconds timeout);
+  [[nodiscard]] engine::expected<void> write_line(const std::string& line,
+                                                  std::chrono::milliseconds timeout);
 
   /// Closes our end of the child's stdin, so that the child reads end of file.
   void close_stdin() noexcept;
 
   /// Reads one line of stdout (without '\n'). Returns nullopt at end of file (the child
   /// closed stdout or died), errc::timeout at the deadline; keeps stderr drained meanwhile.
-  [[nodiscard]] engine::expected<std::optional<std::string>> read_line(std::chrono::milliseconds timeout);
+  [[nodiscard]] engine::expected<std::optional<std::string>>
+  read_line(std::chrono::milliseconds timeout);
 
   /// Returns the last bytes (at most 64 KiB) the child wrote to stderr so far.
   const std::string& stderr_tail() const noexcept { return err_; }
@@ -134,13 +137,13 @@ private:
   exit_status reap();
 
   int pid_ = -1;
-  int in_ = -1;   // our end of the child's stdin
-  int out_ = -1;  // our end of the child's stdout
+  int in_ = -1;  // our end of the child's stdin
+  int out_ = -1; // our end of the child's stdout
   int err_fd_ = -1;
   std::string out_buf_;
   std::string err_;
-  exit_status last_;  // how the child ended, once reaped
-  private_folder folder_;  // removed right after the reap, when the process group is dead
+  exit_status last_;      // how the child ended, once reaped
+  private_folder folder_; // removed right after the reap, when the process group is dead
 };
 
 } // namespace ks::gpu

@@ -28,21 +28,20 @@
 #include "gpu/content_hash.hpp"
 
 #include <boost/json.hpp>
+#include <cxxabi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
-
-#include <unistd.h>
 
 namespace ks::gpu {
 
@@ -57,8 +56,8 @@ constexpr const char* cache_format = "1";
 constexpr int ks_flags_scan_lines = 20;
 
 const char* const whitelist_text =
-  "a candidate may ask only for -l<library>, -maxrregcount=<N>, --use_fast_math, "
-  "-Xptxas=<ptxas options>, -D<NAME>[=<value>]";
+    "a candidate may ask only for -l<library>, -maxrregcount=<N>, --use_fast_math, "
+    "-Xptxas=<ptxas options>, -D<NAME>[=<value>]";
 
 double ms_since(clock_type::time_point start) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
@@ -131,8 +130,8 @@ engine::expected<fs::path> find_include_dir(const fs::path& configured) {
   if (!configured.empty()) {
     if (has_abi_header(configured))
       return configured;
-    return engine::fail(engine::errc::not_found, "no kernelskill/abi.h in "
-                                                   + configured.string() + ": " + how);
+    return engine::fail(engine::errc::not_found,
+                        "no kernelskill/abi.h in " + configured.string() + ": " + how);
   }
   std::string looked;
   if (const char* env = std::getenv("KS_INCLUDE_DIR"); env != nullptr && *env != '\0') {
@@ -148,9 +147,8 @@ engine::expected<fs::path> find_include_dir(const fs::path& configured) {
       return installed;
     looked += installed.string() + ", ";
   }
-  return engine::fail(engine::errc::not_found,
-                      "cannot find kernelskill/abi.h (looked in " + looked
-                        + "next to the executable): " + how);
+  return engine::fail(engine::errc::not_found, "cannot find kernelskill/abi.h (looked in " +
+                                                   looked + "next to the executable): " + how);
 }
 
 fs::path default_cache_dir() {
@@ -169,9 +167,8 @@ std::optional<std::string> arch_suffix(const std::string& arch) {
   size_t digits = 0;
   while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])))
     ++digits;
-  bool ok = digits >= 2
-            && (digits == rest.size()
-                || (digits + 1 == rest.size() && (rest.back() == 'a' || rest.back() == 'f')));
+  bool ok = digits >= 2 && (digits == rest.size() || (digits + 1 == rest.size() &&
+                                                      (rest.back() == 'a' || rest.back() == 'f')));
   return ok ? std::optional<std::string>{rest} : std::nullopt;
 }
 
@@ -185,8 +182,8 @@ void remove_stale_builds(const fs::path& compile_dir) {
     std::error_code shard_ec;
     for (const auto& entry : fs::directory_iterator(shard.path(), shard_ec)) {
       std::error_code entry_ec;
-      if (entry.path().filename().string().rfind(".tmp-", 0) == 0
-          && entry.last_write_time(entry_ec) < limit && !entry_ec)
+      if (entry.path().filename().string().rfind(".tmp-", 0) == 0 &&
+          entry.last_write_time(entry_ec) < limit && !entry_ec)
         fs::remove_all(entry.path(), entry_ec);
     }
   }
@@ -194,26 +191,39 @@ void remove_stale_builds(const fs::path& compile_dir) {
 
 bool all_of_chars(std::string_view text, std::string_view allowed_punct) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [&](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0
-           || allowed_punct.find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           allowed_punct.find(c) != std::string_view::npos;
   });
 }
 
 bool is_number(std::string_view text) {
-  return !text.empty() && text.size() <= 4
-         && std::all_of(text.begin(), text.end(),
-                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+  return !text.empty() && text.size() <= 4 && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
 }
 
 // Checks one ptxas option of -Xptxas=...; -o and other file options are refused.
 bool allowed_ptxas_option(std::string_view option) {
-  static constexpr std::array<std::string_view, 12> bare = {
-    "-v", "--verbose", "-O0", "-O1", "-O2", "-O3", "--warn-on-spills", "-warn-spills",
-    "--warn-on-local-memory-usage", "-warn-lmem-usage", "--suppress-stack-size-warning",
-    "-suppress-stack-size-warning"};
-  static constexpr std::array<std::string_view, 8> valued = {
-    "-maxrregcount=", "--maxrregcount=", "-dlcm=", "--def-load-cache=", "-dscm=",
-    "--def-store-cache=", "--allow-expensive-optimizations=", "-allow-expensive-optimizations="};
+  static constexpr std::array<std::string_view, 12> bare = {"-v",
+                                                            "--verbose",
+                                                            "-O0",
+                                                            "-O1",
+                                                            "-O2",
+                                                            "-O3",
+                                                            "--warn-on-spills",
+                                                            "-warn-spills",
+                                                            "--warn-on-local-memory-usage",
+                                                            "-warn-lmem-usage",
+                                                            "--suppress-stack-size-warning",
+                                                            "-suppress-stack-size-warning"};
+  static constexpr std::array<std::string_view, 8> valued = {"-maxrregcount=",
+                                                             "--maxrregcount=",
+                                                             "-dlcm=",
+                                                             "--def-load-cache=",
+                                                             "-dscm=",
+                                                             "--def-store-cache=",
+                                                             "--allow-expensive-optimizations=",
+                                                             "-allow-expensive-optimizations="};
   if (std::find(bare.begin(), bare.end(), option) != bare.end())
     return true;
   for (std::string_view prefix : valued)
@@ -335,7 +345,8 @@ std::optional<compile_result> load_entry(const fs::path& dir) {
       return std::nullopt;
   }
   result.diagnostics = base::read_text(dir / "diagnostics.txt").value_or("");
-  if (const boost::json::value* kernels = o.if_contains("kernels"); kernels && kernels->is_array()) {
+  if (const boost::json::value* kernels = o.if_contains("kernels");
+      kernels && kernels->is_array()) {
     for (const boost::json::value& item : kernels->get_array()) {
       if (!item.is_object())
         continue;
@@ -379,8 +390,8 @@ std::string name_source_in_diagnostics(const std::string& diagnostics,
     bool whole_name = before == '\n' || before == ' ' || before == '"' || before == '\'';
     // nvcc's front end: "kernel.cu(12): error: ..." -> "NAME:12: error: ...".
     size_t digits_end = after + 1;
-    while (digits_end < diagnostics.size()
-           && std::isdigit(static_cast<unsigned char>(diagnostics[digits_end])))
+    while (digits_end < diagnostics.size() &&
+           std::isdigit(static_cast<unsigned char>(diagnostics[digits_end])))
       ++digits_end;
     if (whole_name && after < diagnostics.size() && diagnostics[after] == '(' &&
         digits_end > after + 1 && digits_end + 1 < diagnostics.size() &&
@@ -425,9 +436,9 @@ engine::expected<std::vector<std::string>> parse_ks_flags(const std::string& sou
     std::string flag;
     while (words >> flag) {
       if (!allowed_flag(flag))
-        return engine::fail(engine::errc::invalid_input,
-                            "ks-flags (line " + std::to_string(n + 1) + "): '" + flag
-                              + "' is not allowed; " + whitelist_text);
+        return engine::fail(engine::errc::invalid_input, "ks-flags (line " + std::to_string(n + 1) +
+                                                             "): '" + flag + "' is not allowed; " +
+                                                             whitelist_text);
       flags.push_back(flag);
     }
   }
@@ -439,10 +450,10 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text) {
     int64_t stack = 0, spill_stores = 0, spill_loads = 0;
   };
   std::vector<kernel_resources> kernels;
-  std::map<std::string, size_t> index;   // mangled name -> position in kernels
-  std::map<std::string, frame> frames;   // "Function properties" of every function
-  std::string current;                   // the entry function being compiled
-  std::string properties_of;             // the function the next stack-frame line describes
+  std::map<std::string, size_t> index; // mangled name -> position in kernels
+  std::map<std::string, frame> frames; // "Function properties" of every function
+  std::string current;                 // the entry function being compiled
+  std::string properties_of;           // the function the next stack-frame line describes
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
@@ -464,8 +475,8 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text) {
       f.stack = number_before(line, " bytes stack frame").value_or(0);
       f.spill_stores = number_before(line, " bytes spill stores").value_or(0);
       f.spill_loads = number_before(line, " bytes spill loads").value_or(0);
-    } else if (line.find(" registers") != std::string::npos && line.find("Used ") != std::string::npos
-               && index.count(current) != 0) {
+    } else if (line.find(" registers") != std::string::npos &&
+               line.find("Used ") != std::string::npos && index.count(current) != 0) {
       kernel_resources& k = kernels[index[current]];
       k.registers = static_cast<int32_t>(number_before(line, " registers").value_or(0));
       k.shared_bytes = number_before(line, " bytes smem").value_or(0);
@@ -486,8 +497,8 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text) {
 engine::expected<compiler> compiler::create(compiler_options options) {
   if (!arch_suffix(options.arch))
     return engine::fail(engine::errc::invalid_input,
-                        "unknown GPU architecture '" + options.arch
-                          + "': expected sm_<digits> with an optional 'a' or 'f' (sm_90a, sm_80)");
+                        "unknown GPU architecture '" + options.arch +
+                            "': expected sm_<digits> with an optional 'a' or 'f' (sm_90a, sm_80)");
   auto nvcc = find_nvcc(options.nvcc);
   if (!nvcc)
     return tl::unexpected(nvcc.error());
@@ -507,9 +518,9 @@ engine::expected<compiler> compiler::create(compiler_options options) {
   if (!version)
     return tl::unexpected(version.error());
   if (!version->status.success())
-    return engine::fail(engine::errc::subprocess,
-                        options.nvcc.string() + " --version failed (" + version->status.describe()
-                          + "): " + version->err);
+    return engine::fail(engine::errc::subprocess, options.nvcc.string() + " --version failed (" +
+                                                      version->status.describe() +
+                                                      "): " + version->err);
 
   compiler result;
   result.abi_header_ = base::read_text(options.include_dir / "kernelskill" / "abi.h").value_or("");
@@ -536,7 +547,7 @@ std::vector<std::string> compiler::command_for(const compile_request& request) c
                                       "-I",
                                       options_.include_dir.string()};
   command.insert(command.end(), request.extra_flags.begin(), request.extra_flags.end());
-  if (auto asked = parse_ks_flags(request.source))  // a refused list fails compile() instead
+  if (auto asked = parse_ks_flags(request.source)) // a refused list fails compile() instead
     command.insert(command.end(), asked->begin(), asked->end());
   return command;
 }
@@ -544,20 +555,20 @@ std::vector<std::string> compiler::command_for(const compile_request& request) c
 std::string compiler::key_of(const compile_request& request) const {
   return hasher_for(request, command_for(request), options_.include_dir.string(), nvcc_version_,
                     abi_header_)
-    .hex_digest();
+      .hex_digest();
 }
 
 std::string compiler::key_dump(const compile_request& request) const {
   return hasher_for(request, command_for(request), options_.include_dir.string(), nvcc_version_,
                     abi_header_)
-    .debug_dump();
+      .debug_dump();
 }
 
 compile_result compiler::compile(const compile_request& request) const {
   auto start = clock_type::now();
   std::vector<std::string> command = command_for(request);
-  content_hasher hasher = hasher_for(request, command, options_.include_dir.string(),
-                                     nvcc_version_, abi_header_);
+  content_hasher hasher =
+      hasher_for(request, command, options_.include_dir.string(), nvcc_version_, abi_header_);
   const std::string key = hasher.hex_digest();
   compile_result result;
   result.key = key;
@@ -581,11 +592,11 @@ compile_result compiler::compile(const compile_request& request) const {
 
   std::error_code ec;
   fs::create_directories(shard, ec);
-  fs::path build = shard / (".tmp-" + result.key + "-" + std::to_string(::getpid()) + "-"
-                            + std::to_string(build_counter++));
+  fs::path build = shard / (".tmp-" + result.key + "-" + std::to_string(::getpid()) + "-" +
+                            std::to_string(build_counter++));
   if (ec || !fs::create_directory(build, ec) || !write_text(build / "kernel.cu", request.source)) {
-    result.diagnostics = "cannot write to the compile cache " + shard.string() + ": "
-                         + (ec ? ec.message() : std::string("write failed")) + "\n";
+    result.diagnostics = "cannot write to the compile cache " + shard.string() + ": " +
+                         (ec ? ec.message() : std::string("write failed")) + "\n";
     fs::remove_all(build, ec);
     return finish(std::move(result));
   }
@@ -601,11 +612,11 @@ compile_result compiler::compile(const compile_request& request) const {
   if (run->status.timed_out || run->status.signal != 0) {
     // Not cached: a verdict on the machine's load, not on the source.
     result.timed_out = run->status.timed_out;
-    result.diagnostics = run->status.timed_out
-                           ? "nvcc timed out after " + std::to_string(options_.timeout.count())
-                               + " ms compiling " + request.label + "\n"
-                           : "nvcc was " + run->status.describe() + " compiling " + request.label
-                               + "\n";
+    result.diagnostics =
+        run->status.timed_out
+            ? "nvcc timed out after " + std::to_string(options_.timeout.count()) +
+                  " ms compiling " + request.label + "\n"
+            : "nvcc was " + run->status.describe() + " compiling " + request.label + "\n";
     result.diagnostics += output;
     fs::remove_all(build, ec);
     return finish(std::move(result));
@@ -633,8 +644,8 @@ compile_result compiler::compile(const compile_request& request) const {
                              {"command", std::move(argv)},
                              {"key_input", hasher.debug_dump()},
                              {"kernels", std::move(kernels)}};
-  bool written = write_text(build / "diagnostics.txt", result.diagnostics)
-                 && write_text(build / "result.json", boost::json::serialize(doc));
+  bool written = write_text(build / "diagnostics.txt", result.diagnostics) &&
+                 write_text(build / "result.json", boost::json::serialize(doc));
   if (written) {
     // A broken entry (its kernel.so deleted, say) is in the way of the rename: replace it.
     if (fs::exists(entry, ec) && !load_entry(entry))
@@ -686,7 +697,7 @@ compiler::compile_all(const std::vector<compile_request>& requests) const {
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t)
     pool.emplace_back(worker);
-  worker();  // the calling thread is one of the pool
+  worker(); // the calling thread is one of the pool
   for (std::thread& t : pool)
     t.join();
 

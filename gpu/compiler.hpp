@@ -16,13 +16,13 @@ namespace ks::gpu {
 
 /// Resource usage of one kernel, from `-Xptxas -v`.
 struct kernel_resources {
-  std::string name;           ///< demangled where possible
+  std::string name; ///< demangled where possible
   std::string mangled;
   int32_t registers = 0;
-  int64_t shared_bytes = 0;   ///< static shared memory
+  int64_t shared_bytes = 0; ///< static shared memory
   int64_t stack_bytes = 0;
-  int64_t spill_stores = 0;   ///< bytes
-  int64_t spill_loads = 0;    ///< bytes
+  int64_t spill_stores = 0; ///< bytes
+  int64_t spill_loads = 0;  ///< bytes
 };
 
 /// Parses ptxas' verbose report (the text nvcc writes to stderr) into one entry per kernel.
@@ -30,35 +30,35 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text);
 
 /// What to compile.
 struct compile_request {
-  std::string source;                     ///< CUDA C++ text of the candidate
-  std::string label;                      ///< for messages: the file name or node id
-  std::vector<std::string> extra_flags;   ///< appended to the standard ones
-  std::string source_name;                ///< the file the source came from, named in the
-                                          ///< diagnostics instead of the cache's kernel.cu;
-                                          ///< empty: kernel.cu. Not part of the cache key.
+  std::string source;                   ///< CUDA C++ text of the candidate
+  std::string label;                    ///< for messages: the file name or node id
+  std::vector<std::string> extra_flags; ///< appended to the standard ones
+  std::string source_name;              ///< the file the source came from, named in the
+                                        ///< diagnostics instead of the cache's kernel.cu;
+                                        ///< empty: kernel.cu. Not part of the cache key.
 };
 
 /// The outcome of one compilation; ok == false means a compile_error (or timeout).
 struct compile_result {
   bool ok = false;
-  bool cached = false;                    ///< served from the cache without running nvcc
+  bool cached = false; ///< served from the cache without running nvcc
   bool timed_out = false;
-  std::string key;                        ///< hex content key
-  std::filesystem::path shared_object;    ///< valid when ok
-  std::string diagnostics;                ///< nvcc's stdout+stderr, verbatim
+  std::string key;                     ///< hex content key
+  std::filesystem::path shared_object; ///< valid when ok
+  std::string diagnostics;             ///< nvcc's stdout+stderr, verbatim
   std::vector<kernel_resources> kernels;
-  double wall_ms = 0;                     ///< time spent here, cache hits included
+  double wall_ms = 0; ///< time spent here, cache hits included
 };
 
 /// How the compile service runs nvcc.
 struct compiler_options {
-  std::filesystem::path nvcc;             ///< empty: $KS_NVCC, /usr/local/cuda/bin/nvcc, PATH
-  std::string arch = "sm_90a";            ///< the GPU's own: "sm_90a" on Hopper
-  std::filesystem::path cache_dir;        ///< empty: $XDG_CACHE_HOME/kernelskill or ~/.cache/...
-  std::filesystem::path include_dir;      ///< where kernelskill/abi.h lives; empty:
-                                          ///< $KS_INCLUDE_DIR, else <exe>/../include
+  std::filesystem::path nvcc;        ///< empty: $KS_NVCC, /usr/local/cuda/bin/nvcc, PATH
+  std::string arch = "sm_90a";       ///< the GPU's own: "sm_90a" on Hopper
+  std::filesystem::path cache_dir;   ///< empty: $XDG_CACHE_HOME/kernelskill or ~/.cache/...
+  std::filesystem::path include_dir; ///< where kernelskill/abi.h lives; empty:
+                                     ///< $KS_INCLUDE_DIR, else <exe>/../include
   std::chrono::milliseconds timeout{120000};
-  int32_t jobs = 0;                       ///< parallel nvcc processes; 0 = the CPU cores
+  int32_t jobs = 0; ///< parallel nvcc processes; 0 = the CPU cores
 };
 
 /// Returns nvcc's `diagnostics` of the cache's copy (kernel.cu) with `source_name` in its
@@ -109,7 +109,7 @@ public:
 private:
   compiler_options options_;
   std::string nvcc_version_;
-  std::string abi_header_;  // content of <include_dir>/kernelskill/abi.h, part of every key
+  std::string abi_header_; // content of <include_dir>/kernelskill/abi.h, part of every key
 };
 
 } // namespace ks::gpu

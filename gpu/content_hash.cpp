@@ -79,8 +79,8 @@ void content_hasher::update(std::string_view tag, std::string_view data) {
   XXH3_128bits_update(&state_->xxh, tag.data(), tag.size());
   hash_length(state_->xxh, data.size());
   XXH3_128bits_update(&state_->xxh, data.data(), data.size());
-  dump_ += std::string(tag) + " (" + std::to_string(data.size()) + " bytes): \""
-           + escaped_prefix(data) + "\"\n";
+  dump_ += std::string(tag) + " (" + std::to_string(data.size()) + " bytes): \"" +
+           escaped_prefix(data) + "\"\n";
 }
 
 std::string content_hasher::hex_digest() const {

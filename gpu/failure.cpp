@@ -9,18 +9,18 @@ namespace {
 
 // Every kind with its stable name, in storage order.
 constexpr std::array<std::pair<failure_kind, const char*>, 12> names{{
-  {failure_kind::compile_error, "compile_error"},
-  {failure_kind::load_error, "load_error"},
-  {failure_kind::launch_error, "launch_error"},
-  {failure_kind::illegal_address, "illegal_address"},
-  {failure_kind::timeout, "timeout"},
-  {failure_kind::wrong_result, "wrong_result"},
-  {failure_kind::crash, "crash"},
-  {failure_kind::escaped_stream, "escaped_stream"},
-  {failure_kind::no_device, "no_device"},
-  {failure_kind::protocol_error, "protocol_error"},
-  {failure_kind::out_of_memory, "out_of_memory"},
-  {failure_kind::cuda_error, "cuda_error"},
+    {failure_kind::compile_error, "compile_error"},
+    {failure_kind::load_error, "load_error"},
+    {failure_kind::launch_error, "launch_error"},
+    {failure_kind::illegal_address, "illegal_address"},
+    {failure_kind::timeout, "timeout"},
+    {failure_kind::wrong_result, "wrong_result"},
+    {failure_kind::crash, "crash"},
+    {failure_kind::escaped_stream, "escaped_stream"},
+    {failure_kind::no_device, "no_device"},
+    {failure_kind::protocol_error, "protocol_error"},
+    {failure_kind::out_of_memory, "out_of_memory"},
+    {failure_kind::cuda_error, "cuda_error"},
 }};
 
 } // namespace
@@ -45,14 +45,14 @@ int exit_code_for(failure_kind kind) noexcept {
 
 bool kills_worker(failure_kind kind) noexcept {
   switch (kind) {
-    case failure_kind::illegal_address:
-    case failure_kind::timeout:
-    case failure_kind::crash:
-    case failure_kind::protocol_error:
-    case failure_kind::cuda_error:
-      return true;
-    default:
-      return false;
+  case failure_kind::illegal_address:
+  case failure_kind::timeout:
+  case failure_kind::crash:
+  case failure_kind::protocol_error:
+  case failure_kind::cuda_error:
+    return true;
+  default:
+    return false;
   }
 }
 

@@ -10,18 +10,18 @@ namespace ks::gpu {
 /// Why a candidate did not produce a measurement. The numbers are stable ("storage order"):
 /// they are persisted and sent over the worker protocol. Each kind is a campaign statistic.
 enum class failure_kind : int32_t {
-  compile_error = 1,    ///< nvcc rejected the source; diagnostics are kept verbatim
-  load_error = 2,       ///< dlopen failed or no ks_forward symbol
-  launch_error = 3,     ///< ks_forward returned non-zero or a launch failed
-  illegal_address = 4,  ///< the kernel faulted (sticky: the worker restarts)
-  timeout = 5,          ///< the job ran past its watchdog (the worker was killed)
-  wrong_result = 6,     ///< outputs differ, are unwritten, or inputs were changed
-  crash = 7,            ///< the worker process died (a signal or an exit)
-  escaped_stream = 8,   ///< work ran outside the worker's stream (host-clock check)
-  no_device = 9,        ///< no CUDA device or driver on this machine
-  protocol_error = 10,  ///< the worker sent something malformed or cut off
-  out_of_memory = 11,   ///< the task's tensors do not fit on the device
-  cuda_error = 12,      ///< another CUDA runtime error, not caused by a candidate
+  compile_error = 1,   ///< nvcc rejected the source; diagnostics are kept verbatim
+  load_error = 2,      ///< dlopen failed or no ks_forward symbol
+  launch_error = 3,    ///< ks_forward returned non-zero or a launch failed
+  illegal_address = 4, ///< the kernel faulted (sticky: the worker restarts)
+  timeout = 5,         ///< the job ran past its watchdog (the worker was killed)
+  wrong_result = 6,    ///< outputs differ, are unwritten, or inputs were changed
+  crash = 7,           ///< the worker process died (a signal or an exit)
+  escaped_stream = 8,  ///< work ran outside the worker's stream (host-clock check)
+  no_device = 9,       ///< no CUDA device or driver on this machine
+  protocol_error = 10, ///< the worker sent something malformed or cut off
+  out_of_memory = 11,  ///< the task's tensors do not fit on the device
+  cuda_error = 12,     ///< another CUDA runtime error, not caused by a candidate
 };
 
 /// Returns the stable name of `kind` ("wrong_result", ...).

@@ -1,5 +1,10 @@
 #include "gpu/private_folder.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -8,11 +13,6 @@
 #include <string>
 #include <system_error>
 #include <utility>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace ks::gpu {
 
@@ -62,8 +62,7 @@ bool process_alive(pid_t pid) {
 } // namespace
 
 private_folder::private_folder(private_folder&& other) noexcept
-  : path_(std::exchange(other.path_, {})), lock_fd_(std::exchange(other.lock_fd_, -1)) {
-}
+  : path_(std::exchange(other.path_, {})), lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 private_folder& private_folder::operator=(private_folder&& other) noexcept {
   if (this != &other) {
@@ -81,12 +80,12 @@ private_folder::~private_folder() {
 engine::expected<private_folder> private_folder::create(const fs::path& parent,
                                                         std::string_view prefix) {
   std::string pattern =
-    (parent / (std::string(prefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
+      (parent / (std::string(prefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     int err = errno;
-    return engine::fail(engine::errc::io, "cannot make a private folder in " + parent.string()
-                                            + ": " + std::strerror(err)
-                                            + " (point $TMPDIR at a writable folder)");
+    return engine::fail(engine::errc::io, "cannot make a private folder in " + parent.string() +
+                                              ": " + std::strerror(err) +
+                                              " (point $TMPDIR at a writable folder)");
   }
   private_folder folder;
   folder.path_ = pattern;
@@ -122,14 +121,14 @@ int64_t sweep_private_folders(const fs::path& parent, std::string_view prefix) {
     auto [end, err] = std::from_chars(first, last, pid);
     if (err != std::errc{} || end == last || *end != '-' || pid <= 0)
       continue;
-    struct stat st{};
+    struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
       continue;
     if (pid == ::getpid() || process_alive(pid))
       continue;
     int fd = lock_folder(it->path());
     if (fd < 0)
-      continue;  // held by a live engine in another pid namespace
+      continue; // held by a live engine in another pid namespace
     remove_tree(it->path());
     ::close(fd);
     ++removed;
@@ -139,8 +138,8 @@ int64_t sweep_private_folders(const fs::path& parent, std::string_view prefix) {
 
 fs::path default_temp_root() {
   std::error_code ec;
-  if (const char* dir = std::getenv("TMPDIR"); dir != nullptr && *dir == '/'
-                                               && fs::is_directory(dir, ec))
+  if (const char* dir = std::getenv("TMPDIR");
+      dir != nullptr && *dir == '/' && fs::is_directory(dir, ec))
     return dir;
   return "/tmp";
 }

@@ -32,7 +32,7 @@ public:
   /// Makes `<parent>/<prefix><getpid()>-XXXXXX` (mode 0700) and locks it. Fails with
   /// errc::io naming `parent` when it cannot be made.
   [[nodiscard]] static engine::expected<private_folder> create(const std::filesystem::path& parent,
-                                                 std::string_view prefix);
+                                                               std::string_view prefix);
 
   /// Returns the folder's path, or an empty path once removed (or never made).
   const std::filesystem::path& path() const noexcept { return path_; }

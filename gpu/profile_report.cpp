@@ -58,11 +58,11 @@ void put_known(json::object& o, const char* key, double value) {
 std::string encode_diagnosis(const engine::diagnosis& d) {
   json::array evidence;
   for (const engine::metric_evidence& e : d.evidence)
-    evidence.push_back(json::object{{"metric", e.metric},
-                                    {"value", std::isfinite(e.value) ? json::value(e.value)
-                                                                     : json::value(nullptr)},
-                                    {"relation", e.relation},
-                                    {"threshold", e.threshold}});
+    evidence.push_back(json::object{
+        {"metric", e.metric},
+        {"value", std::isfinite(e.value) ? json::value(e.value) : json::value(nullptr)},
+        {"relation", e.relation},
+        {"threshold", e.threshold}});
   const engine::hardware_summary& h = d.hardware;
   json::object hardware{{"counters", h.counters}};
   if (!h.kernel.empty())
@@ -90,17 +90,17 @@ std::string encode_diagnosis(const engine::diagnosis& d) {
     put_known(hardware, "top_stall_pct", h.top_stall_pct);
   }
   put_known(hardware, "local_bytes", h.local_bytes);
-  json::object o{{"diagnosed", d.diagnosed},
-                 {"bound", d.diagnosed ? json::value(engine::to_string(d.bound))
-                                       : json::value(nullptr)},
-                 {"fraction_of_roofline", d.fraction_of_roofline},
-                 {"achieved_gbps", d.achieved_gbps},
-                 {"achieved_gflops", d.achieved_gflops},
-                 {"registers", d.registers},
-                 {"spill_bytes", d.spill_bytes},
-                 {"evidence", std::move(evidence)},
-                 {"text", d.text},
-                 {"hardware", std::move(hardware)}};
+  json::object o{
+      {"diagnosed", d.diagnosed},
+      {"bound", d.diagnosed ? json::value(engine::to_string(d.bound)) : json::value(nullptr)},
+      {"fraction_of_roofline", d.fraction_of_roofline},
+      {"achieved_gbps", d.achieved_gbps},
+      {"achieved_gflops", d.achieved_gflops},
+      {"registers", d.registers},
+      {"spill_bytes", d.spill_bytes},
+      {"evidence", std::move(evidence)},
+      {"text", d.text},
+      {"hardware", std::move(hardware)}};
   return json::serialize(o);
 }
 
@@ -149,7 +149,7 @@ std::string describe_diagnosis(const engine::diagnosis& d) {
   if (!d.diagnosed)
     return "diagnosis: none (no peaks and no counters to judge by)\n";
   std::string out = std::string("diagnosis: ") + engine::to_string(d.bound) + " (" +
-                    (d.hardware.counters ? "hardware counters"
+                    (d.hardware.counters       ? "hardware counters"
                      : d.hardware.launches > 0 ? "timing and activity records"
                                                : "timing") +
                     ")\n  " + d.text + "\n";

@@ -18,12 +18,12 @@
 
 #include "gpu/worker_client.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <sstream>
 #include <system_error>
 #include <utility>
-
-#include <unistd.h>
 
 namespace ks::gpu {
 
@@ -58,8 +58,7 @@ std::string excerpt(std::string_view line) {
   constexpr size_t max_chars = 200;
   if (line.size() <= max_chars)
     return std::string(line);
-  return std::string(line.substr(0, max_chars)) + "... (" + std::to_string(line.size())
-         + " bytes)";
+  return std::string(line.substr(0, max_chars)) + "... (" + std::to_string(line.size()) + " bytes)";
 }
 
 failure make_failure(failure_kind kind, std::string message) {
@@ -75,8 +74,8 @@ job_result<T> payload_of(response&& r, job_kind job) {
   if (auto* value = std::get_if<T>(&r.result))
     return std::move(*value);
   return tl::unexpected(make_failure(failure_kind::protocol_error,
-                                std::string("the bench worker answered the ") + to_string(job)
-                                  + " job with a result of another type"));
+                                     std::string("the bench worker answered the ") +
+                                         to_string(job) + " job with a result of another type"));
 }
 
 bool is_executable_file(const std::filesystem::path& path) {
@@ -116,8 +115,7 @@ std::filesystem::path default_worker_executable() {
   return ec ? std::filesystem::path(name) : self.parent_path() / name;
 }
 
-worker_client::worker_client(worker_options options) : options_(std::move(options)) {
-}
+worker_client::worker_client(worker_options options) : options_(std::move(options)) {}
 
 failure worker_client::discard_worker(failure_kind kind, std::string message) {
   if (process_ && process_->running())
@@ -138,12 +136,12 @@ tl::expected<void, failure> worker_client::ensure_started() {
   if (exe.has_parent_path()) {
     if (!std::filesystem::exists(exe, ec))
       return tl::unexpected(make_failure(
-        failure_kind::crash,
-        cannot_start + "no such file (build the ks-bench-worker target, or name the worker "
-                       "with --worker or $KS_WORKER)"));
+          failure_kind::crash,
+          cannot_start + "no such file (build the ks-bench-worker target, or name the worker "
+                         "with --worker or $KS_WORKER)"));
     if (!is_executable_file(exe))
       return tl::unexpected(
-        make_failure(failure_kind::crash, cannot_start + "not an executable file"));
+          make_failure(failure_kind::crash, cannot_start + "not an executable file"));
   }
 
   std::vector<std::string> argv{exe.string(), "--device", std::to_string(options_.device)};
@@ -152,24 +150,25 @@ tl::expected<void, failure> worker_client::ensure_started() {
   // A fresh private folder and scrubbed environment for every start (worker_sandbox.hpp).
   auto launch = prepare_worker_launch(std::move(argv), options_.boundary);
   if (!launch)
-    return tl::unexpected(make_failure(failure_kind::crash, cannot_start + launch.error().message()));
+    return tl::unexpected(
+        make_failure(failure_kind::crash, cannot_start + launch.error().message()));
   auto spawned = child_process::spawn(launch->argv, std::move(launch->spawn));
   if (!spawned)
-    return tl::unexpected(make_failure(failure_kind::crash, cannot_start + spawned.error().message()));
+    return tl::unexpected(
+        make_failure(failure_kind::crash, cannot_start + spawned.error().message()));
   ++starts_;
   process_.emplace(std::move(*spawned));
 
-  const std::string who = "the bench worker '" + exe.string() + "' (device "
-                          + std::to_string(options_.device) + ")";
+  const std::string who =
+      "the bench worker '" + exe.string() + "' (device " + std::to_string(options_.device) + ")";
   auto line = process_->read_line(options_.start_timeout);
   if (!line) {
     if (line.error().code() == engine::errc::timeout)
       return tl::unexpected(discard_worker(
-        failure_kind::timeout, who + " did not say hello within "
-                                 + std::to_string(options_.start_timeout.count())
-                                 + " ms; it was killed" + last_lines(process_->stderr_tail())));
-    return tl::unexpected(
-      discard_worker(failure_kind::crash, who + ": " + line.error().message()));
+          failure_kind::timeout, who + " did not say hello within " +
+                                     std::to_string(options_.start_timeout.count()) +
+                                     " ms; it was killed" + last_lines(process_->stderr_tail())));
+    return tl::unexpected(discard_worker(failure_kind::crash, who + ": " + line.error().message()));
   }
   if (!*line) {
     // It exited before saying anything: report how, and what it wrote to stderr.
@@ -179,17 +178,16 @@ tl::expected<void, failure> worker_client::ensure_started() {
     // A worker that finds no device may say so by its exit code alone.
     if (status.code == exit_code_for(failure_kind::no_device))
       return tl::unexpected(
-        make_failure(failure_kind::no_device, "no CUDA device: " + who + " found none" + words));
-    return tl::unexpected(make_failure(failure_kind::crash, who + " exited before its hello ("
-                                                         + status.describe() + ")" + words));
+          make_failure(failure_kind::no_device, "no CUDA device: " + who + " found none" + words));
+    return tl::unexpected(make_failure(failure_kind::crash, who + " exited before its hello (" +
+                                                                status.describe() + ")" + words));
   }
   auto greeting = decode_hello(**line);
   if (!greeting)
-    return tl::unexpected(discard_worker(
-      failure_kind::protocol_error, who + " sent a bad hello: " + greeting.error().message()
-                                      + "; the line was: " + excerpt(**line)));
-  last_start_ms_ =
-    std::chrono::duration<double, std::milli>(clock_type::now() - started).count();
+    return tl::unexpected(discard_worker(failure_kind::protocol_error,
+                                         who + " sent a bad hello: " + greeting.error().message() +
+                                             "; the line was: " + excerpt(**line)));
+  last_start_ms_ = std::chrono::duration<double, std::milli>(clock_type::now() - started).count();
   return {};
 }
 
@@ -198,8 +196,8 @@ job_result<response> worker_client::run(request req, std::chrono::milliseconds t
     return tl::unexpected(std::move(ok.error()));
   req.id = next_id_++;
   const std::string job = to_string(req.job);
-  const std::string who = "the bench worker (device " + std::to_string(options_.device)
-                          + ", pid " + std::to_string(process_->pid()) + ")";
+  const std::string who = "the bench worker (device " + std::to_string(options_.device) + ", pid " +
+                          std::to_string(process_->pid()) + ")";
 
   // A worker that died between jobs cannot take the request: report its death, not EPIPE.
   auto died = [&](const std::string& when) {
@@ -224,33 +222,34 @@ job_result<response> worker_client::run(request req, std::chrono::milliseconds t
   auto line = process_->read_line(timeout);
   if (!line) {
     if (line.error().code() == engine::errc::timeout)
-      return tl::unexpected(discard_worker(
-        failure_kind::timeout, "the " + job + " job gave no answer after "
-                                 + std::to_string(timeout.count())
-                                 + " ms; the worker was killed"));
-    return tl::unexpected(discard_worker(failure_kind::crash, who + " could not be read: "
-                                                                + line.error().message()));
+      return tl::unexpected(
+          discard_worker(failure_kind::timeout, "the " + job + " job gave no answer after " +
+                                                    std::to_string(timeout.count()) +
+                                                    " ms; the worker was killed"));
+    return tl::unexpected(
+        discard_worker(failure_kind::crash, who + " could not be read: " + line.error().message()));
   }
   if (!*line)
     return tl::unexpected(died("during the " + job + " job"));
 
   auto decoded = decode_response(**line, req.job);
   if (!decoded)
-    return tl::unexpected(discard_worker(
-      failure_kind::protocol_error, who + " sent a malformed reply to the " + job
-                                      + " job: " + decoded.error().message()
-                                      + "; the line was: " + excerpt(**line)));
+    return tl::unexpected(
+        discard_worker(failure_kind::protocol_error, who + " sent a malformed reply to the " + job +
+                                                         " job: " + decoded.error().message() +
+                                                         "; the line was: " + excerpt(**line)));
   response& r = *decoded;
   if (r.id != req.id)
-    return tl::unexpected(discard_worker(
-      failure_kind::protocol_error, who + " answered request " + std::to_string(r.id)
-                                      + " while request " + std::to_string(req.id)
-                                      + " (the " + job + " job) was waiting"));
+    return tl::unexpected(discard_worker(failure_kind::protocol_error,
+                                         who + " answered request " + std::to_string(r.id) +
+                                             " while request " + std::to_string(req.id) + " (the " +
+                                             job + " job) was waiting"));
   if (!r.ok) {
     failure f = r.fail ? std::move(*r.fail)
                        : make_failure(failure_kind::protocol_error,
-                                 who + " reported a failure of the " + job + " job without "
-                                       "saying which");
+                                      who + " reported a failure of the " + job +
+                                          " job without "
+                                          "saying which");
     if (kills_worker(f.kind) || !r.fail) {
       // It may still be exiting by itself (a sticky error); either way it is not reused.
       discard_worker(f.kind, {});
@@ -276,8 +275,7 @@ job_result<calibration> worker_client::calibrate() {
   });
 }
 
-job_result<verify_result> worker_client::verify(const engine::task& t,
-                                                const std::string& reference,
+job_result<verify_result> worker_client::verify(const engine::task& t, const std::string& reference,
                                                 const std::string& candidate,
                                                 const verify_options& opt) {
   request req;
@@ -306,7 +304,7 @@ job_result<timing_result> worker_client::time(const engine::task& t, const std::
 }
 
 job_result<engine::profile> worker_client::profile(const engine::task& t, const std::string& kernel,
-                                                  const profile_options& opt, uint64_t seed) {
+                                                   const profile_options& opt, uint64_t seed) {
   request req;
   req.job = job_kind::profile;
   req.task = t;

@@ -26,15 +26,15 @@ using job_result = tl::expected<T, failure>;
 
 /// How to start and watch a worker.
 struct worker_options {
-  std::filesystem::path executable;                ///< ks-bench-worker
+  std::filesystem::path executable; ///< ks-bench-worker
   int32_t device = 0;
-  std::chrono::milliseconds start_timeout{20000};  ///< until the hello line
+  std::chrono::milliseconds start_timeout{20000}; ///< until the hello line
   std::chrono::milliseconds info_timeout{30000};
   std::chrono::milliseconds calibrate_timeout{60000};
   std::chrono::milliseconds verify_timeout{60000};
   std::chrono::milliseconds time_timeout{120000};
   std::chrono::milliseconds profile_timeout{60000};
-  std::vector<std::string> extra_args;             ///< appended to the worker's command line
+  std::vector<std::string> extra_args; ///< appended to the worker's command line
   /// Its environment, private folder and sandbox (worker_sandbox.hpp); the environment is
   /// scrubbed whatever this says.
   worker_boundary boundary;
@@ -55,21 +55,25 @@ public:
   [[nodiscard]] job_result<calibration> calibrate();
 
   /// Checks `candidate` against `reference` (both shared objects) on `t`'s shapes.
-  [[nodiscard]] job_result<verify_result> verify(const engine::task& t, const std::string& reference,
-                                   const std::string& candidate, const verify_options& opt);
+  [[nodiscard]] job_result<verify_result> verify(const engine::task& t,
+                                                 const std::string& reference,
+                                                 const std::string& candidate,
+                                                 const verify_options& opt);
 
   /// Times `kernel` on `t`'s shapes; some timed calls are checked against the outputs of
   /// `reference` (both shared objects; the same path when the reference itself is timed).
   [[nodiscard]] job_result<timing_result> time(const engine::task& t, const std::string& kernel,
-                                 const std::string& reference, const timing_options& opt);
+                                               const std::string& reference,
+                                               const timing_options& opt);
 
   /// Profiles one call of `kernel` (a shared object) on `t`'s shapes, inputs drawn from
   /// `seed` as for timing: every kernel it launches and, where the device lets CUPTI read
   /// them, the hardware metrics (engine/profile.hpp). Counters that cannot be read are no
   /// failure: the profile says why (counters_unavailable) and holds the activity part.
-  [[nodiscard]] job_result<engine::profile> profile(const engine::task& t, const std::string& kernel,
-                                      const profile_options& opt = {},
-                                      uint64_t seed = verify_options{}.seed);
+  [[nodiscard]] job_result<engine::profile> profile(const engine::task& t,
+                                                    const std::string& kernel,
+                                                    const profile_options& opt = {},
+                                                    uint64_t seed = verify_options{}.seed);
 
   /// Asks the worker to exit and waits for it; its private folder is removed.
   void shutdown();

@@ -10,14 +10,14 @@ namespace ks::gpu {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> exact_names = {
-  "PATH", "LD_LIBRARY_PATH", "HOME", "LANG", "LANGUAGE", "TZ"};
+constexpr std::array<std::string_view, 6> exact_names = {"PATH", "LD_LIBRARY_PATH", "HOME",
+                                                         "LANG", "LANGUAGE",        "TZ"};
 
-constexpr std::array<std::string_view, 6> prefixes = {
-  "LC_", "CUDA_", "NVIDIA_", "__NV_", "__GL_", "KS_"};
+constexpr std::array<std::string_view, 6> prefixes = {"LC_",   "CUDA_", "NVIDIA_",
+                                                      "__NV_", "__GL_", "KS_"};
 
 constexpr std::array<std::string_view, 7> secret_words = {
-  "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"};
+    "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"};
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;

@@ -1,14 +1,14 @@
 #include "gpu/worker_limits.hpp"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <string>
-
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace ks::gpu {
 
@@ -16,16 +16,18 @@ namespace {
 
 // Lowers `resource` to `value` (soft and hard), keeping a lower hard limit where there is one.
 engine::expected<void> lower(int resource, const char* name, rlim_t value) {
-  struct rlimit now{};
+  struct rlimit now {};
   if (::getrlimit(resource, &now) != 0)
     now.rlim_max = RLIM_INFINITY;
   rlim_t target = now.rlim_max == RLIM_INFINITY ? value : std::min(value, now.rlim_max);
-  struct rlimit next{target, target};
+  struct rlimit next {
+    target, target
+  };
   if (::setrlimit(resource, &next) != 0) {
     int err = errno;
-    return engine::fail(engine::errc::subprocess, std::string("cannot set ") + name + " to "
-                                                    + std::to_string(target) + ": "
-                                                    + std::strerror(err));
+    return engine::fail(engine::errc::subprocess, std::string("cannot set ") + name + " to " +
+                                                      std::to_string(target) + ": " +
+                                                      std::strerror(err));
   }
   return {};
 }
@@ -41,11 +43,11 @@ int64_t count_user_tasks(uint32_t uid) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
       continue;
-    struct stat st{};
+    struct stat st {};
     if (::stat(it->path().c_str(), &st) != 0 || st.st_uid != uid)
       continue;
     // A task folder's link count is its threads plus "." and "..".
-    struct stat task{};
+    struct stat task {};
     if (::stat((it->path() / "task").c_str(), &task) == 0 && task.st_nlink > 2)
       tasks += static_cast<int64_t>(task.st_nlink) - 2;
     else

@@ -52,9 +52,9 @@ json::object encode_tensor(const engine::tensor_spec& t) {
   json::array shape;
   for (auto d : t.shape)
     shape.emplace_back(d);
-  return {{"name", t.name},      {"dtype", engine::to_string(t.type)},
-          {"shape", shape},      {"init", engine::to_string(t.init)},
-          {"low", t.low},        {"high", t.high}};
+  return {{"name", t.name}, {"dtype", engine::to_string(t.type)},
+          {"shape", shape}, {"init", engine::to_string(t.init)},
+          {"low", t.low},   {"high", t.high}};
 }
 
 engine::tensor_spec decode_tensor(const json::value& v) {
@@ -90,8 +90,7 @@ json::object encode_task(const engine::task& t) {
   return {{"name", t.name},
           {"inputs", inputs},
           {"outputs", outputs},
-          {"tolerance",
-           {{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}},
+          {"tolerance", {{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}},
           {"cost", {{"flops", t.cost.flops}, {"bytes", t.cost.bytes}}}};
 }
 
@@ -122,8 +121,10 @@ json::object encode_payload(const device_info& d) {
 }
 
 json::object encode_payload(const calibration& c) {
-  return {{"dram_gbps", c.dram_gbps},   {"fp32_gflops", c.fp32_gflops},
-          {"copy_bytes", c.copy_bytes}, {"copy_ms", c.copy_ms},
+  return {{"dram_gbps", c.dram_gbps},
+          {"fp32_gflops", c.fp32_gflops},
+          {"copy_bytes", c.copy_bytes},
+          {"copy_ms", c.copy_ms},
           {"fma_ms", c.fma_ms}};
 }
 
@@ -234,7 +235,6 @@ timing_result decode_timing_result(const json::object& o) {
   return t;
 }
 
-
 // -- profiles ------------------------------------------------------------------------------
 
 json::object encode_metrics(const std::map<std::string, double>& metrics) {
@@ -251,7 +251,7 @@ std::map<std::string, double> decode_metrics(const json::object& o, std::string_
     return out;
   for (const auto& [name, value] : as_object(o.at(key), key)) {
     if (value.is_null())
-      continue;  // not a finite number where it was measured: left out
+      continue; // not a finite number where it was measured: left out
     if (!value.is_number())
       throw decode_error("metric '" + std::string(name) + "' must be a number");
     out[std::string(name)] = value.to_number<double>();
@@ -364,12 +364,13 @@ engine::profile decode_profile_object(const json::object& o) {
     l.max_blocks_per_sm = decode::number_or<int32_t>(d, "max_blocks_per_sm", l.max_blocks_per_sm);
     l.registers_per_sm = decode::number_or<int32_t>(d, "registers_per_sm", l.registers_per_sm);
     l.max_registers_per_block =
-      decode::number_or<int32_t>(d, "max_registers_per_block", l.max_registers_per_block);
-    l.shared_bytes_per_sm = decode::number_or<int64_t>(d, "shared_bytes_per_sm", l.shared_bytes_per_sm);
-    l.shared_bytes_per_block_optin =
-      decode::number_or<int64_t>(d, "shared_bytes_per_block_optin", l.shared_bytes_per_block_optin);
+        decode::number_or<int32_t>(d, "max_registers_per_block", l.max_registers_per_block);
+    l.shared_bytes_per_sm =
+        decode::number_or<int64_t>(d, "shared_bytes_per_sm", l.shared_bytes_per_sm);
+    l.shared_bytes_per_block_optin = decode::number_or<int64_t>(d, "shared_bytes_per_block_optin",
+                                                                l.shared_bytes_per_block_optin);
     l.reserved_shared_bytes_per_block = decode::number_or<int64_t>(
-      d, "reserved_shared_bytes_per_block", l.reserved_shared_bytes_per_block);
+        d, "reserved_shared_bytes_per_block", l.reserved_shared_bytes_per_block);
   }
   p.profile_ms = decode::number_or<double>(o, "profile_ms", 0);
   if (o.contains("kernels"))
@@ -416,12 +417,18 @@ std::optional<job_kind> parse_job(std::string_view name) {
 
 const char* to_string(job_kind job) noexcept {
   switch (job) {
-    case job_kind::info: return "info";
-    case job_kind::calibrate: return "calibrate";
-    case job_kind::verify: return "verify";
-    case job_kind::time: return "time";
-    case job_kind::shutdown: return "shutdown";
-    case job_kind::profile: return "profile";
+  case job_kind::info:
+    return "info";
+  case job_kind::calibrate:
+    return "calibrate";
+  case job_kind::verify:
+    return "verify";
+  case job_kind::time:
+    return "time";
+  case job_kind::shutdown:
+    return "shutdown";
+  case job_kind::profile:
+    return "profile";
   }
   return "unknown";
 }
@@ -440,13 +447,11 @@ std::string encode(const request& r) {
   } else if (r.job == job_kind::time) {
     obj["kernel"] = r.kernel;
     obj["reference"] = r.reference;
-    obj["timing"] = json::object{{"warmup_ms", r.timing.warmup_ms},
-                                 {"min_trials", r.timing.min_trials},
-                                 {"max_trials", r.timing.max_trials},
-                                 {"max_ms", r.timing.max_ms},
-                                 {"stable_rel", r.timing.stable_rel},
-                                 {"host_check_batch", r.timing.host_check_batch},
-                                 {"flush_l2", r.timing.flush_l2}};
+    obj["timing"] = json::object{
+        {"warmup_ms", r.timing.warmup_ms},   {"min_trials", r.timing.min_trials},
+        {"max_trials", r.timing.max_trials}, {"max_ms", r.timing.max_ms},
+        {"stable_rel", r.timing.stable_rel}, {"host_check_batch", r.timing.host_check_batch},
+        {"flush_l2", r.timing.flush_l2}};
   } else if (r.job == job_kind::profile) {
     obj["kernel"] = r.kernel;
     obj["seed"] = r.verify.seed;
@@ -461,13 +466,13 @@ std::string encode(const response& r) {
   json::object obj{{"v", protocol_version}, {"id", r.id}, {"ok", r.ok}};
   if (r.ok) {
     std::visit(
-      [&](const auto& payload) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(payload)>, std::monostate>)
-          obj["result"] = json::object{};
-        else
-          obj["result"] = encode_payload(payload);
-      },
-      r.result);
+        [&](const auto& payload) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(payload)>, std::monostate>)
+            obj["result"] = json::object{};
+          else
+            obj["result"] = encode_payload(payload);
+        },
+        r.result);
   } else {
     obj["failure"] = encode_failure(r.fail.value_or(failure{}));
   }
@@ -475,10 +480,8 @@ std::string encode(const response& r) {
 }
 
 std::string encode(const hello& h) {
-  return json::serialize(json::object{{"v", protocol_version},
-                                      {"hello", "ks-bench-worker"},
-                                      {"pid", h.pid},
-                                      {"device", h.device}});
+  return json::serialize(json::object{
+      {"v", protocol_version}, {"hello", "ks-bench-worker"}, {"pid", h.pid}, {"device", h.device}});
 }
 
 // -- decoding ------------------------------------------------------------------------------
@@ -546,12 +549,23 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
     }
     const auto& result = as_object(field(obj, "result"), "result");
     switch (job) {
-      case job_kind::info: r.result = device_info_from_json(result); break;
-      case job_kind::calibrate: r.result = decode_calibration(result); break;
-      case job_kind::verify: r.result = decode_verify_result(result); break;
-      case job_kind::time: r.result = decode_timing_result(result); break;
-      case job_kind::shutdown: break;
-      case job_kind::profile: r.result = decode_profile_object(result); break;
+    case job_kind::info:
+      r.result = device_info_from_json(result);
+      break;
+    case job_kind::calibrate:
+      r.result = decode_calibration(result);
+      break;
+    case job_kind::verify:
+      r.result = decode_verify_result(result);
+      break;
+    case job_kind::time:
+      r.result = decode_timing_result(result);
+      break;
+    case job_kind::shutdown:
+      break;
+    case job_kind::profile:
+      r.result = decode_profile_object(result);
+      break;
     }
     return r;
   } catch (const std::exception& e) {

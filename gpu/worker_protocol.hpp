@@ -72,8 +72,8 @@ enum class job_kind : int32_t {
 };
 
 /// Lists every job kind, in the order of their numbers.
-inline constexpr job_kind all_job_kinds[] = {job_kind::info,   job_kind::calibrate,
-                                             job_kind::verify, job_kind::time,
+inline constexpr job_kind all_job_kinds[] = {job_kind::info,     job_kind::calibrate,
+                                             job_kind::verify,   job_kind::time,
                                              job_kind::shutdown, job_kind::profile};
 
 /// Returns the wire name of `job`.
@@ -81,39 +81,39 @@ const char* to_string(job_kind job) noexcept;
 
 /// Options of a correctness check.
 struct verify_options {
-  int32_t trials = 3;          ///< each on freshly drawn inputs
-  uint64_t seed = 20261126;    ///< trial i draws with seed + i
+  int32_t trials = 3;       ///< each on freshly drawn inputs
+  uint64_t seed = 20261126; ///< trial i draws with seed + i
 };
 
 /// Options of a timing run.
 struct timing_options {
-  double warmup_ms = 25;        ///< run at least this long (and 2 calls) before timing
-  int32_t min_trials = 10;      ///< never report fewer
-  int32_t max_trials = 2000;    ///< stop here even if the median still moves
-  double max_ms = 2000;         ///< stop once this much GPU time was timed
-  double stable_rel = 0.005;    ///< stop once a batch moves the median by less than this
-  int32_t host_check_batch = 20;///< the audited back-to-back batch holds ~5 ms of calls,
-                                ///< at most 100 times this many
-  bool flush_l2 = true;         ///< flush L2 before every timed call
+  double warmup_ms = 25;         ///< run at least this long (and 2 calls) before timing
+  int32_t min_trials = 10;       ///< never report fewer
+  int32_t max_trials = 2000;     ///< stop here even if the median still moves
+  double max_ms = 2000;          ///< stop once this much GPU time was timed
+  double stable_rel = 0.005;     ///< stop once a batch moves the median by less than this
+  int32_t host_check_batch = 20; ///< the audited back-to-back batch holds ~5 ms of calls,
+                                 ///< at most 100 times this many
+  bool flush_l2 = true;          ///< flush L2 before every timed call
 };
 
 /// Options of a profile job.
 struct profile_options {
-  bool counters = true;      ///< read hardware counters (false: the activity records only)
-  int32_t max_ranges = 64;   ///< a call launching more kernels is profiled as one range
-  int32_t max_passes = 64;   ///< a metric set needing more replay passes falls back to the
-                             ///< core metrics
+  bool counters = true;    ///< read hardware counters (false: the activity records only)
+  int32_t max_ranges = 64; ///< a call launching more kernels is profiled as one range
+  int32_t max_passes = 64; ///< a metric set needing more replay passes falls back to the
+                           ///< core metrics
 };
 
 /// One request to the worker.
 struct request {
   int64_t id = 0;
   job_kind job = job_kind::info;
-  std::optional<engine::task> task;  ///< verify, time and profile
-  std::string reference;             ///< verify and time: reference shared object
-  std::string candidate;             ///< verify: candidate shared object
-  std::string kernel;                ///< time and profile: shared object to time or profile
-  verify_options verify;             ///< its seed also draws a profile job's inputs
+  std::optional<engine::task> task; ///< verify, time and profile
+  std::string reference;            ///< verify and time: reference shared object
+  std::string candidate;            ///< verify: candidate shared object
+  std::string kernel;               ///< time and profile: shared object to time or profile
+  verify_options verify;            ///< its seed also draws a profile job's inputs
   timing_options timing;
   profile_options profile;
 };
@@ -124,67 +124,67 @@ struct device_info {
   int32_t device_count = 0;
   std::string name;
   std::string uuid;
-  std::string arch;               ///< nvcc's name for it: "sm_90a" on Hopper
+  std::string arch; ///< nvcc's name for it: "sm_90a" on Hopper
   int32_t cc_major = 0, cc_minor = 0;
   int32_t sms = 0;
   int64_t memory_bytes = 0;
   int64_t l2_bytes = 0;
   int64_t smem_per_block_optin = 0;
-  int32_t sm_clock_khz = 0;       ///< as read; 0 where the runtime does not report it
+  int32_t sm_clock_khz = 0; ///< as read; 0 where the runtime does not report it
   int32_t mem_clock_khz = 0;
   int32_t mem_bus_bits = 0;
-  int32_t driver_version = 0;     ///< e.g. 13000
+  int32_t driver_version = 0; ///< e.g. 13000
   int32_t runtime_version = 0;
 };
 
 /// Measured peaks of a device.
 struct calibration {
-  double dram_gbps = 0;     ///< device-to-device copy, bytes read plus written per second / 1e9
-  double fp32_gflops = 0;   ///< FMA throughput (2 flops each) / 1e9
-  int64_t copy_bytes = 0;   ///< size of the buffers copied
-  double copy_ms = 0;       ///< median copy time
-  double fma_ms = 0;        ///< median FMA kernel time
+  double dram_gbps = 0;   ///< device-to-device copy, bytes read plus written per second / 1e9
+  double fp32_gflops = 0; ///< FMA throughput (2 flops each) / 1e9
+  int64_t copy_bytes = 0; ///< size of the buffers copied
+  double copy_ms = 0;     ///< median copy time
+  double fma_ms = 0;      ///< median FMA kernel time
 };
 
 /// The statistics of a correctness check; on a failure they point at the first bad element.
 struct verify_result {
   bool passed = false;
-  int32_t trials = 0;            ///< trials run (a failure stops at the failing one)
+  int32_t trials = 0; ///< trials run (a failure stops at the failing one)
   double max_abs_err = 0;
   double max_rel_err = 0;
-  double norm_rel_err = 0;       ///< ||out - ref|| / ||ref||, worst over outputs and trials
-  int64_t bad_count = 0;         ///< elements out of tolerance in the failing output
-  int64_t nan_count = 0;         ///< of those, how many are NaN (unwritten?)
-  int64_t first_bad_index = -1;  ///< flat index into bad_output
-  std::string bad_output;        ///< name of the failing output, or of the changed input
+  double norm_rel_err = 0;      ///< ||out - ref|| / ||ref||, worst over outputs and trials
+  int64_t bad_count = 0;        ///< elements out of tolerance in the failing output
+  int64_t nan_count = 0;        ///< of those, how many are NaN (unwritten?)
+  int64_t first_bad_index = -1; ///< flat index into bad_output
+  std::string bad_output;       ///< name of the failing output, or of the changed input
   int32_t bad_trial = -1;
-  double expected = 0;           ///< reference value at first_bad_index
-  double actual = 0;             ///< candidate value there
-  bool input_changed = false;    ///< the candidate wrote to an input (bad_output names it)
+  double expected = 0;        ///< reference value at first_bad_index
+  double actual = 0;          ///< candidate value there
+  bool input_changed = false; ///< the candidate wrote to an input (bad_output names it)
 };
 
 /// The result of a timing run, all times in milliseconds.
 struct timing_result {
   double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, mean_ms = 0;
   int32_t trials = 0;
-  double host_ms_per_call = 0;  ///< host clock over the check batch, per call
-  double device_tail_ms = 0;    ///< device still busy after the stream was done
-  bool escaped = false;         ///< the host-clock check saw work outside the stream
-  int32_t batch = 0;            ///< calls in the audited back-to-back batch
-  int32_t input_sets = 0;       ///< input sets the timed calls alternated between
-  int32_t checked_calls = 0;    ///< timed calls whose outputs were compared with the reference
-  std::string audit;            ///< how the batch was audited: "cupti" or "host-clock"
-  std::string audit_note;       ///< why CUPTI was not used, where it was not
-  int32_t l2_resets = 0;        ///< calls after which the candidate's persisting L2 was undone
+  double host_ms_per_call = 0; ///< host clock over the check batch, per call
+  double device_tail_ms = 0;   ///< device still busy after the stream was done
+  bool escaped = false;        ///< the host-clock check saw work outside the stream
+  int32_t batch = 0;           ///< calls in the audited back-to-back batch
+  int32_t input_sets = 0;      ///< input sets the timed calls alternated between
+  int32_t checked_calls = 0;   ///< timed calls whose outputs were compared with the reference
+  std::string audit;           ///< how the batch was audited: "cupti" or "host-clock"
+  std::string audit_note;      ///< why CUPTI was not used, where it was not
+  int32_t l2_resets = 0;       ///< calls after which the candidate's persisting L2 was undone
 };
 
 /// A typed failure with what a user or the repair agent needs.
 struct failure {
   failure_kind kind = failure_kind::crash;
   std::string message;
-  std::optional<int32_t> return_code;     ///< launch_error from ks_forward's return
-  std::string cuda_error;                 ///< the CUDA error name, if any
-  std::optional<verify_result> verify;    ///< wrong_result details
+  std::optional<int32_t> return_code;  ///< launch_error from ks_forward's return
+  std::string cuda_error;              ///< the CUDA error name, if any
+  std::optional<verify_result> verify; ///< wrong_result details
 };
 
 /// The payload of a successful response: one result type per job kind (shutdown's is
@@ -196,17 +196,29 @@ using result_payload = std::variant<std::monostate, device_info, calibration, ve
 template <job_kind K>
 struct job_result_type;
 template <>
-struct job_result_type<job_kind::info> { using type = device_info; };
+struct job_result_type<job_kind::info> {
+  using type = device_info;
+};
 template <>
-struct job_result_type<job_kind::calibrate> { using type = calibration; };
+struct job_result_type<job_kind::calibrate> {
+  using type = calibration;
+};
 template <>
-struct job_result_type<job_kind::verify> { using type = verify_result; };
+struct job_result_type<job_kind::verify> {
+  using type = verify_result;
+};
 template <>
-struct job_result_type<job_kind::time> { using type = timing_result; };
+struct job_result_type<job_kind::time> {
+  using type = timing_result;
+};
 template <>
-struct job_result_type<job_kind::shutdown> { using type = std::monostate; };
+struct job_result_type<job_kind::shutdown> {
+  using type = std::monostate;
+};
 template <>
-struct job_result_type<job_kind::profile> { using type = engine::profile; };
+struct job_result_type<job_kind::profile> {
+  using type = engine::profile;
+};
 
 /// The result type of job kind K.
 template <job_kind K>

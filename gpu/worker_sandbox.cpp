@@ -2,6 +2,8 @@
 
 #include "gpu/worker_environment.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -11,8 +13,6 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
-
-#include <unistd.h>
 
 namespace ks::gpu {
 
@@ -75,8 +75,8 @@ bool lies_under(const fs::path& path, const fs::path& folder) {
 
 std::string env_value(const std::vector<std::string>& env, std::string_view name) {
   for (const std::string& entry : env)
-    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0
-        && entry[name.size()] == '=')
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+        entry[name.size()] == '=')
       return entry.substr(name.size() + 1);
   return {};
 }
@@ -112,8 +112,7 @@ std::string last_line(const std::string& text, std::string fallback) {
 }
 
 fs::path temp_root_of(const worker_boundary& boundary) {
-  return canonical_or_as_is(boundary.temp_root.empty() ? default_temp_root()
-                                                       : boundary.temp_root);
+  return canonical_or_as_is(boundary.temp_root.empty() ? default_temp_root() : boundary.temp_root);
 }
 
 // Sweeps each temp root once per process: a sweep reads the whole folder, and only a killed
@@ -152,15 +151,15 @@ engine::expected<sandbox_support> probe_uncached(const worker_boundary& boundary
   auto bwrap = find_program(boundary.bwrap);
   if (!bwrap)
     return engine::fail(engine::errc::not_found,
-                        boundary.requested_by + " but bubblewrap is not installed (no '"
-                          + boundary.bwrap
-                          + "' beside this program or in PATH): apt-get install bubblewrap, or "
-                          + turn_off(boundary));
+                        boundary.requested_by + " but bubblewrap is not installed (no '" +
+                            boundary.bwrap +
+                            "' beside this program or in PATH): apt-get install bubblewrap, or " +
+                            turn_off(boundary));
   // The fullest sandbox first; each fallback gives up a namespace this host may not allow.
   const std::array<sandbox_support, 3> variants = {
-    sandbox_support{*bwrap, true, true},
-    sandbox_support{*bwrap, false, true},
-    sandbox_support{*bwrap, false, false},
+      sandbox_support{*bwrap, true, true},
+      sandbox_support{*bwrap, false, true},
+      sandbox_support{*bwrap, false, false},
   };
   std::string first_complaint;
   for (const sandbox_support& support : variants) {
@@ -171,13 +170,13 @@ engine::expected<sandbox_support> probe_uncached(const worker_boundary& boundary
       first_complaint = std::move(complaint);
   }
   return engine::fail(
-    engine::errc::subprocess,
-    boundary.requested_by + " but bubblewrap cannot make a sandbox on this host ("
-      + first_complaint
-      + "): allow it to create namespaces (user namespaces for a user other than root: sysctl "
-        "kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for bwrap; in a "
-        "container, a seccomp profile that allows unshare and mount), or "
-      + turn_off(boundary));
+      engine::errc::subprocess,
+      boundary.requested_by + " but bubblewrap cannot make a sandbox on this host (" +
+          first_complaint +
+          "): allow it to create namespaces (user namespaces for a user other than root: sysctl "
+          "kernel.unprivileged_userns_clone=1, or on Ubuntu an AppArmor profile for bwrap; in a "
+          "container, a seccomp profile that allows unshare and mount), or " +
+          turn_off(boundary));
 }
 
 } // namespace
@@ -186,8 +185,8 @@ engine::expected<sandbox_support> probe_sandbox(const worker_boundary& boundary)
   static std::mutex mutex;
   static std::map<std::string, engine::expected<sandbox_support>> probed;
   std::lock_guard<std::mutex> lock(mutex);
-  const std::string key = boundary.bwrap + '\0' + temp_root_of(boundary).string() + '\0'
-                          + boundary.requested_by;
+  const std::string key =
+      boundary.bwrap + '\0' + temp_root_of(boundary).string() + '\0' + boundary.requested_by;
   auto it = probed.find(key);
   if (it == probed.end())
     it = probed.emplace(key, probe_uncached(boundary)).first;
@@ -195,8 +194,7 @@ engine::expected<sandbox_support> probe_sandbox(const worker_boundary& boundary)
 }
 
 std::vector<std::string> sandbox_arguments(const sandbox_support& support,
-                                           const worker_boundary& boundary,
-                                           const fs::path& folder,
+                                           const worker_boundary& boundary, const fs::path& folder,
                                            const std::vector<std::string>& env) {
   std::vector<std::string> args{"--die-with-parent", "--unshare-net"};
   if (support.ipc_uts)
@@ -260,8 +258,7 @@ engine::expected<worker_launch> prepare_worker_launch(std::vector<std::string> w
     return tl::unexpected(folder.error());
 
   worker_launch launch;
-  launch.spawn.env = worker_environment(current_environment(), boundary.secret_env,
-                                        folder->path());
+  launch.spawn.env = worker_environment(current_environment(), boundary.secret_env, folder->path());
   launch.spawn.cwd = folder->path();
   if (support) {
     // The worker's own folder (bin/ and the lib/ beside it) may lie where the sandbox hides.
@@ -276,8 +273,7 @@ engine::expected<worker_launch> prepare_worker_launch(std::vector<std::string> w
         fs::create_directories(path, ec);
     }
     launch.argv.push_back(support->bwrap.string());
-    for (std::string& arg :
-         sandbox_arguments(*support, bounded, folder->path(), *launch.spawn.env))
+    for (std::string& arg : sandbox_arguments(*support, bounded, folder->path(), *launch.spawn.env))
       launch.argv.push_back(std::move(arg));
   }
   launch.argv.insert(launch.argv.end(), worker_argv.begin(), worker_argv.end());

@@ -49,11 +49,11 @@ enum class sandbox_mode { off, bubblewrap };
 /// What bounds a bench worker, besides the limits it sets itself (worker_limits.hpp).
 struct worker_boundary {
   sandbox_mode sandbox = sandbox_mode::off;
-  std::vector<std::string> secret_env;  ///< variables withheld besides those named like secrets
+  std::vector<std::string> secret_env; ///< variables withheld besides those named like secrets
   /// Folders a sandboxed worker reads (the compile cache): bound read-only where the sandbox
   /// would hide them; made when missing, since the bind is made when the worker starts.
   std::vector<std::filesystem::path> readable;
-  std::filesystem::path temp_root;  ///< where private folders are made; empty: $TMPDIR or /tmp
+  std::filesystem::path temp_root; ///< where private folders are made; empty: $TMPDIR or /tmp
   /// bubblewrap: a path, or a name looked for beside the running program, then in PATH
   std::string bwrap = "bwrap";
   /// The setting that asked for the sandbox, as the user wrote it: errors start with it and
@@ -63,9 +63,9 @@ struct worker_boundary {
 
 /// What bubblewrap can do on this host, as probed.
 struct sandbox_support {
-  std::filesystem::path bwrap;  ///< the executable, resolved
-  bool pid_namespace = false;   ///< --unshare-pid with a fresh /proc (and --new-session) work
-  bool ipc_uts = false;         ///< --unshare-ipc and --unshare-uts work
+  std::filesystem::path bwrap; ///< the executable, resolved
+  bool pid_namespace = false;  ///< --unshare-pid with a fresh /proc (and --new-session) work
+  bool ipc_uts = false;        ///< --unshare-ipc and --unshare-uts work
 };
 
 /// The name every private folder of a worker starts with, before the engine's pid.
@@ -86,8 +86,8 @@ std::vector<std::string> sandbox_arguments(const sandbox_support& support,
 
 /// A worker's command line and how to start it.
 struct worker_launch {
-  std::vector<std::string> argv;  ///< the worker's, or bwrap's around it
-  spawn_options spawn;            ///< environment, working directory, private folder
+  std::vector<std::string> argv; ///< the worker's, or bwrap's around it
+  spawn_options spawn;           ///< environment, working directory, private folder
 };
 
 /// Prepares the start of the worker `worker_argv` within `boundary`: makes its private folder
@@ -95,7 +95,7 @@ struct worker_launch {
 /// environment, and in a sandbox wraps the command line in bwrap. A relative argv[0] with a
 /// '/' is made absolute, since the worker starts in another folder. Fails when the folder
 /// cannot be made or the sandbox is asked for and unavailable.
-[[nodiscard]] engine::expected<worker_launch> prepare_worker_launch(std::vector<std::string> worker_argv,
-                                                      const worker_boundary& boundary);
+[[nodiscard]] engine::expected<worker_launch>
+prepare_worker_launch(std::vector<std::string> worker_argv, const worker_boundary& boundary);
 
 } // namespace ks::gpu

@@ -10,7 +10,6 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
-
 #include <string>
 #include <string_view>
 

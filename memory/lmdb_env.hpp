@@ -36,8 +36,8 @@ public:
   /// map of `map_bytes` bytes (rounded up to the page size; the file grows only as data is
   /// written) and room for `max_dbs` named databases. Clears the reader slots of dead
   /// processes, so that a killed reader does not pin old pages forever.
-  [[nodiscard]] static engine::expected<env> open(const std::filesystem::path& dir, int64_t map_bytes,
-                                    int32_t max_dbs);
+  [[nodiscard]] static engine::expected<env> open(const std::filesystem::path& dir,
+                                                  int64_t map_bytes, int32_t max_dbs);
 
   env(env&& other) noexcept;
   env& operator=(env&& other) noexcept;
@@ -88,12 +88,13 @@ public:
 
   /// Returns the value of `key` in `db`, or nullopt if there is none. The view points into
   /// the map: it is valid until this transaction ends or writes again.
-  [[nodiscard]] engine::expected<std::optional<std::string_view>> get(MDB_dbi db, std::string_view key) const;
+  [[nodiscard]] engine::expected<std::optional<std::string_view>> get(MDB_dbi db,
+                                                                      std::string_view key) const;
 
   /// Writes `value` under `key` in `db`, replacing any value there; `what` names the write in
   /// an error ("writing nodes/softmax/3").
   [[nodiscard]] engine::expected<void> put(MDB_dbi db, std::string_view key, std::string_view value,
-                             std::string_view what = "writing");
+                                           std::string_view what = "writing");
 
   /// Calls `visit(key, value)` for every key of `db` that starts with `prefix`, in key order,
   /// until `visit` returns false or an error (which scan returns). An empty prefix visits all.

@@ -334,8 +334,8 @@ decoded<void> decode_store_header(std::string_view value) {
 
 decoded<campaign_record> decode_campaign(std::string_view value) {
   return decode_with<campaign_record>(value, "campaign", [](const json::object& o) {
-    return campaign_record{string_field(o, "config_text"), string_field(o, "started_at"), string_field(o, "environment"),
-                           integer_field(o, "runs")};
+    return campaign_record{string_field(o, "config_text"), string_field(o, "started_at"),
+                           string_field(o, "environment"), integer_field(o, "runs")};
   });
 }
 
@@ -384,9 +384,11 @@ decoded<node_detail> decode_detail(std::string_view value) {
     d.diagnostics = string_field(o, "diagnostics");
     d.resources_json = string_field(o, "resources_json");
     d.verify_json = string_field(o, "verify_json");
-    d.timed_gpu = o.contains("timed_gpu") ? static_cast<int32_t>(integer_field(o, "timed_gpu")) : -1;
+    d.timed_gpu =
+        o.contains("timed_gpu") ? static_cast<int32_t>(integer_field(o, "timed_gpu")) : -1;
     d.profile_json = o.contains("profile_json") ? string_field(o, "profile_json") : std::string();
-    d.diagnosis_json = o.contains("diagnosis_json") ? string_field(o, "diagnosis_json") : std::string();
+    d.diagnosis_json =
+        o.contains("diagnosis_json") ? string_field(o, "diagnosis_json") : std::string();
     return d;
   });
 }
@@ -411,12 +413,13 @@ decoded<engine::plan_outcome> decode_outcome(std::string_view value) {
 decoded<engine::repair_round> decode_repair(std::string_view value) {
   return decode_with<engine::repair_round>(value, "repair", [](const json::object& o) {
     // A round written before rounds named their source has none: it matches no repeat.
-    return engine::repair_round{integer_field(o, "round"), string_field(o, "error_text"),
-                                string_field(o, "diagnosis"), string_field(o, "fix_summary"),
-                                o.contains("source_hash") ? string_field(o, "source_hash")
-                                                          : std::string(),
-                                o.contains("repaired_hash") ? string_field(o, "repaired_hash")
-                                                            : std::string()};
+    return engine::repair_round{
+        integer_field(o, "round"),
+        string_field(o, "error_text"),
+        string_field(o, "diagnosis"),
+        string_field(o, "fix_summary"),
+        o.contains("source_hash") ? string_field(o, "source_hash") : std::string(),
+        o.contains("repaired_hash") ? string_field(o, "repaired_hash") : std::string()};
   });
 }
 
@@ -427,7 +430,8 @@ decoded<std::string> decode_calibration(std::string_view value) {
 
 decoded<skill_stat> decode_skill_stat(std::string_view value) {
   return decode_with<skill_stat>(value, "skill_stat", [](const json::object& o) {
-    return skill_stat{integer_field(o, "tries"), integer_field(o, "successes"), real(o, "total_gain")};
+    return skill_stat{integer_field(o, "tries"), integer_field(o, "successes"),
+                      real(o, "total_gain")};
   });
 }
 

@@ -215,9 +215,10 @@ std::string summarize(std::string_view db, std::string_view value) {
                   "skill_stats tries=%lld accepted=%lld rejected=%lld compile_failed=%lld "
                   "wrong=%lld other_failed=%lld best=%.3gx",
                   static_cast<long long>(s->tries), static_cast<long long>(s->acceptances),
-                  static_cast<long long>(s->rejections), static_cast<long long>(s->compile_failures),
-                  static_cast<long long>(s->wrong_results), static_cast<long long>(s->other_failures),
-                  s->best_speedup);
+                  static_cast<long long>(s->rejections),
+                  static_cast<long long>(s->compile_failures),
+                  static_cast<long long>(s->wrong_results),
+                  static_cast<long long>(s->other_failures), s->best_speedup);
     return line;
   }
   if (db == tries_db) {
@@ -237,7 +238,8 @@ expected<engine::skill> validate(const stored_skill& s) {
   if (!loaded)
     return tl::unexpected(loaded.error());
   if (loaded->id != s.id)
-    return fail(errc::invalid_input, "skill '" + s.id + "': its skill.toml says id '" + loaded->id + "'");
+    return fail(errc::invalid_input,
+                "skill '" + s.id + "': its skill.toml says id '" + loaded->id + "'");
   return loaded;
 }
 
@@ -329,7 +331,8 @@ expected<skill_store> skill_store::open(const std::filesystem::path& dir, int64_
     }
     auto checked = decode_with<bool>(**h, "skill_store", [](const json::object& o) {
       if (string_field(o, "magic") != skill_magic)
-        throw corrupt("magic '" + string_field(o, "magic") + "' is not '" + std::string(skill_magic) + "'");
+        throw corrupt("magic '" + string_field(o, "magic") + "' is not '" +
+                      std::string(skill_magic) + "'");
       return true;
     });
     if (!checked)
@@ -395,13 +398,15 @@ skill_store::seed(const std::vector<engine::skill_files>& builtin, const std::st
   return actions;
 }
 
-expected<void> skill_store::import_skills(std::vector<stored_skill> skills, const std::string& now) {
+expected<void> skill_store::import_skills(std::vector<stored_skill> skills,
+                                          const std::string& now) {
   for (stored_skill& s : skills) {
     if (auto ok = detail::check_name("a skill id", s.id); !ok)
       return ok;
     auto loaded = validate(s);
     if (!loaded)
-      return fail(errc::invalid_input, "skill '" + s.id + "' is not valid; nothing was imported:\n" +
+      return fail(errc::invalid_input, "skill '" + s.id +
+                                           "' is not valid; nothing was imported:\n" +
                                            loaded.error().message());
     if (s.origin == engine::skill_origin::builtin)
       s.origin = engine::skill_origin::user;
@@ -421,14 +426,15 @@ expected<void> skill_store::import_skills(std::vector<stored_skill> skills, cons
 expected<std::vector<stored_skill>> skill_store::skills() const {
   return impl_->read([&](lmdb::txn& t) -> expected<std::vector<stored_skill>> {
     std::vector<stored_skill> out;
-    auto ok = t.scan(impl_->skills, "", [&](std::string_view key, std::string_view value) -> expected<bool> {
-      auto d = decode_skill(value);
-      if (!d)
-        return tl::unexpected(impl_->corrupt_record(skills_db, key, d.error()));
-      d->id = std::string(key);
-      out.push_back(std::move(*d));
-      return true;
-    });
+    auto ok = t.scan(impl_->skills, "",
+                     [&](std::string_view key, std::string_view value) -> expected<bool> {
+                       auto d = decode_skill(value);
+                       if (!d)
+                         return tl::unexpected(impl_->corrupt_record(skills_db, key, d.error()));
+                       d->id = std::string(key);
+                       out.push_back(std::move(*d));
+                       return true;
+                     });
     if (!ok)
       return tl::unexpected(ok.error());
     return out;
@@ -488,7 +494,8 @@ expected<bool> skill_store::record_try(const std::string& run, const engine::ski
     engine::add_try(s, t);
     if (auto put = txn.put(impl_->tries, ledger_key, encode_try(t), "writing a skill try"); !put)
       return put;
-    if (auto put = txn.put(impl_->stats, stat_key, encode_stats(s), "writing a skill statistic"); !put)
+    if (auto put = txn.put(impl_->stats, stat_key, encode_stats(s), "writing a skill statistic");
+        !put)
       return put;
     counted = true;
     return {};
@@ -513,18 +520,20 @@ skill_store::stats(const std::string& family, const std::string& arch) const {
 expected<std::vector<stat_row>> skill_store::all_stats() const {
   return impl_->read([&](lmdb::txn& t) -> expected<std::vector<stat_row>> {
     std::vector<stat_row> out;
-    auto ok = t.scan(impl_->stats, "", [&](std::string_view key, std::string_view value) -> expected<bool> {
-      size_t a = key.find('\0');
-      size_t b = a == std::string_view::npos ? a : key.find('\0', a + 1);
-      if (b == std::string_view::npos)
-        return tl::unexpected(impl_->corrupt_record(stats_db, key, "the key is not skill/family/arch"));
-      auto d = decode_stats(value);
-      if (!d)
-        return tl::unexpected(impl_->corrupt_record(stats_db, key, d.error()));
-      out.push_back({std::string(key.substr(0, a)), std::string(key.substr(a + 1, b - a - 1)),
-                     std::string(key.substr(b + 1)), std::move(*d)});
-      return true;
-    });
+    auto ok = t.scan(
+        impl_->stats, "", [&](std::string_view key, std::string_view value) -> expected<bool> {
+          size_t a = key.find('\0');
+          size_t b = a == std::string_view::npos ? a : key.find('\0', a + 1);
+          if (b == std::string_view::npos)
+            return tl::unexpected(
+                impl_->corrupt_record(stats_db, key, "the key is not skill/family/arch"));
+          auto d = decode_stats(value);
+          if (!d)
+            return tl::unexpected(impl_->corrupt_record(stats_db, key, d.error()));
+          out.push_back({std::string(key.substr(0, a)), std::string(key.substr(a + 1, b - a - 1)),
+                         std::string(key.substr(b + 1)), std::move(*d)});
+          return true;
+        });
     if (!ok)
       return tl::unexpected(ok.error());
     return out;
@@ -537,13 +546,14 @@ expected<std::vector<engine::skill_try>> skill_store::tries(const std::string& r
   std::string prefix = r::join(run, "");
   return impl_->read([&](lmdb::txn& t) -> expected<std::vector<engine::skill_try>> {
     std::vector<engine::skill_try> out;
-    auto ok = t.scan(impl_->tries, prefix, [&](std::string_view key, std::string_view value) -> expected<bool> {
-      auto d = decode_try(value);
-      if (!d)
-        return tl::unexpected(impl_->corrupt_record(tries_db, key, d.error()));
-      out.push_back(std::move(*d));
-      return true;
-    });
+    auto ok = t.scan(impl_->tries, prefix,
+                     [&](std::string_view key, std::string_view value) -> expected<bool> {
+                       auto d = decode_try(value);
+                       if (!d)
+                         return tl::unexpected(impl_->corrupt_record(tries_db, key, d.error()));
+                       out.push_back(std::move(*d));
+                       return true;
+                     });
     if (!ok)
       return tl::unexpected(ok.error());
     return out;
@@ -559,10 +569,11 @@ expected<std::vector<std::pair<std::string, std::string>>> skill_store::dump() c
                                              {stats_db, impl_->stats},
                                              {tries_db, impl_->tries}};
     for (auto [name, dbi] : dbs) {
-      auto ok = t.scan(dbi, "", [&](std::string_view key, std::string_view value) -> expected<bool> {
-        out.emplace_back(r::display_key(name, key), summarize(name, value));
-        return true;
-      });
+      auto ok =
+          t.scan(dbi, "", [&](std::string_view key, std::string_view value) -> expected<bool> {
+            out.emplace_back(r::display_key(name, key), summarize(name, value));
+            return true;
+          });
       if (!ok)
         return tl::unexpected(ok.error());
     }

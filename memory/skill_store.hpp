@@ -90,7 +90,7 @@ public:
   /// Opens (creating if needed) the skill memory in `dir`. Fails when the folder holds a store
   /// of another format, or is already open in this process.
   [[nodiscard]] static engine::expected<skill_store> open(const std::filesystem::path& dir,
-                                            int64_t map_bytes = int64_t{1} << 32);
+                                                          int64_t map_bytes = int64_t{1} << 32);
 
   skill_store(skill_store&&) noexcept;
   skill_store& operator=(skill_store&&) noexcept;
@@ -111,7 +111,8 @@ public:
   /// Imports `skills` as the user's (origin user unless learned), replacing any skill of the
   /// same id, all in one transaction: every one is validated first, and if one is invalid
   /// nothing is written (the error names it).
-  [[nodiscard]] engine::expected<void> import_skills(std::vector<stored_skill> skills, const std::string& now);
+  [[nodiscard]] engine::expected<void> import_skills(std::vector<stored_skill> skills,
+                                                     const std::string& now);
 
   /// Returns every stored skill, by id.
   [[nodiscard]] engine::expected<std::vector<stored_skill>> skills() const;
@@ -129,7 +130,8 @@ public:
   /// it to the ledger, in one transaction; does nothing when the ledger already holds
   /// (run, t.task, t.node). Returns whether it counted the try now. A pending try is refused
   /// (invalid_input): only settled tries count.
-  [[nodiscard]] engine::expected<bool> record_try(const std::string& run, const engine::skill_try& t);
+  [[nodiscard]] engine::expected<bool> record_try(const std::string& run,
+                                                  const engine::skill_try& t);
 
   /// Returns the statistics of every skill on (`family`, `arch`), by skill id.
   [[nodiscard]] engine::expected<std::map<std::string, engine::skill_stats>>
@@ -139,7 +141,8 @@ public:
   [[nodiscard]] engine::expected<std::vector<stat_row>> all_stats() const;
 
   /// Returns the tries of campaign `run` in the ledger, by task and node.
-  [[nodiscard]] engine::expected<std::vector<engine::skill_try>> tries(const std::string& run) const;
+  [[nodiscard]] engine::expected<std::vector<engine::skill_try>>
+  tries(const std::string& run) const;
 
   /// Returns every key and a one-line summary of its value (for `kernelskill inspect`).
   [[nodiscard]] engine::expected<std::vector<std::pair<std::string, std::string>>> dump() const;

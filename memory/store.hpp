@@ -53,9 +53,9 @@ struct campaign_record {
 /// Where one task stands.
 struct task_state {
   std::string name;
-  std::string manifest;          ///< absolute path
+  std::string manifest; ///< absolute path
   engine::task_phase phase = engine::task_phase::pending;
-  std::string stop_reason;       ///< engine::stop_reason's name once stopped
+  std::string stop_reason; ///< engine::stop_reason's name once stopped
   std::string stop_text;
   engine::node_id winner = engine::no_node;
   double winner_median_ms = 0;
@@ -94,7 +94,7 @@ public:
   /// grows only as data is written; an existing larger store keeps its size). Fails if the
   /// folder holds a store of another format, or is already open in this process.
   [[nodiscard]] static engine::expected<store> open(const std::filesystem::path& dir,
-                                      int64_t map_bytes = int64_t{1} << 34);
+                                                    int64_t map_bytes = int64_t{1} << 34);
 
   store(store&&) noexcept;
   store& operator=(store&&) noexcept;
@@ -118,13 +118,14 @@ public:
   // -- nodes and sources -------------------------------------------------------------------
   /// Writes a node's record and detail together, in one transaction, replacing what was
   /// stored for (`task`, `node.id`); `node.id` must be >= 0.
-  [[nodiscard]] engine::expected<void> put_node(const std::string& task, const engine::node_record& node,
-                                  const node_detail& detail);
+  [[nodiscard]] engine::expected<void>
+  put_node(const std::string& task, const engine::node_record& node, const node_detail& detail);
   /// Returns the task's nodes ordered by id (ready for search_tree::from_records).
-  [[nodiscard]] engine::expected<std::vector<engine::node_record>> nodes(const std::string& task) const;
+  [[nodiscard]] engine::expected<std::vector<engine::node_record>>
+  nodes(const std::string& task) const;
   /// Returns the detail of node `id` of `task`; nullopt if the node was never written.
   [[nodiscard]] engine::expected<std::optional<node_detail>> detail(const std::string& task,
-                                                      engine::node_id id) const;
+                                                                    engine::node_id id) const;
   /// Stores the CUDA source `text` under its content hash `hash` (replacing any).
   [[nodiscard]] engine::expected<void> put_source(const std::string& hash, const std::string& text);
   /// Returns the source stored under `hash`; nullopt if none.
@@ -134,27 +135,32 @@ public:
   /// Records `outcome` for `parent` as short_term_memory::record_outcome does: replaces the
   /// outcome of the same plan (plan_key) on `parent`, keeping its place, or appends it.
   [[nodiscard]] engine::expected<void> put_outcome(const std::string& task, engine::node_id parent,
-                                     const engine::plan_outcome& outcome);
+                                                   const engine::plan_outcome& outcome);
   /// Appends `round` to the repairs of `branch` as short_term_memory::record_repair does,
   /// numbering a round of 0 after the branch's last round.
   [[nodiscard]] engine::expected<void> put_repair(const std::string& task, engine::node_id branch,
-                                    const engine::repair_round& round);
+                                                  const engine::repair_round& round);
   /// Returns the short-term memory of `task` rebuilt from its outcomes and repairs: equal to
   /// the memory on which the same record_outcome / record_repair calls were made.
-  [[nodiscard]] engine::expected<engine::short_term_memory> short_term(const std::string& task) const;
+  [[nodiscard]] engine::expected<engine::short_term_memory>
+  short_term(const std::string& task) const;
 
   // -- per device and skill ----------------------------------------------------------------
   /// Stores the calibration of device `uuid` (`json`: JSON text, kept verbatim).
-  [[nodiscard]] engine::expected<void> put_calibration(const std::string& uuid, const std::string& json);
+  [[nodiscard]] engine::expected<void> put_calibration(const std::string& uuid,
+                                                       const std::string& json);
   /// Returns the calibration JSON text of device `uuid`; nullopt if none.
-  [[nodiscard]] engine::expected<std::optional<std::string>> calibration(const std::string& uuid) const;
+  [[nodiscard]] engine::expected<std::optional<std::string>>
+  calibration(const std::string& uuid) const;
   /// Adds one try of `skill` on (`family`, `gpu`) atomically, in one write transaction: tries
   /// + 1, successes + 1 if `success`, total_gain + `gain` (as given, success or not).
-  [[nodiscard]] engine::expected<void> add_skill_result(const std::string& skill, const std::string& family,
-                                          const std::string& gpu, bool success, double gain);
+  [[nodiscard]] engine::expected<void> add_skill_result(const std::string& skill,
+                                                        const std::string& family,
+                                                        const std::string& gpu, bool success,
+                                                        double gain);
   /// Returns the statistics of `skill` on (`family`, `gpu`); all zero if never tried.
-  [[nodiscard]] engine::expected<skill_stat> skill(const std::string& skill, const std::string& family,
-                                     const std::string& gpu) const;
+  [[nodiscard]] engine::expected<skill_stat>
+  skill(const std::string& skill, const std::string& family, const std::string& gpu) const;
 
   // -- batches ---------------------------------------------------------------------------
   /// Commits every write of `batch` in one transaction (one fsync), in order, each seeing the

@@ -66,8 +66,8 @@ struct store::impl {
   }
 
   /// Writes `value` at `key` of `db` inside `t`, checking LMDB's key limit first.
-  [[nodiscard]] engine::expected<void> put(lmdb::txn& t, MDB_dbi dbi, const char* db, std::string_view key,
-                             std::string_view value) const {
+  [[nodiscard]] engine::expected<void> put(lmdb::txn& t, MDB_dbi dbi, const char* db,
+                                           std::string_view key, std::string_view value) const {
     const auto limit = static_cast<size_t>(mdb_env_get_maxkeysize(env.get()));
     if (key.size() > limit)
       return engine::fail(engine::errc::invalid_input, "the key " + records::display_key(db, key) +
@@ -101,21 +101,26 @@ struct store::impl {
   // -- the writes, inside a given transaction (store.cpp, store_short_term.cpp,
   //    store_skills.cpp); each checks its names first ---------------------------------------
 
-  [[nodiscard]] engine::expected<void> put_campaign(lmdb::txn& t, const campaign_record& record) const;
+  [[nodiscard]] engine::expected<void> put_campaign(lmdb::txn& t,
+                                                    const campaign_record& record) const;
   [[nodiscard]] engine::expected<void> put_task(lmdb::txn& t, const task_state& state) const;
   [[nodiscard]] engine::expected<void> put_node(lmdb::txn& t, const std::string& task,
-                                  const engine::node_record& node, const node_detail& detail) const;
+                                                const engine::node_record& node,
+                                                const node_detail& detail) const;
   [[nodiscard]] engine::expected<void> put_source(lmdb::txn& t, const std::string& hash,
-                                    const std::string& text) const;
-  [[nodiscard]] engine::expected<void> put_outcome(lmdb::txn& t, const std::string& task, engine::node_id parent,
-                                     const engine::plan_outcome& outcome) const;
-  [[nodiscard]] engine::expected<void> put_repair(lmdb::txn& t, const std::string& task, engine::node_id branch,
-                                    const engine::repair_round& round) const;
+                                                  const std::string& text) const;
+  [[nodiscard]] engine::expected<void> put_outcome(lmdb::txn& t, const std::string& task,
+                                                   engine::node_id parent,
+                                                   const engine::plan_outcome& outcome) const;
+  [[nodiscard]] engine::expected<void> put_repair(lmdb::txn& t, const std::string& task,
+                                                  engine::node_id branch,
+                                                  const engine::repair_round& round) const;
   [[nodiscard]] engine::expected<void> put_calibration(lmdb::txn& t, const std::string& uuid,
-                                         const std::string& json) const;
+                                                       const std::string& json) const;
   [[nodiscard]] engine::expected<void> add_skill_result(lmdb::txn& t, const std::string& skill,
-                                          const std::string& family, const std::string& gpu,
-                                          bool success, double gain) const;
+                                                        const std::string& family,
+                                                        const std::string& gpu, bool success,
+                                                        double gain) const;
 
   /// Reads the value at `key` of `db` and decodes it; nullopt if there is none.
   template <class Decode>

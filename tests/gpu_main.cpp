@@ -1,13 +1,15 @@
 // The [gpu] tests' main: probes for a GPU through the real bench worker first. Where there
 // is none, it says why and exits 125, which ctest reports as skipped (ccache's PROBE habit).
 
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
 #include "gpu/worker_client.hpp"
-#include "test_context.hpp"
 
 #include <cstdio>
+
+#include "test_context.hpp"
+
+// This file writes main() itself: the define must come before Catch's header.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
 
 int main(int argc, char** argv) {
   ks::gpu::worker_options options;

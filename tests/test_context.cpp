@@ -2,12 +2,12 @@
 
 #include "base/text.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <unistd.h>
 
 namespace ks::test {
 
@@ -27,8 +27,7 @@ test_context::~test_context() {
     std::filesystem::remove_all(dir_, ec);
 }
 
-std::filesystem::path test_context::write(const std::string& name,
-                                          const std::string& text) const {
+std::filesystem::path test_context::write(const std::string& name, const std::string& text) const {
   auto path = dir_ / name;
   std::filesystem::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << text;

@@ -41,19 +41,18 @@
 // then starts a fresh worker for the next job.
 
 #include "gpu/worker/bench_session.hpp"
-
 #include "gpu/worker/calibration.hpp"
 #include "gpu/worker/device_kernels.hpp"
 #include "gpu/worker/profiler.hpp"
 #include "gpu/worker/stream_audit.hpp"
 #include "kernelskill/abi.h"
 
+#include <climits>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -76,32 +75,32 @@ double ms_since(clock_type::time_point start) {
 // Errors after which the context cannot be used again (CUDA documents these as sticky).
 bool is_sticky(cudaError_t err) {
   switch (err) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorHardwareStackError:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorInvalidAddressSpace:
+  case cudaErrorInvalidPc:
+  case cudaErrorHardwareStackError:
+  case cudaErrorAssert:
+  case cudaErrorLaunchTimeout:
+  case cudaErrorECCUncorrectable:
+    return true;
+  default:
+    return false;
   }
 }
 
 failure_kind kind_of(cudaError_t err) {
   switch (err) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-      return failure_kind::illegal_address;
-    case cudaErrorMemoryAllocation:
-      return failure_kind::out_of_memory;
-    default:
-      return failure_kind::launch_error;
+  case cudaErrorIllegalAddress:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorInvalidAddressSpace:
+    return failure_kind::illegal_address;
+  case cudaErrorMemoryAllocation:
+    return failure_kind::out_of_memory;
+  default:
+    return failure_kind::launch_error;
   }
 }
 
@@ -144,12 +143,12 @@ device_buffer allocate(int64_t bytes, const std::string& what) {
   // Zero-sized tensors still get a valid, distinct pointer.
   auto err = cudaMalloc(&b.ptr, static_cast<size_t>(std::max<int64_t>(bytes, 256)));
   if (err != cudaSuccess) {
-    cudaGetLastError();  // allocation failures are not sticky: clear and report
+    cudaGetLastError(); // allocation failures are not sticky: clear and report
     size_t free_bytes = 0, total = 0;
     cudaMemGetInfo(&free_bytes, &total);
     fail_with(failure_kind::out_of_memory,
               "cannot allocate " + std::to_string(bytes) + " bytes for " + what + " (" +
-                std::to_string(free_bytes) + " of " + std::to_string(total) + " bytes free)",
+                  std::to_string(free_bytes) + " of " + std::to_string(total) + " bytes free)",
               err);
   }
   b.bytes = bytes;
@@ -246,7 +245,7 @@ double median_of(std::vector<double> v) {
 struct bench_session::impl {
   int32_t device;
   bool initialized = false;
-  bool poisoned = false;  // a sticky error happened: the process must exit
+  bool poisoned = false; // a sticky error happened: the process must exit
   cudaStream_t stream = nullptr;
   cudaDeviceProp prop{};
 
@@ -254,7 +253,7 @@ struct bench_session::impl {
   std::string signature;
   std::vector<device_buffer> inputs, input_copies, outputs, ref_outputs;
   device_buffer flush_buffer;
-  device_buffer scratch;  // compare_stats and byte-compare counters
+  device_buffer scratch; // compare_stats and byte-compare counters
 
   // Reference outputs per (reference, signature, seed), on the device, within a byte budget.
   struct cached_outputs {
@@ -299,8 +298,8 @@ struct bench_session::impl {
     auto err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
       std::string why = err != cudaSuccess
-                          ? std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err)
-                          : "the driver reports 0 devices";
+                            ? std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err)
+                            : "the driver reports 0 devices";
       // Without any driver the runtime says "insufficient driver", which misleads: say so.
       if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); driver == nullptr)
         why = "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)";
@@ -310,7 +309,7 @@ struct bench_session::impl {
     }
     if (device < 0 || device >= count)
       fail_with(failure_kind::no_device, "no CUDA device " + std::to_string(device) + ": only " +
-                                           std::to_string(count) + " present");
+                                             std::to_string(count) + " present");
     check(cudaSetDevice(device), "cudaSetDevice");
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating the stream");
@@ -393,8 +392,9 @@ struct bench_session::impl {
     auto fn = reinterpret_cast<ks_forward_fn>(dlsym(handle, "ks_forward"));
     if (!fn)
       fail_with(failure_kind::load_error,
-                "'" + path + "' exports no ks_forward (declare it extern \"C\" with the ABI of "
-                             "kernelskill/abi.h)");
+                "'" + path +
+                    "' exports no ks_forward (declare it extern \"C\" with the ABI of "
+                    "kernelskill/abi.h)");
     loaded.emplace(path, fn);
     return fn;
   }
@@ -484,8 +484,8 @@ struct bench_session::impl {
     verify_result result;
     result.passed = true;
     auto* stats = static_cast<compare_stats*>(scratch.ptr);
-    auto* byte_counters = reinterpret_cast<unsigned long long*>(
-      static_cast<char*>(scratch.ptr) + 1024);
+    auto* byte_counters =
+        reinterpret_cast<unsigned long long*>(static_cast<char*>(scratch.ptr) + 1024);
     for (int32_t trial = 0; trial < req.verify.trials; ++trial) {
       uint64_t seed = req.verify.seed + static_cast<uint64_t>(trial);
       result.trials = trial + 1;
@@ -554,8 +554,8 @@ struct bench_session::impl {
           result.bad_trial = trial;
           result.bad_count = static_cast<int64_t>(host[0]);
           result.first_bad_index = static_cast<int64_t>(host[1]) / engine::size_of(spec.type);
-          check(read_element(inputs[i].ptr, static_cast<int32_t>(spec.type),
-                             result.first_bad_index, &result.actual, stream),
+          check(read_element(inputs[i].ptr, static_cast<int32_t>(spec.type), result.first_bad_index,
+                             &result.actual, stream),
                 "reading the changed input");
           check(read_element(input_copies[i].ptr, static_cast<int32_t>(spec.type),
                              result.first_bad_index, &result.expected, stream),
@@ -621,8 +621,8 @@ struct bench_session::impl {
   bool fresh_inputs = false;
   ks_forward_fn timing_reference = nullptr;
   cudaEvent_t check_events[2 * 2] = {};
-  double check_ms = 0;        // reference calls of this job's checks, in all
-  double check_call_ms = -1;  // the last one measured
+  double check_ms = 0;       // reference calls of this job's checks, in all
+  double check_call_ms = -1; // the last one measured
 
   void prepare_call_inputs(const engine::task& t, int set, bool pristine) {
     auto& ins = timing_inputs(set);
@@ -631,8 +631,8 @@ struct bench_session::impl {
       for (size_t i = 0; i < t.inputs.size(); ++i) {
         const auto& spec = t.inputs[i];
         check(fill_random(ins[i].ptr, static_cast<int32_t>(spec.type), spec.numel(),
-                          timing_distribution(spec.init), input_seed(seed, i), spec.low,
-                          spec.high, stream),
+                          timing_distribution(spec.init), input_seed(seed, i), spec.low, spec.high,
+                          stream),
               "drawing timing input '" + spec.name + "'");
       }
       return;
@@ -689,7 +689,7 @@ struct bench_session::impl {
       if (timing_ref[set].empty())
         for (const auto& spec : t.outputs)
           timing_ref[set].push_back(
-            allocate(spec.bytes(), "the reference's output '" + spec.name + "' for timing"));
+              allocate(spec.bytes(), "the reference's output '" + spec.name + "' for timing"));
       run_and_sync(ref, t, timing_inputs(set), timing_ref[set], "reference");
       for (auto& b : timing_ref[set])
         check(mask(b.ptr, b.bytes, answer_key, stream), "masking the reference's outputs");
@@ -724,7 +724,7 @@ struct bench_session::impl {
     bool undone = false;
     cudaStreamAttrValue window{};
     if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window) ==
-          cudaSuccess &&
+            cudaSuccess &&
         window.accessPolicyWindow.num_bytes != 0) {
       cudaStreamAttrValue none{};
       check(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none),
@@ -750,11 +750,10 @@ struct bench_session::impl {
     auto* stats = static_cast<compare_stats*>(check_scratch.ptr) + slot * t.outputs.size();
     if (blind) {
       check(cudaEventRecord(check_events[2 * slot], stream), "recording an event");
-      if (int rc = call(timing_reference, t, timing_inputs(set), ref_outputs, "reference");
-          rc != 0)
-        fail_with(failure_kind::launch_error,
-                  "the reference's ks_forward returned " + std::to_string(rc) +
-                    " while checking a timed call");
+      if (int rc = call(timing_reference, t, timing_inputs(set), ref_outputs, "reference"); rc != 0)
+        fail_with(failure_kind::launch_error, "the reference's ks_forward returned " +
+                                                  std::to_string(rc) +
+                                                  " while checking a timed call");
       check(cudaEventRecord(check_events[2 * slot + 1], stream), "recording an event");
     }
     for (size_t o = 0; o < t.outputs.size(); ++o) {
@@ -765,16 +764,16 @@ struct bench_session::impl {
       const void* expected = blind ? ref_outputs[o].ptr : timing_ref[set][o].ptr;
       for (auto [first, count] : windows(spec.numel(), engine::size_of(spec.type)))
         check(compare_range(outputs[o].ptr, expected, blind ? 0 : answer_key,
-                            static_cast<int32_t>(spec.type), first, count, t.tol.atol,
-                            t.tol.rtol, stats + o, stream),
+                            static_cast<int32_t>(spec.type), first, count, t.tol.atol, t.tol.rtol,
+                            stats + o, stream),
               "checking a timed call");
     }
   }
 
   struct timed_check {
-    int64_t call = 0;  // the call's number in the job, warm-up included
+    int64_t call = 0; // the call's number in the job, warm-up included
     int set = 0;
-    std::string what;  // "timed call 37", "the last call of the back-to-back batch"
+    std::string what; // "timed call 37", "the last call of the back-to-back batch"
     bool blind = false;
   };
 
@@ -815,8 +814,7 @@ struct bench_session::impl {
             msg << " (" << st.nan_count << " NaN)";
           msg << ", first at index " << st.first_bad << " (expected " << expected << ")";
         } else {
-          msg << " has norm-relative error " << norm_rel << " above the task's "
-              << t.tol.norm_rel;
+          msg << " has norm-relative error " << norm_rel << " above the task's " << t.tol.norm_rel;
         }
         msg << "; it passed verification, so its timed calls do not all compute their "
                "result: every call must do the whole work for the inputs it is given";
@@ -871,14 +869,14 @@ struct bench_session::impl {
       if (host[k] > 0)
         fail_with(failure_kind::wrong_result,
                   "the candidate changed input '" + t.inputs[k % t.inputs.size()].name +
-                    "' of input set " + std::to_string(k / t.inputs.size()) + " during timing (" +
-                    std::to_string(host[k]) + " elements differ from those drawn); inputs are "
-                    "read-only");
+                      "' of input set " + std::to_string(k / t.inputs.size()) + " during timing (" +
+                      std::to_string(host[k]) +
+                      " elements differ from those drawn); inputs are "
+                      "read-only");
   }
 
   // Names the work that ran off the worker's stream, at most three pieces of it.
-  static std::string describe_escape(const std::vector<activity>& off, uint32_t own,
-                                     size_t total) {
+  static std::string describe_escape(const std::vector<activity>& off, uint32_t own, size_t total) {
     std::ostringstream msg;
     msg << "work escaped the worker's stream: " << off.size() << " of " << total
         << " pieces of GPU work of the audited calls ran elsewhere than the cuda_stream "
@@ -1044,9 +1042,8 @@ struct bench_session::impl {
           stable = spread <= 2 * opt.stable_rel * median;
         }
         // The wall cap also bounds flush and launch overhead for very short kernels.
-        if (n >= opt.min_trials &&
-            (stable || timed_ms >= opt.max_ms || n >= opt.max_trials ||
-             ms_since(wall_start) >= 2 * opt.max_ms))
+        if (n >= opt.min_trials && (stable || timed_ms >= opt.max_ms || n >= opt.max_trials ||
+                                    ms_since(wall_start) >= 2 * opt.max_ms))
           break;
         previous_median = median;
         // Grow batches for short kernels so the per-batch synchronization stays negligible.
@@ -1081,10 +1078,10 @@ struct bench_session::impl {
   static int64_t scratch_bytes_for(const engine::task& t) {
     int64_t stats = int64_t{checks_per_batch} * static_cast<int64_t>(t.outputs.size()) *
                     static_cast<int64_t>(sizeof(compare_stats));
-    int64_t counts = static_cast<int64_t>(timing_sets * t.inputs.size() * sizeof(unsigned long long));
+    int64_t counts =
+        static_cast<int64_t>(timing_sets * t.inputs.size() * sizeof(unsigned long long));
     return std::max<int64_t>({stats, counts, 256});
   }
-
 
   // The host-clock check, audited: back-to-back calls with no flush and no events, enough
   // of them to hold about 5 ms of work (so that a short kernel escaping to another stream
@@ -1098,7 +1095,7 @@ struct bench_session::impl {
     bool check_last = !fresh_inputs || check_affordable(timed_ms);
     int32_t most = std::max(opt.host_check_batch, 1) * 100;
     r.batch = static_cast<int32_t>(
-      std::clamp(std::ceil(5.0 / std::max(r.median_ms, 1e-3)), 1.0, static_cast<double>(most)));
+        std::clamp(std::ceil(5.0 / std::max(r.median_ms, 1e-3)), 1.0, static_cast<double>(most)));
     check(cudaDeviceSynchronize(), "before the host-clock check");
     undo_l2_persistence();
     stream_audit& audit = stream_audit::instance();
@@ -1163,7 +1160,7 @@ struct bench_session::impl {
     enqueue_check(t, last_set, 0, fresh_inputs);
     r.checked_calls += 1;
     std::vector<timed_check> last{
-      {0, last_set, "the last call of the back-to-back batch", fresh_inputs}};
+        {0, last_set, "the last call of the back-to-back batch", fresh_inputs}};
     account_blind_checks(last);
     evaluate_checks(t, last);
   }
@@ -1265,42 +1262,50 @@ response bench_session::handle(const request& req) {
   resp.id = req.id;
   try {
     switch (req.job) {
-      case job_kind::info: resp.result = impl_->info(); break;
-      case job_kind::calibrate: resp.result = impl_->calibrate(); break;
-      case job_kind::verify: {
-        auto r = impl_->verify(req);
-        if (!r.passed) {
-          failure f;
-          f.kind = failure_kind::wrong_result;
-          std::ostringstream msg;
-          if (r.input_changed)
-            msg << "the candidate changed input '" << r.bad_output << "' (" << r.bad_count
-                << " 16-byte words differ; first at element " << r.first_bad_index << ": was "
-                << r.expected << ", now " << r.actual << ")";
-          else if (r.first_bad_index >= 0)
-          {
-            msg << "output '" << r.bad_output << "' is wrong in " << r.bad_count << " elements";
-            if (r.nan_count > 0)
-              msg << " (" << r.nan_count << " of them NaN: never written?)";
-            msg << " with inputs drawn from seed " << req.verify.seed + r.bad_trial
-                << "; first at index " << r.first_bad_index << ": expected " << r.expected
-                << ", got " << r.actual;
-          }
-          else
-            msg << "output '" << r.bad_output << "' has norm-relative error " << r.norm_rel_err
-                << " above the task's " << req.task->tol.norm_rel
-                << " (float32 lands near 1e-6; TF32 or fp16 arithmetic near 1e-4..1e-3)";
-          f.message = msg.str();
-          f.verify = r;
-          resp.fail = std::move(f);
-          return resp;
-        }
-        resp.result = r;
-        break;
+    case job_kind::info:
+      resp.result = impl_->info();
+      break;
+    case job_kind::calibrate:
+      resp.result = impl_->calibrate();
+      break;
+    case job_kind::verify: {
+      auto r = impl_->verify(req);
+      if (!r.passed) {
+        failure f;
+        f.kind = failure_kind::wrong_result;
+        std::ostringstream msg;
+        if (r.input_changed)
+          msg << "the candidate changed input '" << r.bad_output << "' (" << r.bad_count
+              << " 16-byte words differ; first at element " << r.first_bad_index << ": was "
+              << r.expected << ", now " << r.actual << ")";
+        else if (r.first_bad_index >= 0) {
+          msg << "output '" << r.bad_output << "' is wrong in " << r.bad_count << " elements";
+          if (r.nan_count > 0)
+            msg << " (" << r.nan_count << " of them NaN: never written?)";
+          msg << " with inputs drawn from seed " << req.verify.seed + r.bad_trial
+              << "; first at index " << r.first_bad_index << ": expected " << r.expected << ", got "
+              << r.actual;
+        } else
+          msg << "output '" << r.bad_output << "' has norm-relative error " << r.norm_rel_err
+              << " above the task's " << req.task->tol.norm_rel
+              << " (float32 lands near 1e-6; TF32 or fp16 arithmetic near 1e-4..1e-3)";
+        f.message = msg.str();
+        f.verify = r;
+        resp.fail = std::move(f);
+        return resp;
       }
-      case job_kind::time: resp.result = impl_->time(req); break;
-      case job_kind::profile: resp.result = impl_->profile(req); break;
-      case job_kind::shutdown: resp.result = std::monostate{}; break;
+      resp.result = r;
+      break;
+    }
+    case job_kind::time:
+      resp.result = impl_->time(req);
+      break;
+    case job_kind::profile:
+      resp.result = impl_->profile(req);
+      break;
+    case job_kind::shutdown:
+      resp.result = std::monostate{};
+      break;
     }
     resp.ok = true;
   } catch (job_failure& f) {
@@ -1308,7 +1313,8 @@ response bench_session::handle(const request& req) {
     resp.fail = std::move(f.value);
   } catch (const std::exception& e) {
     resp.ok = false;
-    resp.fail = failure{failure_kind::cuda_error, std::string("internal error: ") + e.what(), {}, {}, {}};
+    resp.fail =
+        failure{failure_kind::cuda_error, std::string("internal error: ") + e.what(), {}, {}, {}};
   }
   return resp;
 }

@@ -30,8 +30,14 @@ __global__ void fma_kernel(float* out, float seed) {
   const float m = 0.999999f, c = 1e-7f;
 #pragma unroll 16
   for (int i = 0; i < fma_iterations; ++i) {
-    a0 = fmaf(a0, m, c); a1 = fmaf(a1, m, c); a2 = fmaf(a2, m, c); a3 = fmaf(a3, m, c);
-    a4 = fmaf(a4, m, c); a5 = fmaf(a5, m, c); a6 = fmaf(a6, m, c); a7 = fmaf(a7, m, c);
+    a0 = fmaf(a0, m, c);
+    a1 = fmaf(a1, m, c);
+    a2 = fmaf(a2, m, c);
+    a3 = fmaf(a3, m, c);
+    a4 = fmaf(a4, m, c);
+    a5 = fmaf(a5, m, c);
+    a6 = fmaf(a6, m, c);
+    a7 = fmaf(a7, m, c);
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
 }
@@ -90,14 +96,17 @@ cudaError_t calibrate_device(int32_t device, cudaStream_t stream, calibration& o
   int64_t n4 = bytes / 16;
   int blocks = prop.multiProcessorCount * 8;
   double kernel_ms = 0, memcpy_ms = 0;
-  err = median_ms(stream, 3, 15, [&] {
-    copy_kernel<<<blocks, 512, 0, stream>>>(static_cast<const float4*>(src),
-                                           static_cast<float4*>(dst), n4);
-  }, kernel_ms);
+  err = median_ms(
+      stream, 3, 15,
+      [&] {
+        copy_kernel<<<blocks, 512, 0, stream>>>(static_cast<const float4*>(src),
+                                                static_cast<float4*>(dst), n4);
+      },
+      kernel_ms);
   if (err == cudaSuccess)
-    err = median_ms(stream, 3, 15, [&] {
-      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream);
-    }, memcpy_ms);
+    err = median_ms(
+        stream, 3, 15, [&] { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream); },
+        memcpy_ms);
   cudaFree(src);
   cudaFree(dst);
   if (err != cudaSuccess)
@@ -112,8 +121,9 @@ cudaError_t calibrate_device(int32_t device, cudaStream_t stream, calibration& o
   if ((err = cudaMalloc(&sink, sizeof(float) * fma_blocks * fma_threads)) != cudaSuccess)
     return err;
   double fma_ms = 0;
-  err = median_ms(stream, 3, 15, [&] { fma_kernel<<<fma_blocks, fma_threads, 0, stream>>>(sink, 1.0f); },
-                  fma_ms);
+  err = median_ms(
+      stream, 3, 15, [&] { fma_kernel<<<fma_blocks, fma_threads, 0, stream>>>(sink, 1.0f); },
+      fma_ms);
   cudaFree(sink);
   if (err != cudaSuccess)
     return err;

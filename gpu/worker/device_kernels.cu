@@ -8,14 +8,13 @@
 // norm-relative error resolves float32's 1e-7 level on a billion elements.
 
 #include "gpu/worker/device_kernels.hpp"
-
 #include "kernelskill/abi.h"
 
+#include <climits>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cfloat>
-#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -75,19 +74,22 @@ __device__ __forceinline__ double draw(int64_t i, int32_t dist, uint64_t seed, i
                                        int64_t high) {
   uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<uint64_t>(i)));
   switch (dist) {
-    case 0: {  // Box-Muller with a second independent draw
-      uint64_t h2 = splitmix64(h1 ^ 0xD1B54A32D192ED03ull);
-      double u1 = 1.0 - unit(h1);  // (0, 1]
-      double u2 = unit(h2);
-      return sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
-    }
-    case 1: return 2.0 * unit(h1) - 1.0;
-    case 2: return unit(h1);
-    case 3: return 0.5 + unit(h1);
-    default: {
-      uint64_t span = static_cast<uint64_t>(high - low);
-      return static_cast<double>(low + static_cast<int64_t>(span ? h1 % span : 0));
-    }
+  case 0: { // Box-Muller with a second independent draw
+    uint64_t h2 = splitmix64(h1 ^ 0xD1B54A32D192ED03ull);
+    double u1 = 1.0 - unit(h1); // (0, 1]
+    double u2 = unit(h2);
+    return sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+  }
+  case 1:
+    return 2.0 * unit(h1) - 1.0;
+  case 2:
+    return unit(h1);
+  case 3:
+    return 0.5 + unit(h1);
+  default: {
+    uint64_t span = static_cast<uint64_t>(high - low);
+    return static_cast<double>(low + static_cast<int64_t>(span ? h1 % span : 0));
+  }
   }
 }
 
@@ -102,9 +104,9 @@ __global__ void fill_kernel(T* data, int64_t n, int32_t dist, uint64_t seed, int
 // One block: first every restored element gets its drawn value back, then every perturbed
 // one a value drawn with the fresh seed (the barrier orders the two when they overlap).
 template <class T>
-__global__ void perturb_kernel(T* data, int32_t dist, int64_t low, int64_t high,
-                               uint64_t base_seed, element_positions restore,
-                               uint64_t fresh_seed, element_positions fresh) {
+__global__ void perturb_kernel(T* data, int32_t dist, int64_t low, int64_t high, uint64_t base_seed,
+                               element_positions restore, uint64_t fresh_seed,
+                               element_positions fresh) {
   int t = threadIdx.x;
   if (t < restore.count)
     data[restore.index[t]] = from_double<T>(draw(restore.index[t], dist, base_seed, low, high));
@@ -234,8 +236,10 @@ __global__ void compare_kernel(const T* out, const T* ref, uint64_t ref_key, int
   first = warp_min(first);
   sq_diff = warp_sum(sq_diff);
   sq_ref = warp_sum(sq_ref);
-  unsigned long long abs_bits = warp_max(static_cast<unsigned long long>(__double_as_longlong(max_abs)));
-  unsigned long long rel_bits = warp_max(static_cast<unsigned long long>(__double_as_longlong(max_rel)));
+  unsigned long long abs_bits =
+      warp_max(static_cast<unsigned long long>(__double_as_longlong(max_abs)));
+  unsigned long long rel_bits =
+      warp_max(static_cast<unsigned long long>(__double_as_longlong(max_rel)));
   if ((threadIdx.x & 31) == 0) {
     if (bad) {
       atomicAdd(&stats->bad_count, bad);
@@ -310,14 +314,22 @@ __global__ void count_undrawn_kernel(const T* data, int32_t dist, uint64_t seed,
 template <class F>
 cudaError_t dispatch(int32_t dtype, F&& f) {
   switch (dtype) {
-    case KS_F32: return f(float{});
-    case KS_F16: return f(__half{});
-    case KS_BF16: return f(__nv_bfloat16{});
-    case KS_F64: return f(double{});
-    case KS_I32: return f(int32_t{});
-    case KS_I64: return f(int64_t{});
-    case KS_U8: return f(uint8_t{});
-    default: return cudaErrorInvalidValue;
+  case KS_F32:
+    return f(float{});
+  case KS_F16:
+    return f(__half{});
+  case KS_BF16:
+    return f(__nv_bfloat16{});
+  case KS_F64:
+    return f(double{});
+  case KS_I32:
+    return f(int32_t{});
+  case KS_I64:
+    return f(int64_t{});
+  case KS_U8:
+    return f(uint8_t{});
+  default:
+    return cudaErrorInvalidValue;
   }
 }
 
@@ -329,9 +341,8 @@ cudaError_t fill_random(void* data, int32_t dtype, int64_t n, distribution dist,
     return cudaSuccess;
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    fill_kernel<T><<<blocks_for(n), threads, 0, stream>>>(static_cast<T*>(data), n,
-                                                         static_cast<int32_t>(dist), seed, low,
-                                                         high);
+    fill_kernel<T><<<blocks_for(n), threads, 0, stream>>>(
+        static_cast<T*>(data), n, static_cast<int32_t>(dist), seed, low, high);
     return cudaGetLastError();
   });
 }
@@ -353,8 +364,8 @@ cudaError_t compare_range(const void* out, const void* ref, uint64_t ref_key, in
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     compare_kernel<T><<<blocks_for(count), threads, 0, stream>>>(
-      static_cast<const T*>(out), static_cast<const T*>(ref), ref_key, first, first + count,
-      atol, rtol, stats);
+        static_cast<const T*>(out), static_cast<const T*>(ref), ref_key, first, first + count, atol,
+        rtol, stats);
     return cudaGetLastError();
   });
 }
@@ -367,8 +378,8 @@ cudaError_t perturb(void* data, int32_t dtype, distribution dist, int64_t low, i
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     perturb_kernel<T><<<1, element_positions::capacity, 0, stream>>>(
-      static_cast<T*>(data), static_cast<int32_t>(dist), low, high, base_seed, restore,
-      fresh_seed, fresh);
+        static_cast<T*>(data), static_cast<int32_t>(dist), low, high, base_seed, restore,
+        fresh_seed, fresh);
     return cudaGetLastError();
   });
 }
@@ -378,8 +389,8 @@ cudaError_t mask(void* data, int64_t bytes, uint64_t key, cudaStream_t stream) {
     return cudaSuccess;
   int64_t units = bytes / 8;
   mask_kernel<<<blocks_for(units > 0 ? units : 1), threads, 0, stream>>>(
-    static_cast<uint64_t*>(data), units, static_cast<unsigned char*>(data) + units * 8,
-    bytes % 8, key);
+      static_cast<uint64_t*>(data), units, static_cast<unsigned char*>(data) + units * 8, bytes % 8,
+      key);
   return cudaGetLastError();
 }
 
@@ -394,8 +405,8 @@ cudaError_t compare_bytes(const void* a, const void* b, int64_t bytes,
   auto* a_tail = static_cast<const unsigned char*>(a) + words * 16;
   auto* b_tail = static_cast<const unsigned char*>(b) + words * 16;
   compare_bytes_kernel<<<blocks_for(words > 0 ? words : 1), threads, 0, stream>>>(
-    static_cast<const uint4*>(a), static_cast<const uint4*>(b), words, a_tail, b_tail, tail,
-    diff_count, first_diff);
+      static_cast<const uint4*>(a), static_cast<const uint4*>(b), words, a_tail, b_tail, tail,
+      diff_count, first_diff);
   return cudaGetLastError();
 }
 
@@ -407,8 +418,8 @@ cudaError_t count_undrawn(const void* data, int32_t dtype, distribution dist, in
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
     count_undrawn_kernel<T><<<blocks_for(count), threads, 0, stream>>>(
-      static_cast<const T*>(data), static_cast<int32_t>(dist), seed, low, high, first,
-      first + count, mismatches);
+        static_cast<const T*>(data), static_cast<int32_t>(dist), seed, low, high, first,
+        first + count, mismatches);
     return cudaGetLastError();
   });
 }
@@ -431,7 +442,8 @@ cudaError_t read_element(const void* data, int32_t dtype, int64_t index, double*
         return x ^ (x >> 31);
       };
       uint64_t offset = static_cast<uint64_t>(index) * sizeof(T);
-      uint64_t stream_bits = mix(key ^ ((offset / 8) * 0xD6E8FEB86659FD93ull)) >> ((offset % 8) * 8);
+      uint64_t stream_bits =
+          mix(key ^ ((offset / 8) * 0xD6E8FEB86659FD93ull)) >> ((offset % 8) * 8);
       unsigned char bytes[sizeof(T)];
       std::memcpy(bytes, &host, sizeof(T));
       for (size_t b = 0; b < sizeof(T); ++b)

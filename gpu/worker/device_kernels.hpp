@@ -11,7 +11,13 @@
 namespace ks::gpu::worker {
 
 /// The distribution of drawn values (engine::init_kind's numbers).
-enum class distribution : int32_t { normal = 0, uniform = 1, uniform01 = 2, positive = 3, randint = 4 };
+enum class distribution : int32_t {
+  normal = 0,
+  uniform = 1,
+  uniform01 = 2,
+  positive = 3,
+  randint = 4
+};
 
 /// Fills `n` elements of dtype `dtype` at `data` with values drawn from `dist` by a
 /// counter-based hash of (seed, index): the same seed gives the same tensor on any launch
@@ -27,9 +33,9 @@ cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream);
 /// Accumulated by compare(); lives in device memory, zeroed before each use.
 struct compare_stats {
   unsigned long long bad_count;
-  unsigned long long nan_count;        // candidate NaN where the reference is not
-  unsigned long long first_bad;        // ULLONG_MAX when none
-  unsigned long long max_abs_bits;     // bits of a non-negative double
+  unsigned long long nan_count;    // candidate NaN where the reference is not
+  unsigned long long first_bad;    // ULLONG_MAX when none
+  unsigned long long max_abs_bits; // bits of a non-negative double
   unsigned long long max_rel_bits;
   double sum_sq_diff;
   double sum_sq_ref;

@@ -14,13 +14,13 @@
 #include "gpu/worker_limits.hpp"
 #include "gpu/worker_protocol.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
-
-#include <unistd.h>
 
 namespace {
 
@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     if (!req) {
       ks::gpu::response resp;
       resp.ok = false;
-      resp.fail = ks::gpu::failure{ks::gpu::failure_kind::protocol_error, req.error().message(),
-                                   {}, {}, {}};
+      resp.fail = ks::gpu::failure{
+          ks::gpu::failure_kind::protocol_error, req.error().message(), {}, {}, {}};
       send_line(ks::gpu::encode(resp));
       continue;
     }

@@ -131,8 +131,8 @@ CUcontext current_context() {
   using get_current_fn = CUresult (*)(CUcontext*);
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
-                                       &found) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
       fn == nullptr) {
     cudaGetLastError();
     return nullptr;
@@ -486,9 +486,8 @@ struct range_profiler::impl {
     bool all_submitted = false;
     while (!all_submitted) {
       if (out.passes >= most)
-        throw counters_refused{"the range profiler asked for more than " +
-                                   std::to_string(most) + " passes",
-                               false};
+        throw counters_refused{
+            "the range profiler asked for more than " + std::to_string(most) + " passes", false};
       call.prepare();
       CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
       start.pRangeProfilerObject = range.ptr;
@@ -564,8 +563,8 @@ struct range_profiler::impl {
     }
   }
 
-  void collect(engine::profile& p, const std::vector<activity>& launches,
-               const profiled_call& call, const profile_options& options, int32_t device) {
+  void collect(engine::profile& p, const std::vector<activity>& launches, const profiled_call& call,
+               const profile_options& options, int32_t device) {
     if (!lasting_refusal.empty()) {
       p.counters_unavailable = lasting_refusal;
       return;

@@ -36,8 +36,8 @@ public:
   /// metrics, p.counters, p.passes, p.range, p.replay, p.notes); `launches` are the call's
   /// kernel launches in order (fill_activity). When the counters cannot be read it sets
   /// p.counters_unavailable and leaves the rest; a failure of the call itself propagates.
-  void collect(engine::profile& p, const std::vector<activity>& launches,
-               const profiled_call& call, const profile_options& options, int32_t device);
+  void collect(engine::profile& p, const std::vector<activity>& launches, const profiled_call& call,
+               const profile_options& options, int32_t device);
 
   range_profiler(const range_profiler&) = delete;
   range_profiler& operator=(const range_profiler&) = delete;

@@ -2,9 +2,9 @@
 //
 // CUPTI is dlopen'ed rather than linked (cupti_library.hpp), so that the worker starts where
 // CUPTI is missing (a machine without the CUDA toolkit's extras, CI without a driver) and
-// says why the audit is off. Only its activity API is used, whose kernel, memcpy and memset records carry the
-// stream each piece of work ran on; the activity API needs no profiling permission, unlike
-// hardware counters. Records arrive in buffers that CUPTI hands back from its own thread or
+// says why the audit is off. Only its activity API is used, whose kernel, memcpy and memset records
+// carry the stream each piece of work ran on; the activity API needs no profiling permission,
+// unlike hardware counters. Records arrive in buffers that CUPTI hands back from its own thread or
 // from cuptiActivityFlushAll, hence the mutex around the collected list.
 //
 // Record layouts are those of the CUPTI headers this file is compiled with (CUDA 13:
@@ -58,10 +58,14 @@ std::string demangle(const char* name) {
 
 const char* copy_kind_name(uint8_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
-    default: return "memcpy";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    return "memcpy HtoD";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    return "memcpy DtoH";
+  case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    return "memcpy DtoD";
+  default:
+    return "memcpy";
   }
 }
 
@@ -80,61 +84,62 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
          api_for_callbacks->next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
     activity a;
     switch (record->kind) {
-      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      case CUPTI_ACTIVITY_KIND_KERNEL: {
-        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        a.kind = activity::kind_type::kernel;
-        a.name = demangle(k->name);
-        a.stream = k->streamId;
-        a.duration_ns = k->end > k->start ? k->end - k->start : 0;
-        a.start_ns = k->start;
-        a.end_ns = k->end;
-        a.grid[0] = k->gridX;
-        a.grid[1] = k->gridY;
-        a.grid[2] = k->gridZ;
-        a.block[0] = k->blockX;
-        a.block[1] = k->blockY;
-        a.block[2] = k->blockZ;
-        a.registers = k->registersPerThread;
-        a.static_shared_bytes = k->staticSharedMemory;
-        a.dynamic_shared_bytes = k->dynamicSharedMemory;
-        a.local_bytes_per_thread = k->localMemoryPerThread;
-        break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        a.kind = activity::kind_type::memcpy;
-        a.name = copy_kind_name(m->copyKind);
-        a.stream = m->streamId;
-        a.bytes = m->bytes;
-        a.duration_ns = m->end > m->start ? m->end - m->start : 0;
-        a.start_ns = m->start;
-        a.end_ns = m->end;
-        break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-        a.kind = activity::kind_type::memcpy;
-        a.name = "memcpy peer";
-        a.stream = m->streamId;
-        a.bytes = m->bytes;
-        a.duration_ns = m->end > m->start ? m->end - m->start : 0;
-        a.start_ns = m->start;
-        a.end_ns = m->end;
-        break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        a.kind = activity::kind_type::memset;
-        a.name = "memset";
-        a.stream = m->streamId;
-        a.bytes = m->bytes;
-        a.duration_ns = m->end > m->start ? m->end - m->start : 0;
-        a.start_ns = m->start;
-        a.end_ns = m->end;
-        break;
-      }
-      default: continue;
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      a.kind = activity::kind_type::kernel;
+      a.name = demangle(k->name);
+      a.stream = k->streamId;
+      a.duration_ns = k->end > k->start ? k->end - k->start : 0;
+      a.start_ns = k->start;
+      a.end_ns = k->end;
+      a.grid[0] = k->gridX;
+      a.grid[1] = k->gridY;
+      a.grid[2] = k->gridZ;
+      a.block[0] = k->blockX;
+      a.block[1] = k->blockY;
+      a.block[2] = k->blockZ;
+      a.registers = k->registersPerThread;
+      a.static_shared_bytes = k->staticSharedMemory;
+      a.dynamic_shared_bytes = k->dynamicSharedMemory;
+      a.local_bytes_per_thread = k->localMemoryPerThread;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      a.kind = activity::kind_type::memcpy;
+      a.name = copy_kind_name(m->copyKind);
+      a.stream = m->streamId;
+      a.bytes = m->bytes;
+      a.duration_ns = m->end > m->start ? m->end - m->start : 0;
+      a.start_ns = m->start;
+      a.end_ns = m->end;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      a.kind = activity::kind_type::memcpy;
+      a.name = "memcpy peer";
+      a.stream = m->streamId;
+      a.bytes = m->bytes;
+      a.duration_ns = m->end > m->start ? m->end - m->start : 0;
+      a.start_ns = m->start;
+      a.end_ns = m->end;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      a.kind = activity::kind_type::memset;
+      a.name = "memset";
+      a.stream = m->streamId;
+      a.bytes = m->bytes;
+      a.duration_ns = m->end > m->start ? m->end - m->start : 0;
+      a.start_ns = m->start;
+      a.end_ns = m->end;
+      break;
+    }
+    default:
+      continue;
     }
     found.push_back(std::move(a));
   }
@@ -145,8 +150,8 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
 }
 
 constexpr CUpti_ActivityKind audited_kinds[] = {
-  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET};
 
 } // namespace
 

@@ -20,11 +20,11 @@ namespace ks::gpu::worker {
 struct activity {
   enum class kind_type { kernel, memcpy, memset };
   kind_type kind = kind_type::kernel;
-  std::string name;          ///< demangled kernel name, or "memcpy HtoD" and the like
-  uint32_t stream = 0;       ///< CUPTI's stream id; invalid_stream for synchronous copies
-  uint64_t bytes = 0;        ///< copies and memsets
+  std::string name;    ///< demangled kernel name, or "memcpy HtoD" and the like
+  uint32_t stream = 0; ///< CUPTI's stream id; invalid_stream for synchronous copies
+  uint64_t bytes = 0;  ///< copies and memsets
   uint64_t duration_ns = 0;
-  uint64_t start_ns = 0;     ///< GPU timestamps
+  uint64_t start_ns = 0; ///< GPU timestamps
   uint64_t end_ns = 0;
   // Kernels only: the launch configuration.
   int32_t grid[3] = {0, 0, 0};

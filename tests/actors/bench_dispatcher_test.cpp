@@ -1,6 +1,5 @@
-#include "actors/bench_dispatcher_actor.hpp"
-
 #include "actors/actor_error.hpp"
+#include "actors/bench_dispatcher_actor.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>

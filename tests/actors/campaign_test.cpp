@@ -104,7 +104,8 @@ std::string config_text(const campaign_setup& s) {
   t << "]\noutput = \"out\"\nwall_time_s = 120\ncandidates_per_task = " << s.candidates
     << "\n\n[search]\nbranches = " << s.branches << "\ndepth = " << s.depth
     << "\nstop_patience = " << s.patience << "\n"
-    << s.search_extra << "finalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\nmin_timing_trials = 10\n"
+    << s.search_extra
+    << "finalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\nmin_timing_trials = 10\n"
        "max_timing_ms = 1\nverify_timeout_s = "
     << s.verify_timeout_s << "\ntime_timeout_s = " << s.time_timeout_s
     << "\ncompile_timeout_s = 30\n\n[memory]\npath = \"memory\"\n";
@@ -403,8 +404,8 @@ TEST_CASE("profile = none runs no profile job, and a node at expand_max_fraction
   // Its diagnosis rests on its timing: no counters.
   REQUIRE(root.contains("diagnosis"));
   const json::object& diagnosis = root.at("diagnosis").as_object();
-  bool counters = diagnosis.contains("hardware") &&
-                  diagnosis.at("hardware").at("counters").as_bool();
+  bool counters =
+      diagnosis.contains("hardware") && diagnosis.at("hardware").at("counters").as_bool();
   CHECK_FALSE(counters);
 }
 
@@ -737,8 +738,7 @@ TEST_CASE("a task whose reference fails ends the run with exit 2 once the others
     REQUIRE(at != std::string::npos);
     manifest.replace(at, from.size(), to);
   };
-  replace("name = \"relu\"",
-          "name = \"broken_relu\"\nreference = \"" + broken_ref.string() + "\"");
+  replace("name = \"relu\"", "name = \"broken_relu\"\nreference = \"" + broken_ref.string() + "\"");
   campaign_setup setup;
   setup.tasks = {"19_relu"};
   setup.task_files = {ctx.write("broken/broken_relu.toml", manifest).string()};

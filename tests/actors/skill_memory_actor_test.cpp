@@ -67,7 +67,8 @@ TEST_CASE_METHOD(test::actor_fixture,
   memory::task_state state;
   state.name = "relu";
   self->send(store, actors::put_task{state});
-  self->send(store, actors::put_node{"relu", timed_node(0, -1, 2.0, engine::node_status::accepted), {}});
+  self->send(store,
+             actors::put_node{"relu", timed_node(0, -1, 2.0, engine::node_status::accepted), {}});
   self->send(store, verdict("relu"));
   self->send(store, verdict("relu")); // a resumed supervisor judging the node again
   run();
@@ -108,7 +109,8 @@ TEST_CASE_METHOD(test::actor_fixture,
     memory::task_state state;
     state.name = "relu";
     self->send(store, actors::put_task{state});
-    self->send(store, actors::put_node{"relu", timed_node(0, -1, 2.0, engine::node_status::accepted), {}});
+    self->send(store,
+               actors::put_node{"relu", timed_node(0, -1, 2.0, engine::node_status::accepted), {}});
     self->send(store, verdict("relu"));
     run();
     while (reply<actors::ack>()) {

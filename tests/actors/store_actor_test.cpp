@@ -137,11 +137,15 @@ TEST_CASE_METHOD(test::actor_fixture,
   actors::put_batch batch;
   batch.sources.push_back(actors::put_source{"h0", "reference"});
   batch.nodes.push_back(
-    actors::put_node{"t", node(0, -1, engine::node_status::accepted, "h0"), {}});
+      actors::put_node{"t", node(0, -1, engine::node_status::accepted, "h0"), {}});
   batch.nodes.push_back(actors::put_node{"t", node(1, 0, engine::node_status::planned, ""), {}});
-  batch.outcomes.push_back(
-    actors::put_outcome{"t", 0, {node(1, 0, engine::node_status::planned, "").plan, 1,
-                                 engine::outcome_kind::pending, {}, 0}});
+  batch.outcomes.push_back(actors::put_outcome{"t",
+                                               0,
+                                               {node(1, 0, engine::node_status::planned, "").plan,
+                                                1,
+                                                engine::outcome_kind::pending,
+                                                {},
+                                                0}});
   batch.skills.push_back(actors::put_skill_result{"tile", "f", "gpu", true, 0.5});
   self->send(store, batch);
   run();

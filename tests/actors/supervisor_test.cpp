@@ -916,7 +916,7 @@ TEST_CASE_METHOD(supervisor_fixture,
     sched.trigger_timeouts();
   }
   REQUIRE(report);
-  CHECK(*calls == 4); // the first request and three retries
+  CHECK(*calls == 4);        // the first request and three retries
   CHECK(report->nodes == 1); // the root was exhausted: the reference is the result
   CHECK(report->phase == "done");
 }

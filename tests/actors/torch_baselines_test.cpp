@@ -87,7 +87,8 @@ TEST_CASE("a baselines file as the tool writes it reads every task's timings and
 
 TEST_CASE("a JSON syntax error names the file with the line and column where it stops",
           "[torch_baselines]") {
-  std::string message = error_of("{\n  \"format\": \"kernelskill-torch-baselines\",\n  \"tasks\": {,}\n}\n");
+  std::string message =
+      error_of("{\n  \"format\": \"kernelskill-torch-baselines\",\n  \"tasks\": {,}\n}\n");
   CHECK(message.rfind("b.json:3:", 0) == 0);
   CHECK(message.find("not valid JSON") != std::string::npos);
   CHECK(error_of("{\"format\": ").rfind("b.json:1:", 0) == 0);
@@ -110,7 +111,8 @@ TEST_CASE("every schema problem is reported on its own line with the path of the
   CHECK(message.find("b.json: version: not 1") != std::string::npos);
   CHECK(message.find("b.json: device: missing") != std::string::npos);
   CHECK(message.find("b.json: tasks.relu.eager.median_ms: missing") != std::string::npos);
-  CHECK(message.find("b.json: tasks.relu.compile.trials: not an integer >= 1") != std::string::npos);
+  CHECK(message.find("b.json: tasks.relu.compile.trials: not an integer >= 1") !=
+        std::string::npos);
   CHECK(message.find("b.json: tasks.sum.eager.median_ms: not a number > 0") != std::string::npos);
   CHECK(std::count(message.begin(), message.end(), '\n') == 4);
 }
@@ -123,7 +125,8 @@ TEST_CASE("a baselines file that does not exist is not_found, naming it", "[torc
   CHECK(b.error().message().find("nowhere.json: no such baselines file") != std::string::npos);
 }
 
-TEST_CASE("a campaign's checked copy reads back as the file it was made from", "[torch_baselines]") {
+TEST_CASE("a campaign's checked copy reads back as the file it was made from",
+          "[torch_baselines]") {
   test::test_context ctx;
   torch_baselines b = parsed(tool_file);
   b.source = "/data/h100.json";

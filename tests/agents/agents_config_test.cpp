@@ -66,8 +66,13 @@ prices = [ { model = "a", input_per_mtok = -1, output_per_mtok = 1 },
            { model = "a", input_per_mtok = 1, ouput_per_mtok = 1 },
            "b" ]
 )");
-  CHECK_THAT(e, Catch::Contains("c.toml:2:44: 'agents.prices[0]'.input_per_mtok must be a number >= 0, got -1"));
-  CHECK_THAT(e, Catch::Contains("unknown key 'ouput_per_mtok' in 'agents.prices[1]' (did you mean 'output_per_mtok'?)"));
+  CHECK_THAT(e,
+             Catch::Contains(
+                 "c.toml:2:44: 'agents.prices[0]'.input_per_mtok must be a number >= 0, got -1"));
+  CHECK_THAT(
+      e,
+      Catch::Contains(
+          "unknown key 'ouput_per_mtok' in 'agents.prices[1]' (did you mean 'output_per_mtok'?)"));
   CHECK_THAT(e, Catch::Contains("c.toml:4:12: 'agents.prices[2]' must be a table"));
 }
 
@@ -76,13 +81,16 @@ TEST_CASE("backend replay needs the transcripts folder; the default file lists t
           "[agents][config]") {
   CHECK_THAT(error_of("[agents]\nbackend = \"replay\"\n"),
              Catch::Contains("c.toml:2:11: agents.backend \"replay\" needs 'agents.replay'"));
-  campaign_config replay = config_of("[agents]\nbackend = \"replay\"\nreplay = \"out/transcripts\"\n");
+  campaign_config replay =
+      config_of("[agents]\nbackend = \"replay\"\nreplay = \"out/transcripts\"\n");
   CHECK(replay.replay_dir().filename() == "transcripts");
   campaign_config priced;
   priced.agents.prices = {model_price_entry{"m", 1.25, 5}};
   priced.campaign.token_budget = 77;
   std::string text = config_text(priced);
-  CHECK_THAT(text, Catch::Contains("prices = [{ model = \"m\", input_per_mtok = 1.25, output_per_mtok = 5.0 }]"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 "prices = [{ model = \"m\", input_per_mtok = 1.25, output_per_mtok = 5.0 }]"));
   CHECK_THAT(text, Catch::Contains("token_budget = 77"));
   CHECK_THAT(default_config_text(), Catch::Contains("prices = []"));
   CHECK_THAT(default_config_text(), Catch::Contains("\"replay\""));

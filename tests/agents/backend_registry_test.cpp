@@ -5,7 +5,8 @@
 using namespace ks;
 
 TEST_CASE("make_backend makes the offline backend by name", "[agents]") {
-  auto backend = agents::make_backend("offline", engine::backend_settings{}, engine::backend_context{});
+  auto backend =
+      agents::make_backend("offline", engine::backend_settings{}, engine::backend_context{});
   REQUIRE(backend.has_value());
   CHECK((*backend)->name() == "offline");
   CHECK(agents::backend_names() ==
@@ -24,7 +25,8 @@ TEST_CASE("make_backend says a model backend needs a model service", "[agents]")
 }
 
 TEST_CASE("make_backend lists the valid backends for an unknown name", "[agents]") {
-  auto backend = agents::make_backend("ofline", engine::backend_settings{}, engine::backend_context{});
+  auto backend =
+      agents::make_backend("ofline", engine::backend_settings{}, engine::backend_context{});
   REQUIRE_FALSE(backend.has_value());
   CHECK_THAT(backend.error().message(),
              Catch::Contains("valid backends: offline, openai, anthropic, replay"));

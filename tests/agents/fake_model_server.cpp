@@ -1,8 +1,7 @@
 #include "fake_model_server.hpp"
 
-#include <boost/json.hpp>
-
 #include <arpa/inet.h>
+#include <boost/json.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,10 +27,10 @@ std::string chat_body(api_kind api, const std::string& text, int64_t input, int6
   if (api == api_kind::openai) {
     o["id"] = "chatcmpl-fake";
     o["object"] = "chat.completion";
-    o["choices"] = json::array{json::object{
-        {"index", 0},
-        {"message", json::object{{"role", "assistant"}, {"content", text}}},
-        {"finish_reason", "stop"}}};
+    o["choices"] = json::array{
+        json::object{{"index", 0},
+                     {"message", json::object{{"role", "assistant"}, {"content", text}}},
+                     {"finish_reason", "stop"}}};
     o["usage"] = json::object{
         {"prompt_tokens", input}, {"completion_tokens", output}, {"total_tokens", input + output}};
   } else {
@@ -284,7 +283,7 @@ struct fake_model_server::threads {
 };
 
 fake_model_server::fake_model_server(api_kind api, uint16_t port)
-    : api_(api), threads_(std::make_unique<threads>()) {
+  : api_(api), threads_(std::make_unique<threads>()) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int yes = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
@@ -425,13 +424,20 @@ bool send_all(int fd, const std::string& data) {
 
 const char* reason_of(int status) {
   switch (status) {
-  case 200: return "OK";
-  case 400: return "Bad Request";
-  case 401: return "Unauthorized";
-  case 429: return "Too Many Requests";
-  case 500: return "Internal Server Error";
-  case 503: return "Service Unavailable";
-  default: return "Status";
+  case 200:
+    return "OK";
+  case 400:
+    return "Bad Request";
+  case 401:
+    return "Unauthorized";
+  case 429:
+    return "Too Many Requests";
+  case 500:
+    return "Internal Server Error";
+  case 503:
+    return "Service Unavailable";
+  default:
+    return "Status";
   }
 }
 

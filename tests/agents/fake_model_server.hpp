@@ -52,8 +52,8 @@ struct scripted_reply {
 };
 
 /// Returns a 200 body of `api` whose text is `text`, with usage `input` / `output` tokens.
-std::string chat_body(agents::api_kind api, const std::string& text, int64_t input,
-                      int64_t output, const std::string& model = "fake-model");
+std::string chat_body(agents::api_kind api, const std::string& text, int64_t input, int64_t output,
+                      const std::string& model = "fake-model");
 
 /// Returns the text of the last user message of a request body of `api`, and of its system
 /// prompt ("" when none).

@@ -8,14 +8,14 @@
 // appends one line per request to --log ("<number> <path> <authorization or x-api-key>").
 // SIGTERM or SIGINT stops it.
 
-#include "fake_model_server.hpp"
-
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
+
+#include "fake_model_server.hpp"
 
 namespace {
 
@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
     for (; logged < all.size(); ++logged) {
       const auto& r = all[logged];
       std::string key = r.headers.count("authorization") ? r.headers.at("authorization")
-                                                         : r.headers.count("x-api-key") ? r.headers.at("x-api-key") : "-";
+                        : r.headers.count("x-api-key")   ? r.headers.at("x-api-key")
+                                                         : "-";
       out << r.number << " " << r.path << " " << key << "\n";
     }
   }

@@ -10,14 +10,13 @@
 #include "agents/transcript.hpp"
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <deque>
 #include <fstream>
 #include <memory>
-
-#include "tests/test_context.hpp"
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -111,7 +110,8 @@ struct fixture {
     engine::planning_request r;
     r.subject = &relu;
     r.parent = 3;
-    r.parent_lineage = {engine::reference_plan(), engine::plan{"custom", "halve the block", {{"idea", "halve"}}, 0, ""}};
+    r.parent_lineage = {engine::reference_plan(),
+                        engine::plan{"custom", "halve the block", {{"idea", "halve"}}, 0, ""}};
     r.parent_source = reference;
     r.reference_source = reference;
     r.parent_time = engine::timing{0.042, 0.040, 0.045, 20, {}};
@@ -123,9 +123,14 @@ struct fixture {
     r.diagnosis.bound = engine::bound_kind::memory;
     r.diagnosis.text = "DRAM-bound at 61% of the roofline";
     r.diagnosis.evidence = {{"fraction_of_roofline", 0.61, "<", 0.9}};
-    r.tried = {engine::plan_outcome{engine::plan{"launch_params", "more blocks", {{"KS_MAX_BLOCKS", "4096"}}, 1, "reference_defines"},
-                                    5, engine::outcome_kind::failed, "wrong_result", 0}};
-    r.branch = {engine::ancestor_memory{0, {engine::plan_outcome{engine::plan{"custom", "unroll", {{"idea", "unroll"}}, 0, ""}, 1, engine::outcome_kind::rejected, "", 0.01}}}};
+    r.tried = {engine::plan_outcome{
+        engine::plan{
+            "launch_params", "more blocks", {{"KS_MAX_BLOCKS", "4096"}}, 1, "reference_defines"},
+        5, engine::outcome_kind::failed, "wrong_result", 0}};
+    r.branch = {engine::ancestor_memory{
+        0,
+        {engine::plan_outcome{engine::plan{"custom", "unroll", {{"idea", "unroll"}}, 0, ""}, 1,
+                              engine::outcome_kind::rejected, "", 0.01}}}};
     r.skills = engine::retrieve(*skills, relu, &r.diagnosis, reference, {}, {});
     r.count = 2;
     return r;
@@ -151,7 +156,8 @@ TEST_CASE("the planner's prompt carries the task, the GPU and its peaks, the par
   fixture f;
   engine::planning_request request = f.planning();
   REQUIRE_FALSE(request.skills.empty());
-  f.client->answers.push_back(std::string(R"({"plans": [{"skill": "custom", "description": "vectorize loads"}]})"));
+  f.client->answers.push_back(
+      std::string(R"({"plans": [{"skill": "custom", "description": "vectorize loads"}]})"));
   auto plans = f.backend().propose(request);
   REQUIRE(plans.has_value());
   REQUIRE(plans->size() == 1);
@@ -182,8 +188,11 @@ TEST_CASE("the planner's prompt carries the task, the GPU and its peaks, the par
     for (const std::string& a : s->anti_patterns)
       CHECK_THAT(prompt, Catch::Contains(a));
   }
-  CHECK_THAT(prompt, Catch::Contains("on this kernel: launch_params/reference_defines(KS_MAX_BLOCKS=4096) \"more blocks\" -> failed (wrong_result)"));
-  CHECK_THAT(prompt, Catch::Contains("on its ancestor node 0: custom(idea=unroll) \"unroll\" -> rejected"));
+  CHECK_THAT(prompt,
+             Catch::Contains("on this kernel: launch_params/reference_defines(KS_MAX_BLOCKS=4096) "
+                             "\"more blocks\" -> failed (wrong_result)"));
+  CHECK_THAT(prompt,
+             Catch::Contains("on its ancestor node 0: custom(idea=unroll) \"unroll\" -> rejected"));
   CHECK_THAT(prompt, Catch::Contains("Propose up to 2 distinct plans"));
 }
 
@@ -191,8 +200,10 @@ TEST_CASE("a planner reply with an unknown skill is sent back once with the prob
           "second answer is used",
           "[agents][backend]") {
   fixture f;
-  f.client->answers.push_back(std::string(R"({"plans": [{"skill": "magic", "description": "x"}]})"));
-  f.client->answers.push_back(std::string(R"({"plans": [{"skill": "custom", "description": "y"}]})"));
+  f.client->answers.push_back(
+      std::string(R"({"plans": [{"skill": "magic", "description": "x"}]})"));
+  f.client->answers.push_back(
+      std::string(R"({"plans": [{"skill": "custom", "description": "y"}]})"));
   auto plans = f.backend().propose(f.planning());
   REQUIRE(plans.has_value());
   CHECK(plans->front().description == "y");
@@ -243,7 +254,11 @@ TEST_CASE("the coder's prompt carries the plan, the skill's guidance and its ren
   f.client->answers.push_back("```cuda\n" + kernel + "```");
   engine::coding_request request;
   request.subject = &f.relu;
-  request.plan = engine::plan{"launch_params", "128 threads", {{"KS_BLOCK_THREADS", "128"}, {"KS_MAX_BLOCKS", "1048576"}}, 1, "reference_defines"};
+  request.plan = engine::plan{"launch_params",
+                              "128 threads",
+                              {{"KS_BLOCK_THREADS", "128"}, {"KS_MAX_BLOCKS", "1048576"}},
+                              1,
+                              "reference_defines"};
   request.parent_source = f.reference;
   request.reference_source = f.reference;
   auto code = f.backend().write_code(request);
@@ -260,14 +275,17 @@ TEST_CASE("the repairer's prompt carries the verbatim diagnostics and the earlie
           "answer gives the fix",
           "[agents][backend]") {
   fixture f;
-  f.client->answers.push_back("```json\n{\"diagnosis\": \"typo\", \"fix_summary\": \"renamed\"}\n```\n```cuda\n" + kernel + "```");
+  f.client->answers.push_back(
+      "```json\n{\"diagnosis\": \"typo\", \"fix_summary\": \"renamed\"}\n```\n```cuda\n" + kernel +
+      "```");
   engine::repair_request request;
   request.subject = &f.relu;
   request.plan = engine::plan{"custom", "vectorize", {{"idea", "v"}}, 0, ""};
   request.source = f.reference + "KS_FAKE_COMPILE_ERROR\n";
   request.failure_kind = "compile_error";
   request.error_text = "kernel.cu(70): error: identifier \"KS_FAKE_COMPILE_ERROR\" is undefined";
-  request.history = {engine::repair_round{1, "kernel.cu(3): error: expected a ';'", "missing semicolon", "added it"}};
+  request.history = {engine::repair_round{1, "kernel.cu(3): error: expected a ';'",
+                                          "missing semicolon", "added it"}};
   auto fix = f.backend().repair(request);
   REQUIRE(fix.has_value());
   CHECK(fix->source == kernel);
@@ -275,7 +293,8 @@ TEST_CASE("the repairer's prompt carries the verbatim diagnostics and the earlie
   std::string prompt = content_of(f.client->requests[0], "user");
   CHECK_THAT(prompt, Catch::Contains(request.error_text));
   CHECK_THAT(prompt, Catch::Contains("What the compiler said"));
-  CHECK_THAT(prompt, Catch::Contains("Round 1: the error was: kernel.cu(3): error: expected a ';'"));
+  CHECK_THAT(prompt,
+             Catch::Contains("Round 1: the error was: kernel.cu(3): error: expected a ';'"));
   CHECK_THAT(prompt, Catch::Contains("Fix: added it"));
 }
 
@@ -309,7 +328,8 @@ TEST_CASE("a distilled skill is loaded as learned; one that does not load is sho
   request.winner_source = f.reference;
   request.reference_source = f.reference;
   request.speedup = 1.2;
-  request.lineage = {agents::lineage_step{engine::plan{"custom", "x", {{"idea", "x"}}, 0, ""}, 0.17}};
+  request.lineage = {
+      agents::lineage_step{engine::plan{"custom", "x", {{"idea", "x"}}, 0, ""}, 0.17}};
   auto skill = f.backend().distill(request);
   REQUIRE(skill.has_value());
   CHECK(skill->id == "learned_relu");
@@ -389,7 +409,8 @@ TEST_CASE("the replay service answers the same requests with the recorded replie
   CHECK(reply->cost == Approx(10));
   auto again = (*replay)->complete(same);
   REQUIRE_FALSE(again.has_value());
-  CHECK_THAT(again.error().message(), Catch::Contains("hold no reply for the coder of task 'relu'"));
+  CHECK_THAT(again.error().message(),
+             Catch::Contains("hold no reply for the coder of task 'relu'"));
   CHECK((*replay)->stats().total.input_tokens == 10);
   CHECK(agents::read_transcripts(ctx.dir() / "again")->size() == 2);
 }
@@ -399,7 +420,8 @@ TEST_CASE("make_backend makes every model backend around the client it is given"
   fixture f;
   for (const char* name : {"openai", "anthropic", "replay"}) {
     CHECK(agents::needs_model(name));
-    auto without = agents::make_backend(name, engine::backend_settings{}, engine::backend_context{});
+    auto without =
+        agents::make_backend(name, engine::backend_settings{}, engine::backend_context{});
     REQUIRE_FALSE(without.has_value());
     CHECK_THAT(without.error().message(), Catch::Contains("needs a model service"));
     auto made = agents::make_backend(name, engine::backend_settings{}, engine::backend_context{},

@@ -13,6 +13,8 @@
 #include "config/campaign_config.hpp"
 #include "memory/skill_store.hpp"
 #include "memory/store.hpp"
+#include "tests/agents/fake_model_server.hpp"
+#include "tests/test_context.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -31,9 +33,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "tests/agents/fake_model_server.hpp"
-#include "tests/test_context.hpp"
 
 using namespace ks;
 using agents::api_kind;
@@ -92,9 +91,10 @@ std::string config_text(const llm_setup& s) {
   for (size_t i = 0; i < s.tasks.size(); ++i)
     t << (i ? ", " : "") << '"'
       << (test::source_dir() / "tasks" / "quickstart" / (s.tasks[i] + ".toml")).string() << '"';
-  t << "]\noutput = \"" << s.output << "\"\nwall_time_s = 120\ncandidates_per_task = "
-    << s.candidates << "\ntoken_budget = " << s.token_budget << "\n\n[search]\nbranches = "
-    << s.branches << "\ndepth = " << s.depth
+  t << "]\noutput = \"" << s.output
+    << "\"\nwall_time_s = 120\ncandidates_per_task = " << s.candidates
+    << "\ntoken_budget = " << s.token_budget << "\n\n[search]\nbranches = " << s.branches
+    << "\ndepth = " << s.depth
     << "\nstop_patience = 2\nfinalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\n"
        "min_timing_trials = 10\nmax_timing_ms = 1\nverify_timeout_s = 10\ntime_timeout_s = 10\n"
        "compile_timeout_s = 30\n\n[agents]\nbackend = \""
@@ -188,7 +188,8 @@ void check_accounting(const fs::path& out, const test::fake_model_server& server
   CHECK(s.attempts == static_cast<int64_t>(server.requests().size()));
   CHECK(s.total.input_tokens == input);
   CHECK(s.total.output_tokens == output);
-  CHECK(s.total.cost == Approx((3.0 * static_cast<double>(input) + 15.0 * static_cast<double>(output)) / 1e6));
+  CHECK(s.total.cost ==
+        Approx((3.0 * static_cast<double>(input) + 15.0 * static_cast<double>(output)) / 1e6));
   CHECK(s.retries == s.attempts - (s.succeeded + s.failed));
   int64_t by_task = 0;
   for (const auto& [task, u] : s.by_task)
@@ -425,9 +426,9 @@ TEST_CASE("the whole quickstart suite through each API, with every fault the iss
     CAPTURE(t.id, t.role, t.task, t.node);
     char id[32];
     std::snprintf(id, sizeof id, "%06lld", static_cast<long long>(t.id));
-    CHECK(fs::is_regular_file(out / "transcripts" / t.task /
-                              (std::string(id) + "-" + t.role + "-node" +
-                               std::to_string(t.node) + ".json")));
+    CHECK(fs::is_regular_file(
+        out / "transcripts" / t.task /
+        (std::string(id) + "-" + t.role + "-node" + std::to_string(t.node) + ".json")));
     CHECK(t.model == "fake-model");
     if (t.role == "coder" && t.outcome == "ok")
       coded[t.task].insert(t.node);
@@ -458,8 +459,7 @@ TEST_CASE("the whole quickstart suite through each API, with every fault the iss
                                    "1 error detected in the compilation of \""));
         bool shown = false;
         for (const agents::transcript& tr : *transcripts)
-          if (tr.role == "repairer" && tr.task == t.name &&
-              tr.node == static_cast<int64_t>(branch))
+          if (tr.role == "repairer" && tr.task == t.name && tr.node == static_cast<int64_t>(branch))
             for (const agents::chat_message& m : tr.messages)
               shown = shown || m.content.find(r.error_text) != std::string::npos;
         CHECK(shown);

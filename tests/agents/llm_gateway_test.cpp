@@ -4,6 +4,8 @@
 
 #include "agents/llm_gateway.hpp"
 #include "agents/transcript.hpp"
+#include "tests/agents/fake_model_server.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,9 +17,6 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-
-#include "tests/agents/fake_model_server.hpp"
-#include "tests/test_context.hpp"
 
 using namespace ks;
 using agents::api_kind;

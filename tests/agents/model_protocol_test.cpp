@@ -85,8 +85,7 @@ TEST_CASE("an error body is summed up by its message", "[agents][protocol]") {
   CHECK(agents::error_summary("<html>\n  Bad   gateway\n</html>") == "<html> Bad gateway </html>");
 }
 
-TEST_CASE("redact replaces every occurrence of the secret and nothing else",
-          "[agents][protocol]") {
+TEST_CASE("redact replaces every occurrence of the secret and nothing else", "[agents][protocol]") {
   CHECK(agents::redact("key=abc and abc again", "abc") == "key=[redacted] and [redacted] again");
   CHECK(agents::redact("nothing here", "") == "nothing here");
 }

@@ -35,8 +35,7 @@ TEST_CASE("a reply without a code block, or whose blocks do not define ks_forwar
   CHECK_THAT(cpp_linkage.error().message(), Catch::Contains("extern \"C\""));
 }
 
-TEST_CASE("a code block cut short by the token limit still counts to its end",
-          "[agents][parser]") {
+TEST_CASE("a code block cut short by the token limit still counts to its end", "[agents][parser]") {
   auto blocks = agents::fenced_blocks("```cuda\nint a;\nint b;");
   REQUIRE(blocks.size() == 1);
   CHECK(blocks[0].info == "cuda");
@@ -75,8 +74,9 @@ TEST_CASE("plans that name an unknown skill or lack a description are a bad_repl
       R"({"plans": [{"skill": "magic", "description": "x"}, {"skill": "launch_params"}]})", rules);
   REQUIRE_FALSE(plans.has_value());
   CHECK(plans.error().code() == engine::errc::bad_reply);
-  CHECK_THAT(plans.error().message(),
-             Catch::Contains("plan 1: unknown skill 'magic' (choose one of: launch_params, custom)"));
+  CHECK_THAT(
+      plans.error().message(),
+      Catch::Contains("plan 1: unknown skill 'magic' (choose one of: launch_params, custom)"));
   CHECK_THAT(plans.error().message(), Catch::Contains("plan 2: no \"description\""));
 }
 

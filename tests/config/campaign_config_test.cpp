@@ -1,5 +1,6 @@
 #include "config/campaign_config.hpp"
 #include "config/option_table.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -9,8 +10,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "tests/test_context.hpp"
 
 using namespace ks::config;
 namespace fs = std::filesystem;
@@ -336,10 +335,10 @@ TEST_CASE("bench.sandbox takes a boolean and bench.secret_env variable names", "
            "'bench.secret_env[1]' must be the name of an environment variable "
            "([A-Za-z_][A-Za-z0-9_]*), got a string that is not one (the value is not shown: it "
            "may be the secret itself)") +
-          "\n" +
-          at(2, 39,
-             "'bench.secret_env[2]' must be the name of an environment variable "
-             "([A-Za-z_][A-Za-z0-9_]*), got 7"));
+            "\n" +
+            at(2, 39,
+               "'bench.secret_env[2]' must be the name of an environment variable "
+               "([A-Za-z_][A-Za-z0-9_]*), got 7"));
 }
 
 TEST_CASE("an unknown policy or backend is reported with the valid names", "[config]") {

@@ -17,7 +17,9 @@ truth holds(const char* text, const fact_map& facts = {}) {
 } // namespace
 
 TEST_CASE("an expression computes with integers, reals and strings", "[engine][expression]") {
-  fact_map facts{{"threads", int64_t{256}}, {"items", int64_t{4}}, {"task.op", std::string("relu")},
+  fact_map facts{{"threads", int64_t{256}},
+                 {"items", int64_t{4}},
+                 {"task.op", std::string("relu")},
                  {"task.eps", 1e-5}};
   CHECK(holds("threads * items <= 1024", facts) == truth::yes);
   CHECK(holds("threads * items < 1024", facts) == truth::no);

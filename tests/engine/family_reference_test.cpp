@@ -8,6 +8,7 @@
 #include "engine/op_family.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -16,8 +17,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "tests/test_context.hpp"
 
 using namespace ks;
 namespace fs = std::filesystem;
@@ -156,8 +155,8 @@ TEST_CASE("every family's reference renders for a spread of shapes and params, a
     INFO(c.label << "\n" << c.manifest << (t ? "" : t.error().message()));
     REQUIRE(t.has_value());
     // Every reference template opens with what it is and where it came from.
-    CHECK(t->reference_source.find("// Reference of task t, rendered from families/" +
-                                   t->family + "/") == 0);
+    CHECK(t->reference_source.find("// Reference of task t, rendered from families/" + t->family +
+                                   "/") == 0);
     sources.push_back({c.label, t->reference_source});
     families.insert(t->family);
   }

@@ -2,6 +2,7 @@
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
 #include "engine/task_manifest.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,8 +12,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "tests/test_context.hpp"
 
 using namespace ks::engine;
 namespace fs = std::filesystem;
@@ -53,7 +52,8 @@ file = "t.cu.mustache"
 params_from = "tunables"
 )";
 
-const char* launch_template = "// {{plan}}\n{{#defines}}\n#define {{name}} {{value}}\n{{/defines}}\n{{reference}}";
+const char* launch_template =
+    "// {{plan}}\n{{#defines}}\n#define {{name}} {{value}}\n{{/defines}}\n{{reference}}";
 
 const char* tiles_toml = R"(id = "tiles"
 title = "Tiles"
@@ -70,7 +70,8 @@ params = [
 constraints = ["threads * items <= 1024"]
 )";
 
-const char* tiles_template = "// {{plan}} op {{task.op}}\nconstexpr int t = {{threads}}, i = {{items}};\n";
+const char* tiles_template =
+    "// {{plan}} op {{task.op}}\nconstexpr int t = {{threads}}, i = {{items}};\n";
 
 skill load(const char* dir, std::map<std::string, std::string> files) {
   auto s = load_skill(skill_files{dir, std::move(files)});
@@ -81,8 +82,10 @@ skill load(const char* dir, std::map<std::string, std::string> files) {
 /// Returns a library of two skills: launch_params and tiles (threads x items <= 1024).
 skill_library_ptr test_library() {
   std::vector<skill> skills;
-  skills.push_back(load("launch_params", {{"skill.toml", launch_toml}, {"t.cu.mustache", launch_template}}));
-  skills.push_back(load("tiles", {{"skill.toml", tiles_toml}, {"grid.cu.mustache", tiles_template}}));
+  skills.push_back(
+      load("launch_params", {{"skill.toml", launch_toml}, {"t.cu.mustache", launch_template}}));
+  skills.push_back(
+      load("tiles", {{"skill.toml", tiles_toml}, {"grid.cu.mustache", tiles_template}}));
   auto library = make_library(std::move(skills));
   REQUIRE(library.has_value());
   return std::make_shared<const skill_library>(std::move(*library));
@@ -110,8 +113,11 @@ planning_request root_request(const task& t, const skill_library& library, int64
 }
 
 plan tiles(int64_t threads, int64_t items) {
-  return plan{"tiles", "", {{"threads", std::to_string(threads)}, {"items", std::to_string(items)}},
-              3, "grid"};
+  return plan{"tiles",
+              "",
+              {{"threads", std::to_string(threads)}, {"items", std::to_string(items)}},
+              3,
+              "grid"};
 }
 
 plan launch(int64_t threads, int64_t max_blocks) {
@@ -277,7 +283,8 @@ TEST_CASE("write_code renders the plan's template, the same text for the same pl
   expected<std::string> code = backend.write_code(request);
   REQUIRE(code.has_value());
   CHECK(*code == "// launch_params/reference_defines(KS_BLOCK_THREADS=128,KS_MAX_BLOCKS=4096)\n"
-                 "#define KS_BLOCK_THREADS 128\n#define KS_MAX_BLOCKS 4096\n" + reference_source);
+                 "#define KS_BLOCK_THREADS 128\n#define KS_MAX_BLOCKS 4096\n" +
+                     reference_source);
   request.plan.description = "another description";
   CHECK(backend.write_code(request).value() == *code);
   request.plan = tiles(128, 4);

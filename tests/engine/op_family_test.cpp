@@ -6,13 +6,12 @@
 #include "engine/op_family.hpp"
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <string>
-
-#include "tests/test_context.hpp"
 
 using namespace ks::engine;
 namespace fs = std::filesystem;

@@ -6,7 +6,6 @@
 
 #include "engine/profile_analyst.hpp"
 #include "gpu/worker_protocol.hpp"
-#include "test_context.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -15,6 +14,8 @@
 #include <filesystem>
 #include <set>
 #include <string>
+
+#include "test_context.hpp"
 
 using namespace ks;
 namespace json = boost::json;
@@ -93,8 +94,8 @@ TEST_CASE("every recorded counter set is diagnosed as the class it was recorded 
     ++files;
   }
   // One fixture or more for every class the counters can tell.
-  for (const char* c : {"memory", "cache", "compute", "latency", "occupancy", "launch",
-                        "at_roofline"})
+  for (const char* c :
+       {"memory", "cache", "compute", "latency", "occupancy", "launch", "at_roofline"})
     CHECK(classes.count(c) == 1);
   CHECK(files >= 7);
 }
@@ -196,8 +197,7 @@ TEST_CASE("warps waiting at barriers with nothing busy are latency-bound",
   engine::diagnosis d = diagnose(load("latency_barriers"));
   CHECK(d.bound == engine::bound_kind::latency);
   CHECK(d.hardware.top_stall == "barrier");
-  const auto* stall =
-      evidence(d, "smsp__warp_issue_stalled_barrier_per_warp_active.pct");
+  const auto* stall = evidence(d, "smsp__warp_issue_stalled_barrier_per_warp_active.pct");
   REQUIRE(stall != nullptr);
   CHECK(stall->value == Approx(46));
   CHECK(contains(d.text, "a barrier (__syncthreads)"));

@@ -40,8 +40,8 @@ TEST_CASE("skills rank by the UCB rule over their statistics", "[engine][retriev
   retrieval_rules rules;
   rules.exploration = 0.5;
   // N = 30 tries: a: 8/10 accepted, b: 2/10, c: 5/10.
-  std::vector<ranking_input> in{{"b", 0.5, stats(10, 2)}, {"a", 0.5, stats(10, 8)},
-                                {"c", 0.5, stats(10, 5)}};
+  std::vector<ranking_input> in{
+      {"b", 0.5, stats(10, 2)}, {"a", 0.5, stats(10, 8)}, {"c", 0.5, stats(10, 5)}};
   CHECK(ids_of(rank_skills(in, rules)) == std::vector<std::string>{"a", "c", "b"});
   // A rarely tried skill overtakes a better-known one as the others pile up tries.
   std::vector<ranking_input> explore{{"known", 0.5, stats(200, 120)}, {"rare", 0.5, stats(2, 1)}};
@@ -70,8 +70,7 @@ TEST_CASE("skills for another bottleneck than the diagnosis rank after those for
                                 {"compute_new", 0.1, {}, false},
                                 {"memory_new", 0.5, {}, true}};
   std::vector<retrieved_skill> ranked = rank_skills(in, retrieval_rules{});
-  CHECK(ids_of(ranked) ==
-        std::vector<std::string>{"compute_new", "memory_new", "memory_winner"});
+  CHECK(ids_of(ranked) == std::vector<std::string>{"compute_new", "memory_new", "memory_winner"});
   CHECK_FALSE(ranked.front().off_diagnosis);
   CHECK(ranked.back().off_diagnosis);
   CHECK_THAT(ranked.back().why, Catch::Contains("another bottleneck"));
@@ -93,9 +92,8 @@ TEST_CASE("a skill that keeps failing is demoted behind every other", "[engine][
   CHECK(is_demoted(stats(20, 0, 0), rules));      // never accepted
   CHECK_FALSE(is_demoted(stats(20, 2, 9), rules));
   // The broken skill has the best acceptance rate, yet comes last.
-  std::vector<ranking_input> in{{"broken", 0.5, stats(6, 3, 3)},
-                                {"plain", 0.5, stats(6, 1)},
-                                {"untried", 0.5, {}}};
+  std::vector<ranking_input> in{
+      {"broken", 0.5, stats(6, 3, 3)}, {"plain", 0.5, stats(6, 1)}, {"untried", 0.5, {}}};
   std::vector<retrieved_skill> ranked = rank_skills(in, rules);
   CHECK(ids_of(ranked) == std::vector<std::string>{"untried", "plain", "broken"});
   CHECK(ranked.back().demoted);

@@ -98,9 +98,9 @@ TEST_CASE("a repair that returns a source already failed on the branch is a repe
   // Round 1 repaired source "a" into "b"; round 2 repaired "b" into "c"; "c" is failing now.
   std::vector<repair_round> rounds{{1, "error 1", "d1", "f1", "b", "a"},
                                    {2, "error 2", "d2", "f2", "c", "b"}};
-  CHECK(repeated_fix(rounds, "c", "b") == 1);  // round 1's fix again
-  CHECK(repeated_fix(rounds, "c", "c") == 2);  // the failing source itself, round 2's fix
-  CHECK(repeated_fix(rounds, "c", "a") == 0);  // the coder's original source
+  CHECK(repeated_fix(rounds, "c", "b") == 1); // round 1's fix again
+  CHECK(repeated_fix(rounds, "c", "c") == 2); // the failing source itself, round 2's fix
+  CHECK(repeated_fix(rounds, "c", "a") == 0); // the coder's original source
   CHECK_FALSE(repeated_fix(rounds, "c", "d").has_value());
   // Before any round, only the failing source is a repeat; rounds without hashes match none.
   CHECK(repeated_fix({}, "a", "a") == 0);

@@ -1,12 +1,11 @@
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <string>
-
-#include "tests/test_context.hpp"
 
 using namespace ks::engine;
 
@@ -28,7 +27,8 @@ constraints = ["threads % 32 == 0"]
 )";
 
 skill_files files_of(std::string toml, std::string templ = "int t = {{threads}};\n") {
-  return skill_files{"skills/tiles", {{"skill.toml", std::move(toml)}, {"grid.cu.mustache", std::move(templ)}}};
+  return skill_files{"skills/tiles",
+                     {{"skill.toml", std::move(toml)}, {"grid.cu.mustache", std::move(templ)}}};
 }
 
 /// Returns the message of loading `files`, which must fail.
@@ -60,7 +60,8 @@ TEST_CASE("a valid skill loads with its fields, files and content hash", "[engin
   CHECK(s->content_hash.size() == 16);
   // Any change of any file changes the hash; equal files hash equal.
   CHECK(load_skill(files_of(good_toml))->content_hash == s->content_hash);
-  CHECK(load_skill(files_of(good_toml, "int t = {{threads}}; \n"))->content_hash != s->content_hash);
+  CHECK(load_skill(files_of(good_toml, "int t = {{threads}}; \n"))->content_hash !=
+        s->content_hash);
 }
 
 TEST_CASE("a TOML syntax error in a skill file is reported at FILE:LINE:COL", "[engine][skills]") {
@@ -77,10 +78,16 @@ TEST_CASE("every problem of a skill file is reported at its FILE:LINE:COL, in so
   toml = replaced(toml, "default = 256 }", "default = 512 }");
   std::string message = error_of(files_of(toml));
   INFO(message);
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:3:11: 'version' must be an integer >= 1"));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:5:14: unknown bottleneck class 'memroy' (did you mean 'memory'?)"));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:7:1: unknown key 'guidence' (did you mean 'guidance'?)"));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:13:63: templates[0].params[0].default 512 is not one of its values"));
+  CHECK_THAT(message,
+             Catch::Contains("skills/tiles/skill.toml:3:11: 'version' must be an integer >= 1"));
+  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:5:14: unknown bottleneck class "
+                                      "'memroy' (did you mean 'memory'?)"));
+  CHECK_THAT(message,
+             Catch::Contains(
+                 "skills/tiles/skill.toml:7:1: unknown key 'guidence' (did you mean 'guidance'?)"));
+  CHECK_THAT(message,
+             Catch::Contains("skills/tiles/skill.toml:13:63: templates[0].params[0].default 512 is "
+                             "not one of its values"));
   CHECK(message.find(":3:11:") < message.find(":5:14:"));
 }
 
@@ -89,28 +96,38 @@ TEST_CASE("an expression's syntax error points at the character in the skill fil
   std::string message =
       error_of(files_of(replaced(good_toml, "\"threads % 32 == 0\"", "\"threads % % 32\"")));
   // The string starts at column 16 of line 13; its tenth character is the second '%'.
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:13:27: templates[0].constraints[0]: unexpected '%'"));
+  CHECK_THAT(message,
+             Catch::Contains(
+                 "skills/tiles/skill.toml:13:27: templates[0].constraints[0]: unexpected '%'"));
 }
 
 TEST_CASE("an expression may name only parameters, task facts and diagnosis facts",
           "[engine][skills]") {
   std::string message =
       error_of(files_of(replaced(good_toml, "\"threads % 32 == 0\"", "\"thread % 32 == 0\"")));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:13:16: templates[0].constraints[0] names 'thread'"));
-  message = error_of(files_of(replaced(good_toml, "\"task.numel_in % 4 == 0\"", "\"diagnosis.speed > 1\"")));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:6:13: requires[0] names 'diagnosis.speed'"));
+  CHECK_THAT(
+      message,
+      Catch::Contains("skills/tiles/skill.toml:13:16: templates[0].constraints[0] names 'thread'"));
+  message = error_of(
+      files_of(replaced(good_toml, "\"task.numel_in % 4 == 0\"", "\"diagnosis.speed > 1\"")));
+  CHECK_THAT(message,
+             Catch::Contains("skills/tiles/skill.toml:6:13: requires[0] names 'diagnosis.speed'"));
 }
 
 TEST_CASE("a template's Mustache error is reported at its line and column", "[engine][skills]") {
   std::string message = error_of(files_of(good_toml, "// a kernel\nint t = {{threads;\n"));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/grid.cu.mustache:2:9: template error: Unclosed tag"));
+  CHECK_THAT(message,
+             Catch::Contains("skills/tiles/grid.cu.mustache:2:9: template error: Unclosed tag"));
   message = error_of(files_of(good_toml, "{{#flag.x}}\nint t;\n"));
-  CHECK_THAT(message, Catch::Contains("skills/tiles/grid.cu.mustache:1:1: template error: Unclosed section"));
+  CHECK_THAT(message, Catch::Contains(
+                          "skills/tiles/grid.cu.mustache:1:1: template error: Unclosed section"));
 }
 
 TEST_CASE("a missing template file and missing required keys are reported", "[engine][skills]") {
   std::string message = error_of(skill_files{"skills/tiles", {{"skill.toml", good_toml}}});
-  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:11:8: template file 'grid.cu.mustache' not found"));
+  CHECK_THAT(
+      message,
+      Catch::Contains("skills/tiles/skill.toml:11:8: template file 'grid.cu.mustache' not found"));
   message = error_of(files_of(replaced(good_toml, "title = \"Tiles\"\n", "")));
   CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:1:1: missing required key 'title'"));
 }

@@ -1,11 +1,10 @@
 #include "engine/task_manifest.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <string>
-
-#include "tests/test_context.hpp"
 
 using namespace ks::engine;
 namespace fs = std::filesystem;
@@ -447,8 +446,9 @@ cost = { flops = -1, bytes = 0 }
 TEST_CASE("a parameter that is neither a scalar nor a list of integers is reported",
           "[engine][manifest]") {
   ks::test::test_context ctx;
-  fs::path path = write_task(ctx, "name = \"softmax\"\n" + valid_body +
-                                      "params = { rows = 4096, tiles = [1, 2], names = [\"a\"] }\n");
+  fs::path path =
+      write_task(ctx, "name = \"softmax\"\n" + valid_body +
+                          "params = { rows = 4096, tiles = [1, 2], names = [\"a\"] }\n");
   CHECK(error_of(path).message() ==
         at(path, 11, 49) + "'params.names' must be an integer, float, boolean, string or array "
                            "of integers, got an array");

@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include "engine/task.hpp"
 #include "kernelskill/abi.h"
+
+#include <catch2/catch.hpp>
 
 #include <cstddef>
 

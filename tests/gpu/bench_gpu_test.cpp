@@ -2,16 +2,17 @@
 // timed; each planted faulty candidate caught with its own failure kind, and the job after
 // each one still succeeds.
 
-#include <catch2/catch.hpp>
-
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_client.hpp"
-#include "test_context.hpp"
+
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <map>
 #include <string>
+
+#include "test_context.hpp"
 
 namespace fs = std::filesystem;
 using namespace ks;
@@ -149,8 +150,8 @@ TEST_CASE("every quickstart reference verifies against itself and is timed", "[g
 
 TEST_CASE("good candidates pass verification", "[gpu]") {
   auto& f = fixture();
-  for (auto [task_file, cand] : {std::pair{"19_relu.toml", "relu_good.cu"},
-                                 std::pair{"1_matmul.toml", "matmul_good.cu"}}) {
+  for (auto [task_file, cand] :
+       {std::pair{"19_relu.toml", "relu_good.cu"}, std::pair{"1_matmul.toml", "matmul_good.cu"}}) {
     const auto& t = f.task(task_file);
     auto r = f.client.verify(t, f.reference(t), f.build_ok(faulty(cand)), {});
     INFO(cand << ": " << (r ? std::string("ok") : r.error().message));
@@ -173,13 +174,11 @@ TEST_CASE("a kernel that never returns is a timeout and the next job succeeds", 
   o.verify_timeout = std::chrono::milliseconds(5000);
   gpu::worker_client short_fuse(o);
   const auto& t = f.task("19_relu.toml");
-  auto r = short_fuse.verify(t, f.reference(t),
-                             f.build_ok(faulty("relu_infinite_loop.cu")), {});
+  auto r = short_fuse.verify(t, f.reference(t), f.build_ok(faulty("relu_infinite_loop.cu")), {});
   REQUIRE_FALSE(r);
   INFO(r.error().message);
   CHECK(r.error().kind == gpu::failure_kind::timeout);
-  auto again = short_fuse.verify(t, f.reference(t),
-                                 f.build_ok(faulty("relu_good.cu")), {});
+  auto again = short_fuse.verify(t, f.reference(t), f.build_ok(faulty("relu_good.cu")), {});
   INFO((again ? std::string() : again.error().message));
   CHECK(again);
   CHECK(short_fuse.starts() == 2);

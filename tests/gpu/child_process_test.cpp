@@ -1,8 +1,8 @@
 #include "gpu/child_process.hpp"
-
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
+#include <signal.h>
 
 #include <cerrno>
 #include <chrono>
@@ -11,8 +11,6 @@
 #include <fstream>
 #include <string>
 #include <thread>
-
-#include <signal.h>
 
 using namespace std::chrono_literals;
 using ks::gpu::child_process;
@@ -53,8 +51,8 @@ TEST_CASE("a child echoes what it is fed through /bin/sh", "[gpu_host][process]"
     CHECK(r->status.describe() == "exit code 0");
   }
   SECTION("a long-lived child answers line by line") {
-    auto child = child_process::spawn(
-      {"/bin/sh", "-c", "while read line; do echo \"got $line\"; done"});
+    auto child =
+        child_process::spawn({"/bin/sh", "-c", "while read line; do echo \"got $line\"; done"});
     REQUIRE(child);
     CHECK(child->running());
     CHECK(child->pid() > 0);
@@ -65,7 +63,7 @@ TEST_CASE("a child echoes what it is fed through /bin/sh", "[gpu_host][process]"
       REQUIRE(line->has_value());
       CHECK(**line == "got " + word);
     }
-    auto status = child->wait(10s);  // closes stdin: the loop ends
+    auto status = child->wait(10s); // closes stdin: the loop ends
     CHECK(status.code == 0);
     CHECK_FALSE(child->running());
   }
@@ -82,7 +80,7 @@ TEST_CASE("exit codes are reported", "[gpu_host][process]") {
   auto child = child_process::spawn({"/bin/sh", "-c", "read x; exit 4"});
   REQUIRE(child);
   CHECK(child->wait(10s).code == 4);
-  CHECK(child->kill().code == 4);  // already reaped: the same status again
+  CHECK(child->kill().code == 4); // already reaped: the same status again
 }
 
 TEST_CASE("a child killed by a signal is described by the signal's name", "[gpu_host][process]") {
@@ -171,7 +169,7 @@ TEST_CASE("read_line returns the last partial line, then end of file", "[gpu_hos
 TEST_CASE("writing to a child that exited fails without killing us", "[gpu_host][process]") {
   auto child = child_process::spawn({"/bin/sh", "-c", "exec 0<&-; echo closed; sleep 100"});
   REQUIRE(child);
-  REQUIRE(child->read_line(10s));  // stdin is closed on the child's side now
+  REQUIRE(child->read_line(10s)); // stdin is closed on the child's side now
   auto written = child->write_line("anyone there?");
   REQUIRE_FALSE(written);
   CHECK(written.error().code() == ks::engine::errc::subprocess);
@@ -237,7 +235,7 @@ TEST_CASE("a child can run in another working directory", "[gpu_host][process]")
   auto r = run_to_completion({"cat", "marker.txt"}, 10s, "", ctx.dir() / "sub");
   REQUIRE(r);
   CHECK(r->out == "here\n");
-  CHECK(std::filesystem::current_path() == ctx.dir());  // ours is unchanged
+  CHECK(std::filesystem::current_path() == ctx.dir()); // ours is unchanged
 
   auto missing = run_to_completion({"cat", "marker.txt"}, 10s, "", ctx.dir() / "nowhere");
   REQUIRE_FALSE(missing);

@@ -1,6 +1,5 @@
-#include "gpu/compiler.hpp"
-
 #include "gpu/child_process.hpp"
+#include "gpu/compiler.hpp"
 #include "gpu/content_hash.hpp"
 #include "tests/test_context.hpp"
 
@@ -44,10 +43,14 @@ extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* 
 // Returns a minimal candidate whose only kernel is called `name`.
 std::string named_source(const std::string& name) {
   return "#include <kernelskill/abi.h>\n"
-         "__global__ void " + name + "(float* y) { y[threadIdx.x] = 1.f; }\n"
+         "__global__ void " +
+         name +
+         "(float* y) { y[threadIdx.x] = 1.f; }\n"
          "extern \"C\" int ks_forward(const ks_tensor*, int32_t, ks_tensor* out, int32_t,\n"
          "                            void* s) {\n"
-         "  " + name + "<<<1, 32, 0, (cudaStream_t) s>>>((float*) out[0].data);\n"
+         "  " +
+         name +
+         "<<<1, 32, 0, (cudaStream_t) s>>>((float*) out[0].data);\n"
          "  return 0;\n"
          "}\n";
 }
@@ -86,8 +89,8 @@ TEST_CASE("a good candidate compiles to a shared object and is then served from 
   CHECK(cold.key == cc.key_of(request));
   CHECK(cold.key.size() == 32);
   REQUIRE(fs::is_regular_file(cold.shared_object));
-  CHECK(cold.shared_object == ctx.dir() / "cache" / "compile" / cold.key.substr(0, 2) / cold.key
-                                / "kernel.so");
+  CHECK(cold.shared_object ==
+        ctx.dir() / "cache" / "compile" / cold.key.substr(0, 2) / cold.key / "kernel.so");
   CHECK(ks::test::read_file(cold.shared_object.parent_path() / "kernel.cu") == relu_source);
   CHECK(fs::is_regular_file(cold.shared_object.parent_path() / "result.json"));
   CHECK(fs::is_regular_file(cold.shared_object.parent_path() / "diagnostics.txt"));
@@ -187,34 +190,33 @@ TEST_CASE("name_source_in_diagnostics rewrites nvcc's and the host compiler's po
         "a/b.cu:44: error: x\n");
   CHECK(name_source_in_diagnostics("kernel.cu:12:5: error: y", "b.cu") == "b.cu:12:5: error: y");
   CHECK(name_source_in_diagnostics("1 error detected in the compilation of \"kernel.cu\".",
-                                   "b.cu") ==
-        "1 error detected in the compilation of \"b.cu\".");
+                                   "b.cu") == "1 error detected in the compilation of \"b.cu\".");
   // Another file that merely ends in kernel.cu is left alone.
   CHECK(name_source_in_diagnostics("my_kernel.cu(3): error", "b.cu") == "my_kernel.cu(3): error");
 }
 
 TEST_CASE("parse_ptxas_report reads registers, shared memory, stack and spills", "[compiler]") {
   const std::string report =
-    "ptxas info    : 0 bytes gmem\n"
-    "ptxas info    : Compiling entry function '_Z4reluPKfPfl' for 'sm_90a'\n"
-    "ptxas info    : Function properties for _Z4reluPKfPfl\n"
-    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-    "ptxas info    : Used 10 registers, used 0 barriers, 380 bytes cmem[0]\n"
-    "ptxas info    : Compile time = 1.971 ms\n"
-    "ptxas info    : Compiling entry function 'tiled' for 'sm_90a'\n"
-    "ptxas info    : Function properties for tiled\n"
-    "    24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads\n"
-    "ptxas info    : Used 32 registers, used 1 barriers, 4096 bytes smem, 368 bytes cmem[0]\n"
-    "ptxas info    : Function properties for _Z5twicef\n"
-    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_Z4reluPKfPfl' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _Z4reluPKfPfl\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 10 registers, used 0 barriers, 380 bytes cmem[0]\n"
+      "ptxas info    : Compile time = 1.971 ms\n"
+      "ptxas info    : Compiling entry function 'tiled' for 'sm_90a'\n"
+      "ptxas info    : Function properties for tiled\n"
+      "    24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 32 registers, used 1 barriers, 4096 bytes smem, 368 bytes cmem[0]\n"
+      "ptxas info    : Function properties for _Z5twicef\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
   auto kernels = ks::gpu::parse_ptxas_report(report);
-  REQUIRE(kernels.size() == 2);  // _Z5twicef is a device function, not a kernel
+  REQUIRE(kernels.size() == 2); // _Z5twicef is a device function, not a kernel
   CHECK(kernels[0].mangled == "_Z4reluPKfPfl");
   CHECK(kernels[0].name == "relu(float const*, float*, long)");
   CHECK(kernels[0].registers == 10);
   CHECK(kernels[0].shared_bytes == 0);
   CHECK(kernels[0].stack_bytes == 0);
-  CHECK(kernels[1].name == "tiled");  // extern "C": nothing to demangle
+  CHECK(kernels[1].name == "tiled"); // extern "C": nothing to demangle
   CHECK(kernels[1].mangled == "tiled");
   CHECK(kernels[1].registers == 32);
   CHECK(kernels[1].shared_bytes == 4096);
@@ -227,19 +229,18 @@ TEST_CASE("parse_ptxas_report reads registers, shared memory, stack and spills",
 
 TEST_CASE("ks-flags outside the whitelist are refused with the whitelist", "[compiler]") {
   SECTION("allowed flags are returned in order") {
-    auto flags = ks::gpu::parse_ks_flags(
-      "// a candidate\n"
-      "// ks-flags: -lcublas -DTILE=64 --use_fast_math\n"
-      "  //ks-flags: -maxrregcount=64 -Xptxas=-O3,-v\n"
-      "__global__ void k() {}\n");
+    auto flags = ks::gpu::parse_ks_flags("// a candidate\n"
+                                         "// ks-flags: -lcublas -DTILE=64 --use_fast_math\n"
+                                         "  //ks-flags: -maxrregcount=64 -Xptxas=-O3,-v\n"
+                                         "__global__ void k() {}\n");
     REQUIRE(flags);
     CHECK(*flags == std::vector<std::string>{"-lcublas", "-DTILE=64", "--use_fast_math",
                                              "-maxrregcount=64", "-Xptxas=-O3,-v"});
     CHECK(ks::gpu::parse_ks_flags("__global__ void k() {}\n")->empty());
   }
   SECTION("anything else names the flag and the whitelist") {
-    for (const char* bad : {"-o /etc/passwd", "-Xptxas=-o,/tmp/x", "-ccbin=/bin/evil",
-                            "-l-o", "-maxrregcount=lots", "-D=1", "--keep"}) {
+    for (const char* bad : {"-o /etc/passwd", "-Xptxas=-o,/tmp/x", "-ccbin=/bin/evil", "-l-o",
+                            "-maxrregcount=lots", "-D=1", "--keep"}) {
       auto flags = ks::gpu::parse_ks_flags(std::string("// ks-flags: ") + bad + "\n");
       INFO(bad);
       REQUIRE_FALSE(flags);
@@ -250,8 +251,8 @@ TEST_CASE("ks-flags outside the whitelist are refused with the whitelist", "[com
   SECTION("compile refuses the source without running nvcc") {
     ks::test::test_context ctx;
     compiler cc = make_compiler(ctx.dir() / "cache");
-    compile_request request{std::string("// ks-flags: -o /etc/passwd\n") + relu_source, "evil.cu",
-                            {}};
+    compile_request request{
+        std::string("// ks-flags: -o /etc/passwd\n") + relu_source, "evil.cu", {}};
     compile_result result = cc.compile(request);
     CHECK_FALSE(result.ok);
     CHECK(contains(result.diagnostics, "'-o' is not allowed"));
@@ -321,12 +322,12 @@ TEST_CASE("the compiler maps architectures and explains what is missing", "[comp
   ks::test::test_context ctx;
   compiler ampere = make_compiler(ctx.dir() / "cache", 120s, 0, "sm_80");
   auto command = ampere.command_for({"", "", {}});
-  CHECK(std::find(command.begin(), command.end(), "-gencode=arch=compute_80,code=sm_80")
-        != command.end());
+  CHECK(std::find(command.begin(), command.end(), "-gencode=arch=compute_80,code=sm_80") !=
+        command.end());
   compiler hopper = make_compiler(ctx.dir() / "cache");
   command = hopper.command_for({"", "", {}});
-  CHECK(std::find(command.begin(), command.end(), "-gencode=arch=compute_90a,code=sm_90a")
-        != command.end());
+  CHECK(std::find(command.begin(), command.end(), "-gencode=arch=compute_90a,code=sm_90a") !=
+        command.end());
   CHECK(hopper.options().jobs > 0);
   CHECK(contains(hopper.nvcc_version(), "Cuda compilation tools"));
   CHECK(hopper.key_of({"x", "", {}}) != ampere.key_of({"x", "", {}}));
@@ -368,8 +369,8 @@ TEST_CASE("a content key hashes a tag and a length before each field", "[compile
   d.update("flag", "c");
   CHECK(a.hex_digest().size() == 32);
   CHECK(a.hex_digest() == c.hex_digest());
-  CHECK(a.hex_digest() != b.hex_digest());  // bytes moved between fields
-  CHECK(a.hex_digest() != d.hex_digest());  // same bytes, another tag
+  CHECK(a.hex_digest() != b.hex_digest()); // bytes moved between fields
+  CHECK(a.hex_digest() != d.hex_digest()); // same bytes, another tag
   CHECK(ks::gpu::content_hasher().hex_digest() != a.hex_digest());
   CHECK(a.debug_dump() == "source (2 bytes): \"ab\"\nflag (1 bytes): \"c\"\n");
 

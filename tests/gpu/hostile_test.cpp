@@ -12,12 +12,15 @@
 // after the candidate and the faster of its two medians is used, so a slow moment of the
 // card makes the candidate look faster, never an honest kernel look like a cheat.
 
-#include <catch2/catch.hpp>
-
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_client.hpp"
-#include "test_context.hpp"
+
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -29,10 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "test_context.hpp"
 
 namespace fs = std::filesystem;
 using namespace ks;
@@ -48,7 +48,7 @@ gpu::worker_options test_worker_options() {
   gpu::worker_options o;
   o.executable = test::bin_dir() / "ks-bench-worker";
   o.verify_timeout = 30s;
-  o.time_timeout = 60s;  // the host-compute candidate takes ~2 ms a call for a few seconds
+  o.time_timeout = 60s; // the host-compute candidate takes ~2 ms a call for a few seconds
   return o;
 }
 
@@ -126,8 +126,8 @@ bool contains(const std::string& text, const std::string& part) {
 // What a candidate's verify and time jobs gave: the first failure, or a timing.
 struct outcome {
   std::optional<gpu::failure> verify_failure;
-  std::optional<gpu::failure> time_failure;  // set only when verification passed
-  std::optional<gpu::timing_result> timing;  // set only when both passed
+  std::optional<gpu::failure> time_failure; // set only when verification passed
+  std::optional<gpu::timing_result> timing; // set only when both passed
 
   bool passed() const { return timing.has_value(); }
 
@@ -207,12 +207,12 @@ void expect_wrong_result_during_timing(const outcome& out) {
 // (wrong_result during timing), which WARNs: the audit should have been first.
 void expect_escape_rejected(const outcome& out) {
   INFO(out.describe());
-  REQUIRE_FALSE(out.verify_failure);  // verification synchronizes the device: it passes
+  REQUIRE_FALSE(out.verify_failure); // verification synchronizes the device: it passes
   REQUIRE(out.time_failure);
   const auto& fail = *out.time_failure;
   const bool audit = fail.kind == gpu::failure_kind::escaped_stream;
-  const bool check = fail.kind == gpu::failure_kind::wrong_result &&
-                     contains(fail.message, "during timing");
+  const bool check =
+      fail.kind == gpu::failure_kind::wrong_result && contains(fail.message, "during timing");
   CHECK((audit || check));
   if (check)
     WARN("rejected by an output check during timing, not by the stream audit: " << fail.message);
@@ -298,7 +298,7 @@ TEST_CASE("a candidate that works only in its first calls and every 50th after f
           "timing with wrong_result",
           "[gpu][hostile]") {
   expect_wrong_result_during_timing(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_call_counter.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_call_counter.cu")));
   next_job_succeeds();
 }
 
@@ -306,7 +306,7 @@ TEST_CASE("a candidate that computes on every other call only fails during timin
           "wrong_result",
           "[gpu][hostile]") {
   expect_wrong_result_during_timing(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_every_other_call.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_every_other_call.cu")));
   next_job_succeeds();
 }
 
@@ -314,7 +314,7 @@ TEST_CASE("a candidate that computes only where its output holds the NaN poison 
           "timing with wrong_result",
           "[gpu][hostile]") {
   expect_wrong_result_during_timing(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_poison_detector.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_poison_detector.cu")));
   next_job_succeeds();
 }
 
@@ -322,7 +322,7 @@ TEST_CASE("a candidate that starts writing its input after verification fails du
           "with wrong_result",
           "[gpu][hostile]") {
   expect_wrong_result_during_timing(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_mutates_input_later.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_mutates_input_later.cu")));
   next_job_succeeds();
 }
 
@@ -332,7 +332,7 @@ TEST_CASE("a 10-15 us kernel on a stream of the candidate's own, never joined, i
           "escaped_stream",
           "[gpu][hostile]") {
   expect_escape_rejected(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_own_stream.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_own_stream.cu")));
   next_job_succeeds();
 }
 
@@ -340,7 +340,7 @@ TEST_CASE("a fork-join that starts its work before the worker's stream is ready 
           "escaped_stream",
           "[gpu][hostile]") {
   expect_escape_rejected(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_fork_join.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_fork_join.cu")));
   next_job_succeeds();
 }
 
@@ -348,7 +348,7 @@ TEST_CASE("a ReLU computed on the host and copied over the legacy default stream
           "escaped_stream",
           "[gpu][hostile]") {
   expect_escape_rejected(
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_host_compute.cu")));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_host_compute.cu")));
   next_job_succeeds();
 }
 
@@ -390,7 +390,7 @@ TEST_CASE("a persisting L2 window over the input gains nothing across the flush"
   const double good = honest_median("19_relu.toml", faulty("relu_good.cu"));
   auto out = run_candidate(fixture().client, "19_relu.toml", hostile("relu_persisting_l2.cu"));
   INFO(out.describe());
-  REQUIRE(out.passed());  // an honest kernel with a legal hint: it must be timed
+  REQUIRE(out.passed()); // an honest kernel with a legal hint: it must be timed
   expect_no_gain(out, {}, "19_relu.toml", faulty("relu_good.cu"), good, 0.93);
   next_job_succeeds();
 }
@@ -413,9 +413,9 @@ TEST_CASE("a candidate that computes only the calls whose inputs are exactly as 
   // Where checked calls alone see unperturbed inputs, "as drawn" means "checked".
   const double good = honest_median("1_matmul.toml", faulty("matmul_good.cu"));
   auto out =
-    run_candidate(fixture().client, "1_matmul.toml", hostile("matmul_checked_call_oracle.cu"));
-  expect_no_gain(out, {gpu::failure_kind::wrong_result}, "1_matmul.toml",
-                 faulty("matmul_good.cu"), good, 0.9);
+      run_candidate(fixture().client, "1_matmul.toml", hostile("matmul_checked_call_oracle.cu"));
+  expect_no_gain(out, {gpu::failure_kind::wrong_result}, "1_matmul.toml", faulty("matmul_good.cu"),
+                 good, 0.9);
   next_job_succeeds();
 }
 
@@ -425,9 +425,9 @@ TEST_CASE("a candidate that updates the previous call's result for the few chang
   // Every output it returns is right: only inputs unrelated from call to call defeat it.
   const double good = honest_median("1_matmul.toml", faulty("matmul_good.cu"));
   auto out =
-    run_candidate(fixture().client, "1_matmul.toml", hostile("matmul_incremental_update.cu"));
-  expect_no_gain(out, {gpu::failure_kind::wrong_result}, "1_matmul.toml",
-                 faulty("matmul_good.cu"), good, 0.9);
+      run_candidate(fixture().client, "1_matmul.toml", hostile("matmul_incremental_update.cu"));
+  expect_no_gain(out, {gpu::failure_kind::wrong_result}, "1_matmul.toml", faulty("matmul_good.cu"),
+                 good, 0.9);
   next_job_succeeds();
 }
 
@@ -456,8 +456,7 @@ TEST_CASE("a candidate whose own matmul is wrong cannot pass by copying the refe
 
 // -- the worker as a boundary -----------------------------------------------------------------
 
-TEST_CASE("a candidate finds none of the engine's secrets in its environment",
-          "[gpu][hostile]") {
+TEST_CASE("a candidate finds none of the engine's secrets in its environment", "[gpu][hostile]") {
   // Set before the worker starts, so that an unscrubbed worker would inherit them.
   scoped_env openai("OPENAI_API_KEY", "sk-not-a-real-key");
   scoped_env anthropic("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key");
@@ -536,7 +535,7 @@ TEST_CASE("a float32 ReLU rounded through half precision is wrong_result", "[gpu
 TEST_CASE("pointing the output descriptor at a buffer of the candidate's own is wrong_result",
           "[gpu][hostile]") {
   auto out =
-    run_candidate(fixture().client, "19_relu.toml", hostile("relu_swaps_output_pointer.cu"));
+      run_candidate(fixture().client, "19_relu.toml", hostile("relu_swaps_output_pointer.cu"));
   INFO(out.describe());
   REQUIRE(out.verify_failure);
   CHECK(out.verify_failure->kind == gpu::failure_kind::wrong_result);

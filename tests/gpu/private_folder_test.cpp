@@ -1,18 +1,16 @@
-#include "gpu/private_folder.hpp"
-
 #include "gpu/child_process.hpp"
+#include "gpu/private_folder.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
-
-#include <chrono>
-#include <filesystem>
-#include <string>
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
 
 using namespace ks;
 using namespace std::chrono_literals;
@@ -39,9 +37,8 @@ TEST_CASE("a private folder is removed with everything in it when dropped", "[bo
     REQUIRE(folder);
     path = folder->path();
     CHECK(path.parent_path() == ctx.dir());
-    CHECK(path.filename().string().rfind("ks-worker-" + std::to_string(::getpid()) + "-", 0)
-          == 0);
-    struct stat st{};
+    CHECK(path.filename().string().rfind("ks-worker-" + std::to_string(::getpid()) + "-", 0) == 0);
+    struct stat st {};
     REQUIRE(::stat(path.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0700);
     // What a candidate might leave: nested files, a link out, a folder it locked itself out of.
@@ -55,7 +52,7 @@ TEST_CASE("a private folder is removed with everything in it when dropped", "[bo
     CHECK(moved.path() == path);
   }
   CHECK_FALSE(fs::exists(path));
-  CHECK(fs::exists(ctx.dir()));  // the link was removed, not followed
+  CHECK(fs::exists(ctx.dir())); // the link was removed, not followed
 }
 
 TEST_CASE("a private folder cannot be made where there is no room", "[boundary]") {
@@ -71,9 +68,9 @@ TEST_CASE("the sweep removes only the folders killed engines left behind", "[bou
   const std::string dead = std::to_string(dead_pid());
   const std::string ours = std::to_string(::getpid());
   for (const std::string& name :
-       {"ks-worker-" + dead + "-left", "ks-worker-" + dead + "-locked", "ks-worker-" + ours + "-live",
-        std::string("ks-worker-1-init"), "ks-worker-" + dead, std::string("ks-worker-x-y"),
-        "other-" + dead + "-z"})
+       {"ks-worker-" + dead + "-left", "ks-worker-" + dead + "-locked",
+        "ks-worker-" + ours + "-live", std::string("ks-worker-1-init"), "ks-worker-" + dead,
+        std::string("ks-worker-x-y"), "other-" + dead + "-z"})
     fs::create_directories(ctx.dir() / name / "sub");
   fs::create_symlink(ctx.dir() / ("ks-worker-" + dead + "-left"),
                      ctx.dir() / ("ks-worker-" + dead + "-link"));
@@ -86,9 +83,9 @@ TEST_CASE("the sweep removes only the folders killed engines left behind", "[bou
   ::close(held);
 
   CHECK_FALSE(fs::exists(ctx.dir() / ("ks-worker-" + dead + "-left")));
-  for (const std::string& kept :
-       {"ks-worker-" + dead + "-locked", "ks-worker-" + ours + "-live", std::string("ks-worker-1-init"),
-        "ks-worker-" + dead, std::string("ks-worker-x-y"), "other-" + dead + "-z"})
+  for (const std::string& kept : {"ks-worker-" + dead + "-locked", "ks-worker-" + ours + "-live",
+                                  std::string("ks-worker-1-init"), "ks-worker-" + dead,
+                                  std::string("ks-worker-x-y"), "other-" + dead + "-z"})
     CHECK(fs::exists(ctx.dir() / kept / "sub"));
   CHECK(fs::is_symlink(ctx.dir() / ("ks-worker-" + dead + "-link")));
 }

@@ -69,8 +69,7 @@ gpu::compile_request request(const std::string& source, const std::string& label
 }
 
 bool has_two_schemes(const engine::task& t) {
-  return t.family == "softmax" || t.family == "norm" || t.family == "reduce" ||
-         t.family == "scan";
+  return t.family == "softmax" || t.family == "norm" || t.family == "reduce" || t.family == "scan";
 }
 
 references_fixture& fixture() {

@@ -66,6 +66,9 @@
 #include "gpu/worker_protocol.hpp"
 
 #include <boost/json.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -83,10 +86,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 namespace {
 
@@ -203,60 +202,60 @@ engine::profile canned_profile(const request& req, double median_ms) {
 
 result_payload canned_result(const request& req, int32_t device, double median_ms) {
   switch (req.job) {
-    case job_kind::info: {
-      device_info d;
-      d.index = device;
-      d.device_count = 1;
-      d.name = "Scripted GPU";
-      d.uuid = "GPU-5c819ted-0000-0000-0000-00000000000" + std::to_string(device % 10);
-      d.arch = "sm_90a";
-      d.cc_major = 9;
-      d.cc_minor = 0;
-      d.sms = 132;
-      d.memory_bytes = 80LL << 30;
-      d.l2_bytes = 50LL << 20;
-      d.smem_per_block_optin = 227LL << 10;
-      d.sm_clock_khz = 1980000;
-      d.mem_clock_khz = 2619000;
-      d.mem_bus_bits = 5120;
-      d.driver_version = 13000;
-      d.runtime_version = 13000;
-      return d;
-    }
-    case job_kind::calibrate: {
-      calibration c;
-      c.dram_gbps = 3000;
-      c.fp32_gflops = 60000;
-      c.copy_bytes = 1LL << 30;
-      c.copy_ms = 0.7;
-      c.fma_ms = 1.0;
-      return c;
-    }
-    case job_kind::verify: {
-      verify_result v;
-      v.passed = true;
-      v.trials = req.verify.trials;
-      v.max_abs_err = 1e-7;
-      v.max_rel_err = 2e-7;
-      v.norm_rel_err = 1e-7;
-      return v;
-    }
-    case job_kind::time: {
-      timing_result t;
-      t.median_ms = median_ms;
-      t.p10_ms = median_ms * 0.98;
-      t.p90_ms = median_ms * 1.03;
-      t.min_ms = median_ms * 0.97;
-      t.mean_ms = median_ms * 1.01;
-      t.trials = req.timing.min_trials;
-      t.host_ms_per_call = median_ms * 1.05;
-      t.batch = req.timing.host_check_batch;
-      return t;
-    }
-    case job_kind::profile:
-      return canned_profile(req, median_ms);
-    case job_kind::shutdown:
-      break;
+  case job_kind::info: {
+    device_info d;
+    d.index = device;
+    d.device_count = 1;
+    d.name = "Scripted GPU";
+    d.uuid = "GPU-5c819ted-0000-0000-0000-00000000000" + std::to_string(device % 10);
+    d.arch = "sm_90a";
+    d.cc_major = 9;
+    d.cc_minor = 0;
+    d.sms = 132;
+    d.memory_bytes = 80LL << 30;
+    d.l2_bytes = 50LL << 20;
+    d.smem_per_block_optin = 227LL << 10;
+    d.sm_clock_khz = 1980000;
+    d.mem_clock_khz = 2619000;
+    d.mem_bus_bits = 5120;
+    d.driver_version = 13000;
+    d.runtime_version = 13000;
+    return d;
+  }
+  case job_kind::calibrate: {
+    calibration c;
+    c.dram_gbps = 3000;
+    c.fp32_gflops = 60000;
+    c.copy_bytes = 1LL << 30;
+    c.copy_ms = 0.7;
+    c.fma_ms = 1.0;
+    return c;
+  }
+  case job_kind::verify: {
+    verify_result v;
+    v.passed = true;
+    v.trials = req.verify.trials;
+    v.max_abs_err = 1e-7;
+    v.max_rel_err = 2e-7;
+    v.norm_rel_err = 1e-7;
+    return v;
+  }
+  case job_kind::time: {
+    timing_result t;
+    t.median_ms = median_ms;
+    t.p10_ms = median_ms * 0.98;
+    t.p90_ms = median_ms * 1.03;
+    t.min_ms = median_ms * 0.97;
+    t.mean_ms = median_ms * 1.01;
+    t.trials = req.timing.min_trials;
+    t.host_ms_per_call = median_ms * 1.05;
+    t.batch = req.timing.host_check_batch;
+    return t;
+  }
+  case job_kind::profile:
+    return canned_profile(req, median_ms);
+  case job_kind::shutdown:
+    break;
   }
   return std::monostate{};
 }
@@ -266,37 +265,37 @@ failure canned_failure(const std::string& kind_name) {
   f.kind = parse_failure_kind(kind_name).value_or(failure_kind::crash);
   f.message = "scripted " + kind_name;
   switch (f.kind) {
-    case failure_kind::launch_error:
-      f.return_code = 7;
-      f.message = "ks_forward returned 7";
-      break;
-    case failure_kind::illegal_address:
-      f.cuda_error = "cudaErrorIllegalAddress";
-      f.message = "an illegal memory access was encountered";
-      break;
-    case failure_kind::wrong_result: {
-      verify_result v;
-      v.passed = false;
-      v.trials = 1;
-      v.bad_trial = 0;
-      v.bad_output = "y";
-      v.first_bad_index = 4242;
-      v.bad_count = 17;
-      v.nan_count = 3;
-      v.expected = 1.5;
-      v.actual = -0.25;
-      v.max_abs_err = 1.75;
-      v.max_rel_err = 1.1666;
-      v.norm_rel_err = 0.03;
-      f.verify = v;
-      f.message = "output y differs from the reference";
-      break;
-    }
-    case failure_kind::no_device:
-      f.message = "no CUDA device: cudaGetDeviceCount says no CUDA-capable device is detected";
-      break;
-    default:
-      break;
+  case failure_kind::launch_error:
+    f.return_code = 7;
+    f.message = "ks_forward returned 7";
+    break;
+  case failure_kind::illegal_address:
+    f.cuda_error = "cudaErrorIllegalAddress";
+    f.message = "an illegal memory access was encountered";
+    break;
+  case failure_kind::wrong_result: {
+    verify_result v;
+    v.passed = false;
+    v.trials = 1;
+    v.bad_trial = 0;
+    v.bad_output = "y";
+    v.first_bad_index = 4242;
+    v.bad_count = 17;
+    v.nan_count = 3;
+    v.expected = 1.5;
+    v.actual = -0.25;
+    v.max_abs_err = 1.75;
+    v.max_rel_err = 1.1666;
+    v.norm_rel_err = 0.03;
+    f.verify = v;
+    f.message = "output y differs from the reference";
+    break;
+  }
+  case failure_kind::no_device:
+    f.message = "no CUDA device: cudaGetDeviceCount says no CUDA-capable device is detected";
+    break;
+  default:
+    break;
   }
   return f;
 }
@@ -354,8 +353,8 @@ std::map<std::string, std::string> kernel_macros(const std::string& source) {
         if (token.rfind("-DKS_", 0) != 0)
           continue;
         auto equals = token.find('=');
-        std::string name = token.substr(2, equals == std::string::npos ? std::string::npos
-                                                                        : equals - 2);
+        std::string name =
+            token.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
         macros.emplace(name, equals == std::string::npos ? "1" : token.substr(equals + 1));
       }
     }
@@ -365,8 +364,8 @@ std::map<std::string, std::string> kernel_macros(const std::string& source) {
   for (std::string line; std::getline(lines, line);) {
     std::istringstream tokens(line);
     std::string directive, name, value;
-    if (!(tokens >> directive) || directive != "#define" || !(tokens >> name)
-        || name.rfind("KS_", 0) != 0)
+    if (!(tokens >> directive) || directive != "#define" || !(tokens >> name) ||
+        name.rfind("KS_", 0) != 0)
       continue;
     tokens >> value;
     macros.emplace(name, value.empty() ? "1" : value);
@@ -458,7 +457,7 @@ public:
       ::flock(fd, LOCK_EX);
     std::pair<int64_t, int64_t> numbers{bump(job), bump("any")};
     if (fd >= 0)
-      ::close(fd);  // releases the lock
+      ::close(fd); // releases the lock
     return numbers;
   }
 
@@ -485,8 +484,8 @@ void log_job(const request& req, int32_t device) {
                        : req.job == job_kind::time || req.job == job_kind::profile
                            ? req.kernel
                            : std::string("-");
-  std::string line = std::string(to_string(req.job)) + " " + std::to_string(device) + " "
-                     + kernel + "\n";
+  std::string line =
+      std::string(to_string(req.job)) + " " + std::to_string(device) + " " + kernel + "\n";
   int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
   if (fd < 0)
     return;
@@ -497,9 +496,9 @@ void log_job(const request& req, int32_t device) {
 
 /// One rule of $KS_SCRIPTED_FAULTS.
 struct fault_rule {
-  std::string job;      ///< info, calibrate, verify, time or any
-  int64_t nth = 0;      ///< JOB#N; 0 for JOB@NAME=VALUE
-  std::string macro;    ///< JOB@NAME=VALUE
+  std::string job;   ///< info, calibrate, verify, time or any
+  int64_t nth = 0;   ///< JOB#N; 0 for JOB@NAME=VALUE
+  std::string macro; ///< JOB@NAME=VALUE
   std::string value;
   std::string action;
 };
@@ -528,8 +527,8 @@ std::optional<std::vector<fault_rule>> parse_faults(const std::string& text) {
     } else {
       return std::nullopt;
     }
-    if (rule.job != "info" && rule.job != "calibrate" && rule.job != "verify"
-        && rule.job != "time" && rule.job != "profile" && rule.job != "any")
+    if (rule.job != "info" && rule.job != "calibrate" && rule.job != "verify" &&
+        rule.job != "time" && rule.job != "profile" && rule.job != "any")
       return std::nullopt;
     rules.push_back(std::move(rule));
   }
@@ -550,8 +549,8 @@ std::string campaign_action(const std::vector<fault_rule>& rules, const request&
       continue;
     }
     if (!macros)
-      macros = kernel_macros(
-        kernel_source(req.job == job_kind::verify ? req.candidate : req.kernel));
+      macros =
+          kernel_macros(kernel_source(req.job == job_kind::verify ? req.candidate : req.kernel));
     if (auto it = macros->find(rule.macro); it != macros->end() && it->second == rule.value)
       return rule.action;
   }
@@ -646,8 +645,8 @@ int main(int argc, char** argv) {
         r.ok = false;
         r.fail = canned_failure("no_device");
         if (devices > 0)
-          r.fail->message = "no CUDA device " + std::to_string(device) + ": only "
-                            + std::to_string(devices) + " present";
+          r.fail->message = "no CUDA device " + std::to_string(device) + ": only " +
+                            std::to_string(devices) + " present";
         write_line(encode(r));
         continue;
       }
@@ -660,10 +659,11 @@ int main(int argc, char** argv) {
     if (verb == "ok" || verb == "slow" || verb == "wrongid" || verb == "version") {
       if (verb == "slow")
         std::this_thread::sleep_for(
-          std::chrono::duration<double, std::milli>(argument_of(action, 0)));
+            std::chrono::duration<double, std::milli>(argument_of(action, 0)));
       r.ok = true;
-      r.result = campaign ? plausible_result(*req, device, devices)
-                          : canned_result(*req, device, verb == "ok" ? argument_of(action, 1.0) : 1.0);
+      r.result = campaign
+                     ? plausible_result(*req, device, devices)
+                     : canned_result(*req, device, verb == "ok" ? argument_of(action, 1.0) : 1.0);
       if (verb == "wrongid")
         r.id = req->id + 1000;
       std::string text = encode(r);

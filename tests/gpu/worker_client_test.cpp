@@ -1,5 +1,4 @@
 #include "gpu/worker_client.hpp"
-
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -39,7 +38,7 @@ gpu::job_result<gpu::verify_result> verify(gpu::worker_client& client) {
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-    .count();
+      .count();
 }
 
 } // namespace
@@ -136,8 +135,7 @@ TEST_CASE("a hang gives a timeout within the deadline and the next job succeeds"
   CHECK(client.starts() == 2);
 }
 
-TEST_CASE("a reply that is not JSON gives a protocol error and the next job succeeds",
-          "[client]") {
+TEST_CASE("a reply that is not JSON gives a protocol error and the next job succeeds", "[client]") {
   test::test_context ctx;
   gpu::worker_client client(scripted(ctx, "garbage;ok"));
   auto first = client.info();
@@ -151,8 +149,7 @@ TEST_CASE("a reply that is not JSON gives a protocol error and the next job succ
   CHECK(client.starts() == 2);
 }
 
-TEST_CASE("a reply cut off mid-line gives a protocol error and the next job succeeds",
-          "[client]") {
+TEST_CASE("a reply cut off mid-line gives a protocol error and the next job succeeds", "[client]") {
   test::test_context ctx;
   gpu::worker_client client(scripted(ctx, "cut;ok"));
   auto first = verify(client);
@@ -165,8 +162,7 @@ TEST_CASE("a reply cut off mid-line gives a protocol error and the next job succ
   CHECK(client.starts() == 2);
 }
 
-TEST_CASE("a sticky illegal address is reported and the next job starts a new worker",
-          "[client]") {
+TEST_CASE("a sticky illegal address is reported and the next job starts a new worker", "[client]") {
   test::test_context ctx;
   gpu::worker_client client(scripted(ctx, "sticky;ok"));
   auto first = verify(client);

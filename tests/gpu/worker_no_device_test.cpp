@@ -1,5 +1,4 @@
 #include "gpu/worker_client.hpp"
-
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -21,7 +20,7 @@ TEST_CASE("the real worker reports no_device on a machine without a GPU", "[work
   auto start = std::chrono::steady_clock::now();
   auto info = client.info();
   double elapsed =
-    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   client.shutdown();
 
   if (info.has_value()) {
@@ -36,8 +35,8 @@ TEST_CASE("the real worker reports no_device on a machine without a GPU", "[work
   std::transform(message.begin(), message.end(), message.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   CHECK(message.find("cuda") != std::string::npos);
-  CHECK((message.find("device") != std::string::npos
-         || message.find("driver") != std::string::npos));
+  CHECK(
+      (message.find("device") != std::string::npos || message.find("driver") != std::string::npos));
   // It answered; it neither hung until the watchdog nor crashed.
   CHECK(elapsed < 15000);
 }

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "gpu/worker_protocol.hpp"
+
+#include <catch2/catch.hpp>
 
 #include <cmath>
 
@@ -169,8 +169,8 @@ TEST_CASE("a malformed line is a protocol error that names the problem", "[proto
   REQUIRE_FALSE(no_task);
   CHECK(no_task.error().message().find("missing field 'task'") != std::string::npos);
 
-  auto bad_kind = decode_response(R"({"v":1,"id":1,"ok":false,"failure":{"kind":"oops","message":""}})",
-                                  job_kind::verify);
+  auto bad_kind = decode_response(
+      R"({"v":1,"id":1,"ok":false,"failure":{"kind":"oops","message":""}})", job_kind::verify);
   REQUIRE_FALSE(bad_kind);
   CHECK(bad_kind.error().message().find("unknown failure kind 'oops'") != std::string::npos);
 }

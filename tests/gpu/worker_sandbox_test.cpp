@@ -1,9 +1,12 @@
-#include "gpu/worker_sandbox.hpp"
-
 #include "gpu/worker_client.hpp"
+#include "gpu/worker_sandbox.hpp"
 #include "tests/test_context.hpp"
 
+#include <arpa/inet.h>
 #include <catch2/catch.hpp>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -14,11 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 using namespace ks;
 using namespace std::chrono_literals;
@@ -122,19 +120,19 @@ private:
 std::string reach_script(int port, const fs::path& outside_file) {
   return "echo \"ifaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | "
          "tr '\\n' ' ')\"\n"
-         "if (exec 3<>/dev/tcp/127.0.0.1/"
-         + std::to_string(port)
-         + ") 2>/dev/null; then echo 'connect: yes'; else echo 'connect: no'; fi\n"
-           "if touch /etc/ks-sandbox-probe 2>/dev/null; then echo 'root: writable'; "
-           "rm -f /etc/ks-sandbox-probe; else echo 'root: read-only'; fi\n"
-           "if echo x > \"$TMPDIR/probe\" && [ \"$(pwd)\" = \"$TMPDIR\" ]; then "
-           "echo 'folder: writable'; else echo 'folder: not writable'; fi\n"
-           "if [ -e '"
-         + outside_file.string()
-         + "' ]; then echo 'tmp: visible'; else echo 'tmp: hidden'; fi\n"
-           "if touch /tmp/ks-sandbox-probe-$$ 2>/dev/null; then echo 'tmp: writable'; "
-           "rm -f /tmp/ks-sandbox-probe-$$; else echo 'tmp: read-only'; fi\n"
-           "echo \"pid: $$\"\n";
+         "if (exec 3<>/dev/tcp/127.0.0.1/" +
+         std::to_string(port) +
+         ") 2>/dev/null; then echo 'connect: yes'; else echo 'connect: no'; fi\n"
+         "if touch /etc/ks-sandbox-probe 2>/dev/null; then echo 'root: writable'; "
+         "rm -f /etc/ks-sandbox-probe; else echo 'root: read-only'; fi\n"
+         "if echo x > \"$TMPDIR/probe\" && [ \"$(pwd)\" = \"$TMPDIR\" ]; then "
+         "echo 'folder: writable'; else echo 'folder: not writable'; fi\n"
+         "if [ -e '" +
+         outside_file.string() +
+         "' ]; then echo 'tmp: visible'; else echo 'tmp: hidden'; fi\n"
+         "if touch /tmp/ks-sandbox-probe-$$ 2>/dev/null; then echo 'tmp: writable'; "
+         "rm -f /tmp/ks-sandbox-probe-$$; else echo 'tmp: read-only'; fi\n"
+         "echo \"pid: $$\"\n";
 }
 
 // Runs `script` with bash within `boundary`; returns its stdout, and its folder in `folder`.
@@ -160,8 +158,8 @@ TEST_CASE("the bench worker starts with no secret in its environment, in a priva
   scoped_env env;
   env.set("OPENAI_API_KEY", "sk-boundary-test-1");
   env.set("MY_TOKEN", "boundary-test-2");
-  env.set("KS_MODEL_BEARER", "boundary-test-3");  // passes the allowlist: withheld by the config
-  env.set("EDITOR", "boundary-test-4");           // harmless, but not on the allowlist
+  env.set("KS_MODEL_BEARER", "boundary-test-3"); // passes the allowlist: withheld by the config
+  env.set("EDITOR", "boundary-test-4");          // harmless, but not on the allowlist
   env.set("CUDA_KS_BOUNDARY_TEST", "harmless");
   env.set("KS_BOUNDARY_TEST", "harmless");
   env.set("LANG", "C.UTF-8");
@@ -173,7 +171,7 @@ TEST_CASE("the bench worker starts with no secret in its environment, in a priva
   options.boundary.secret_env = {"KS_MODEL_BEARER"};
   options.boundary.temp_root = ctx.dir();
   gpu::worker_client client(options);
-  auto info = client.info();  // no_device without a GPU; either way the worker is running
+  auto info = client.info(); // no_device without a GPU; either way the worker is running
   if (!info)
     REQUIRE(info.error().kind == gpu::failure_kind::no_device);
   const int pid = client.worker_pid();
@@ -256,8 +254,8 @@ TEST_CASE("asking for the sandbox without bubblewrap fails with what to do", "[b
   REQUIRE_FALSE(launch);
   CHECK(launch.error().code() == engine::errc::not_found);
   CHECK_THAT(launch.error().message(),
-             Contains("bench.sandbox = true but bubblewrap is not installed")
-               && Contains("apt-get install bubblewrap") && Contains("sandbox = false"));
+             Contains("bench.sandbox = true but bubblewrap is not installed") &&
+                 Contains("apt-get install bubblewrap") && Contains("sandbox = false"));
   CHECK(worker_folders_in(ctx.dir()).empty());
 
   // The worker client reports it as the reason the worker cannot start.
@@ -269,8 +267,8 @@ TEST_CASE("asking for the sandbox without bubblewrap fails with what to do", "[b
   auto info = client.info();
   REQUIRE_FALSE(info);
   CHECK(info.error().kind == gpu::failure_kind::crash);
-  CHECK_THAT(info.error().message,
-             Contains("--sandbox but bubblewrap is not installed") && Contains("without --sandbox"));
+  CHECK_THAT(info.error().message, Contains("--sandbox but bubblewrap is not installed") &&
+                                       Contains("without --sandbox"));
 }
 
 TEST_CASE("a sandboxed worker reaches no network and writes only its own folder",
@@ -294,8 +292,8 @@ TEST_CASE("a sandboxed worker reaches no network and writes only its own folder"
   fs::path folder;
   std::string open = run_within(boundary, script, folder);
   INFO("unsandboxed:\n" << open);
-  CHECK_THAT(open, Contains("connect: yes") && Contains("folder: writable")
-                     && Contains("tmp: visible"));
+  CHECK_THAT(open,
+             Contains("connect: yes") && Contains("folder: writable") && Contains("tmp: visible"));
   if (::geteuid() == 0)
     CHECK_THAT(open, Contains("root: writable"));
   CHECK_FALSE(fs::exists(folder));
@@ -308,9 +306,9 @@ TEST_CASE("a sandboxed worker reaches no network and writes only its own folder"
   }
   std::string boxed = run_within(boundary, script, folder);
   INFO("sandboxed:\n" << boxed);
-  CHECK_THAT(boxed, Contains("ifaces: lo \n") && Contains("connect: no")
-                      && Contains("root: read-only") && Contains("folder: writable")
-                      && Contains("tmp: hidden") && Contains("tmp: read-only"));
+  CHECK_THAT(boxed, Contains("ifaces: lo \n") && Contains("connect: no") &&
+                        Contains("root: read-only") && Contains("folder: writable") &&
+                        Contains("tmp: hidden") && Contains("tmp: read-only"));
   if (support->pid_namespace)
     CHECK_THAT(boxed, !Contains("pid: " + std::to_string(::getpid())));
   else
@@ -367,8 +365,8 @@ TEST_CASE("killing a sandboxed worker kills what it started, even in another ses
   }
   // Each process carries the tag in its argv[0], so that it can be found from outside.
   const std::string tag = "ks-escape-test-" + std::to_string(::getpid());
-  const std::string script = "setsid bash -c 'exec -a " + tag + " sleep 1000' & echo started; "
-                             + "exec -a " + tag + " sleep 1000";
+  const std::string script = "setsid bash -c 'exec -a " + tag + " sleep 1000' & echo started; " +
+                             "exec -a " + tag + " sleep 1000";
   auto launch = gpu::prepare_worker_launch({"/bin/bash", "-c", script}, boundary);
   REQUIRE(launch);
   auto child = gpu::child_process::spawn(launch->argv, std::move(launch->spawn));

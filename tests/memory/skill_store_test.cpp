@@ -1,6 +1,6 @@
+#include "memory/lmdb_env.hpp"
 #include "memory/record_codec.hpp"
 #include "memory/skill_store.hpp"
-#include "memory/lmdb_env.hpp"
 
 #include <catch2/catch.hpp>
 #include <signal.h>
@@ -27,10 +27,14 @@ skill_store open_memory(const std::filesystem::path& dir) {
 }
 
 engine::skill_files skill_named(const std::string& id, const std::string& guidance = "do it") {
-  std::string toml = "id = \"" + id + "\"\ntitle = \"T\"\nversion = 1\nfamilies = [\"elementwise\"]\n"
-                     "guidance = \"" + guidance + "\"\n[[templates]]\nname = \"t\"\nfile = \"t.cu.mustache\"\n"
+  std::string toml = "id = \"" + id +
+                     "\"\ntitle = \"T\"\nversion = 1\nfamilies = [\"elementwise\"]\n"
+                     "guidance = \"" +
+                     guidance +
+                     "\"\n[[templates]]\nname = \"t\"\nfile = \"t.cu.mustache\"\n"
                      "params = [ { name = \"n\", values = [1, 2], default = 1 } ]\n";
-  return engine::skill_files{"skills/" + id, {{"skill.toml", toml}, {"t.cu.mustache", "int n = {{n}};\n"}}};
+  return engine::skill_files{"skills/" + id,
+                             {{"skill.toml", toml}, {"t.cu.mustache", "int n = {{n}};\n"}}};
 }
 
 engine::skill_try try_of(const std::string& task, int64_t node, engine::outcome_kind outcome,
@@ -67,8 +71,8 @@ TEST_CASE("seeding adds built-in skills, refreshes a changed one and keeps a use
   REQUIRE(memory.import_skills({mine}, "t1").has_value());
   auto second = memory.seed({skill_named("a", "a better way"), skill_named("b")}, "t2");
   REQUIRE(second.has_value());
-  CHECK(*second == std::vector<std::pair<std::string, seed_action>>{
-                       {"a", seed_action::refreshed}, {"b", seed_action::kept_user}});
+  CHECK(*second == std::vector<std::pair<std::string, seed_action>>{{"a", seed_action::refreshed},
+                                                                    {"b", seed_action::kept_user}});
   auto b = memory.skill("b");
   REQUIRE(b.has_value());
   REQUIRE(b->has_value());
@@ -87,13 +91,17 @@ TEST_CASE("an import is validated whole and writes nothing when one skill is bro
           "[memory][skills]") {
   test::test_context ctx;
   skill_store memory = open_memory(ctx.dir() / "memory");
-  memory::stored_skill good{"good", engine::skill_origin::user, 1, "", "", "", skill_named("good").files};
-  memory::stored_skill broken{"broken", engine::skill_origin::user, 1, "", "", "", skill_named("broken").files};
+  memory::stored_skill good{"good", engine::skill_origin::user, 1, "", "",
+                            "",     skill_named("good").files};
+  memory::stored_skill broken{"broken", engine::skill_origin::user, 1, "", "",
+                              "",       skill_named("broken").files};
   broken.files["skill.toml"] += "unknown_key = 3\n";
   auto ok = memory.import_skills({good, broken}, "t");
   REQUIRE_FALSE(ok.has_value());
-  CHECK_THAT(ok.error().message(), Catch::Contains("skill 'broken' is not valid; nothing was imported"));
-  CHECK_THAT(ok.error().message(), Catch::Contains("<broken>/skill.toml:10:1: unknown key 'unknown_key'"));
+  CHECK_THAT(ok.error().message(),
+             Catch::Contains("skill 'broken' is not valid; nothing was imported"));
+  CHECK_THAT(ok.error().message(),
+             Catch::Contains("<broken>/skill.toml:10:1: unknown key 'unknown_key'"));
   auto all = memory.skills();
   REQUIRE(all.has_value());
   CHECK(all->empty());
@@ -134,7 +142,8 @@ TEST_CASE("a try counts once in its statistic, whatever offers it again", "[memo
   CHECK(memory.record_try("run1", try_of("relu", 1, engine::outcome_kind::accepted)) == false);
   CHECK(memory.record_try("run1", try_of("relu", 2, engine::outcome_kind::failed)) == true);
   CHECK(memory.record_try("run2", try_of("relu", 1, engine::outcome_kind::rejected)) == true);
-  CHECK_FALSE(memory.record_try("run1", try_of("relu", 3, engine::outcome_kind::pending)).has_value());
+  CHECK_FALSE(
+      memory.record_try("run1", try_of("relu", 3, engine::outcome_kind::pending)).has_value());
   auto stats = memory.stats("elementwise", "sm_90a");
   REQUIRE(stats.has_value());
   REQUIRE(stats->count("tiles") == 1);
@@ -165,7 +174,8 @@ TEST_CASE("statistics survive a kill at any point with no try counted twice",
       if (!m)
         _exit(3);
       for (int64_t node = 0; node < total; ++node) {
-        auto outcome = node % 3 == 0 ? engine::outcome_kind::accepted : engine::outcome_kind::rejected;
+        auto outcome =
+            node % 3 == 0 ? engine::outcome_kind::accepted : engine::outcome_kind::rejected;
         if (!m->record_try("run", try_of("task", node, outcome, node % 2 == 0 ? "even" : "odd")))
           _exit(4);
       }
@@ -189,7 +199,8 @@ TEST_CASE("statistics survive a kill at any point with no try counted twice",
   skill_store memory = open_memory(dir);
   for (int64_t node = 0; node < total; ++node) {
     auto outcome = node % 3 == 0 ? engine::outcome_kind::accepted : engine::outcome_kind::rejected;
-    REQUIRE(memory.record_try("run", try_of("task", node, outcome, node % 2 == 0 ? "even" : "odd")));
+    REQUIRE(
+        memory.record_try("run", try_of("task", node, outcome, node % 2 == 0 ? "even" : "odd")));
   }
   auto stats = memory.stats("elementwise", "sm_90a");
   REQUIRE(stats.has_value());
@@ -214,7 +225,8 @@ TEST_CASE("a skill memory of another format fails to open with a message saying 
   }
   auto opened = skill_store::open(dir);
   REQUIRE_FALSE(opened.has_value());
-  CHECK_THAT(opened.error().message(), Catch::Contains("format version 2 (this kernelskill reads version 1)"));
+  CHECK_THAT(opened.error().message(),
+             Catch::Contains("format version 2 (this kernelskill reads version 1)"));
 }
 
 TEST_CASE("a node's genotype round-trips and a plan written before genotypes still reads",

@@ -268,7 +268,7 @@ TEST_CASE("short-term memory rebuilds as record_outcome and record_repair left i
   repair(1, {0, "wrong_result", "tail rows skipped", "bound the loop by rows"});
   repair(12, {0, "timeout", "a barrier inside a branch", "hoisted it"});
   repair(1, {7, "explicit round", "", ""});
-  repair(1, {0, "after seven", "", "", "f00d", "beef"});  // the hashes travel too
+  repair(1, {0, "after seven", "", "", "f00d", "beef"}); // the hashes travel too
   // Another task's memory stays apart.
   REQUIRE(s.put_outcome("t2", 0, {tile64, 1, engine::outcome_kind::pending, "", 0}));
 

@@ -61,8 +61,12 @@ struct alignas(16) float4 {
   float x, y, z, w;
 };
 
-inline float2 make_float2(float x, float y) { return float2{x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline float2 make_float2(float x, float y) {
+  return float2{x, y};
+}
+inline float4 make_float4(float x, float y, float z, float w) {
+  return float4{x, y, z, w};
+}
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -120,8 +124,8 @@ struct settings {
 struct pending_copy {
   unsigned char* dst;
   const unsigned char* src;
-  int32_t bytes;      // from src
-  int32_t zero_fill;  // after them
+  int32_t bytes;     // from src
+  int32_t zero_fill; // after them
 };
 
 enum class fiber_state { runnable, at_block_barrier, at_group_barrier, done };
@@ -130,8 +134,8 @@ enum class fiber_state { runnable, at_block_barrier, at_group_barrier, done };
 /// the operands and write the accumulators any time until wgmma.wait_group, so the emulator
 /// reads them and writes the results then.
 struct wgmma_op {
-  float* d;              // the thread's n / 2 accumulator registers
-  const uint32_t* a;     // its 4 A fragment registers
+  float* d;          // the thread's n / 2 accumulator registers
+  const uint32_t* a; // its 4 A fragment registers
   uint64_t b_descriptor;
   int32_t n;
   bool scale_d;
@@ -146,8 +150,8 @@ struct fiber {
   int32_t lane = 0;
   fiber_state state = fiber_state::runnable;
   std::vector<pending_copy> uncommitted;
-  std::vector<std::vector<pending_copy>> groups;  // committed, oldest first
-  int32_t barrier_size = 0;                       // of the collective it waits at
+  std::vector<std::vector<pending_copy>> groups; // committed, oldest first
+  int32_t barrier_size = 0;                      // of the collective it waits at
   std::vector<wgmma_op> wgmma_uncommitted;
   std::vector<std::vector<wgmma_op>> wgmma_groups;
 };
@@ -166,12 +170,12 @@ struct warpgroup_exchange {
 
 struct emulator {
   settings config;
-  std::string error;  // the first error of the current launch
+  std::string error; // the first error of the current launch
   dim3 grid_dim, block_dim, block_idx;
   std::vector<fiber> fibers;
   fiber* current = nullptr;
   ucontext_t scheduler{};
-  std::vector<unsigned char> shared;  // the block's dynamic shared memory
+  std::vector<unsigned char> shared; // the block's dynamic shared memory
   size_t shared_bytes = 0;
   std::vector<warp_exchange> exchange;
   std::vector<warpgroup_exchange> group_exchange;
@@ -181,8 +185,8 @@ struct emulator {
 
   void fail(const std::string& what) {
     if (error.empty()) {
-      error = what + " (block " + std::to_string(block_idx.x) + "," +
-              std::to_string(block_idx.y) + "," + std::to_string(block_idx.z) + ", thread " +
+      error = what + " (block " + std::to_string(block_idx.x) + "," + std::to_string(block_idx.y) +
+              "," + std::to_string(block_idx.z) + ", thread " +
               (current ? std::to_string(current->linear) : std::string("-")) + ")";
     }
   }
@@ -193,7 +197,9 @@ inline emulator& state() {
   return e;
 }
 
-inline fiber& self() { return *state().current; }
+inline fiber& self() {
+  return *state().current;
+}
 
 /// Switches from the running fiber back to the scheduler.
 inline void yield_to_scheduler() {
@@ -214,7 +220,9 @@ inline void group_barrier(int32_t size) {
   yield_to_scheduler();
 }
 
-inline void warp_barrier() { group_barrier(32); }
+inline void warp_barrier() {
+  group_barrier(32);
+}
 
 inline void fiber_entry() {
   emulator& e = state();
@@ -277,8 +285,8 @@ inline bool run_block() {
     bool all_waiting = true;
     for (const fiber& f : e.fibers) {
       all_done = all_done && f.state == fiber_state::done;
-      all_waiting = all_waiting && (f.state == fiber_state::at_block_barrier ||
-                                    f.state == fiber_state::done);
+      all_waiting =
+          all_waiting && (f.state == fiber_state::at_block_barrier || f.state == fiber_state::done);
     }
     if (all_done)
       return true;
@@ -362,7 +370,7 @@ inline uint32_t cvt_rna_tf32(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
   if ((bits & 0x7f800000u) == 0x7f800000u)
-    return bits;  // inf and NaN stay
+    return bits; // inf and NaN stay
   return (bits + 0x1000u) & 0xffffe000u;
 }
 
@@ -417,7 +425,7 @@ inline void mma_m16n8k8_tf32(float d[4], const uint32_t a[4], const uint32_t b[2
     result[i] = e.config.rounding == mma_rounding::nearest ? static_cast<float>(sum)
                                                            : round_toward_zero(sum);
   }
-  warp_barrier();  // every lane has read the exchange before any lane writes it again
+  warp_barrier(); // every lane has read the exchange before any lane writes it again
   for (int i = 0; i < 4; ++i)
     d[i] = result[i];
 }
@@ -467,7 +475,9 @@ inline void cp_async_wait(int32_t newest_pending) {
   }
 }
 
-inline void* dynamic_shared_memory() { return state().shared.data(); }
+inline void* dynamic_shared_memory() {
+  return state().shared.data();
+}
 
 /// Returns `p`'s address in the shared window (the block's shared memory starts at 0), as
 /// __cvta_generic_to_shared does.
@@ -482,8 +492,8 @@ inline uint32_t shared_address(const void* p) {
 
 /// wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 with A from registers (RS): queued
 /// until a wgmma.wait_group completes its group.
-inline void wgmma_m64nNk8_tf32_rs(float* d, const uint32_t a[4], uint64_t b_descriptor,
-                                  int32_t n, bool scale_d) {
+inline void wgmma_m64nNk8_tf32_rs(float* d, const uint32_t a[4], uint64_t b_descriptor, int32_t n,
+                                  bool scale_d) {
   self().wgmma_uncommitted.push_back(wgmma_op{d, a, b_descriptor, n, scale_d});
 }
 
@@ -531,7 +541,8 @@ inline void wgmma_wait(int32_t newest_pending) {
   group_barrier(128);
   std::vector<std::vector<wgmma_op>>& mine = f.wgmma_groups;
   const size_t complete = mine.size() > static_cast<size_t>(newest_pending)
-                              ? mine.size() - static_cast<size_t>(newest_pending) : 0;
+                              ? mine.size() - static_cast<size_t>(newest_pending)
+                              : 0;
   // Every lane must hold the same sequence of wgmma (they are .sync.aligned).
   std::vector<wgmma_op> flat;
   for (size_t gi = 0; gi < complete; ++gi)
@@ -574,13 +585,15 @@ inline void wgmma_wait(int32_t newest_pending) {
     for (size_t r = 0; r < result.size(); ++r)
       w.d[r] = result[r];
   }
-  group_barrier(128);  // nobody leaves while another lane still reads its registers
+  group_barrier(128); // nobody leaves while another lane still reads its registers
   mine.erase(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(complete));
 }
 
 } // namespace ks_emu
 
-inline void __syncthreads() { ks_emu::block_barrier(); }
+inline void __syncthreads() {
+  ks_emu::block_barrier();
+}
 
 inline uint32_t __float_as_uint(float x) {
   uint32_t u;
@@ -602,7 +615,9 @@ inline cudaError_t cudaGetLastError() {
   return e;
 }
 
-inline const char* cudaGetErrorString(cudaError_t) { return ks_emu::state().error.c_str(); }
+inline const char* cudaGetErrorString(cudaError_t) {
+  return ks_emu::state().error.c_str();
+}
 
 template <typename Kernel>
 cudaError_t cudaFuncSetAttribute(Kernel*, cudaFuncAttribute attribute, int value) {
@@ -641,7 +656,9 @@ inline cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) {
   return cudaMalloc(p, bytes);
 }
 
-inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  return cudaFree(p);
+}
 
 inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
   std::memset(p, value, bytes);

@@ -11,9 +11,9 @@
 #include "engine/task.hpp"
 #include "gpu/child_process.hpp"
 #include "kernelskill/abi.h"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -27,8 +27,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include "tests/test_context.hpp"
 
 using namespace ks;
 using engine::param_values;
@@ -44,7 +42,7 @@ struct shape_case {
   int64_t m = 1, n = 1, k = 1;
   bool transpose_a = false;
   bool transpose_b = false;
-  bool shared_b = false;  ///< B is 2-D while A and C are batched
+  bool shared_b = false; ///< B is 2-D while A and C are batched
 };
 
 /// Returns a matmul task of `c` with the params and derived values of docs/tasks.md.
@@ -56,8 +54,8 @@ engine::task make_task(const shape_case& c) {
     return batched && c.batch > 1 ? std::vector<int64_t>{c.batch, rows, cols}
                                   : std::vector<int64_t>{rows, cols};
   };
-  t.inputs.push_back({"A", engine::dtype::f32,
-                      dims(c.transpose_a ? c.k : c.m, c.transpose_a ? c.m : c.k, true)});
+  t.inputs.push_back(
+      {"A", engine::dtype::f32, dims(c.transpose_a ? c.k : c.m, c.transpose_a ? c.m : c.k, true)});
   t.inputs.push_back({"B", engine::dtype::f32,
                       dims(c.transpose_b ? c.n : c.k, c.transpose_b ? c.k : c.n, !c.shared_b)});
   t.outputs.push_back({"C", engine::dtype::f32, dims(c.m, c.n, true)});
@@ -246,10 +244,10 @@ double run_and_compare(emulated_candidate& candidate, const engine::task& subjec
       for (int64_t j = 0; j < c.n; ++j) {
         double sum = 0;
         for (int64_t q = 0; q < c.k; ++q) {
-          const float x = a_copy[static_cast<size_t>(
-              p * a_batch + (c.transpose_a ? q * c.m + i : i * c.k + q))];
-          const float y = b_copy[static_cast<size_t>(
-              p * b_batch + (c.transpose_b ? j * c.k + q : q * c.n + j))];
+          const float x = a_copy[static_cast<size_t>(p * a_batch +
+                                                     (c.transpose_a ? q * c.m + i : i * c.k + q))];
+          const float y = b_copy[static_cast<size_t>(p * b_batch +
+                                                     (c.transpose_b ? j * c.k + q : q * c.n + j))];
           sum += static_cast<double>(x) * static_cast<double>(y);
         }
         const double got = out.data()[(p * c.m + i) * c.n + j];
@@ -274,45 +272,60 @@ double run_and_compare(emulated_candidate& candidate, const engine::task& subjec
 /// valid instantiation and is kept when valid for the task.
 const std::map<std::string, std::vector<param_values>>& probes() {
   static const std::map<std::string, std::vector<param_values>> table = {
-    {"tf32x3_mma_sync",
-     {
-       {{"bm", 32}, {"bn", 32}, {"bk", 16}, {"warps_m", 2}, {"warps_n", 2}, {"stages", 2}},
-       {{"bm", 64}, {"bn", 64}, {"bk", 32}, {"warps_m", 2}, {"warps_n", 2}, {"stages", 3},
-        {"split_k", 2}},
-       {{"bm", 64}, {"bn", 32}, {"bk", 16}, {"warps_m", 1}, {"warps_n", 2}, {"stages", 5},
-        {"fold", 0}},
-       {{"bm", 32}, {"bn", 64}, {"bk", 16}, {"warps_m", 2}, {"warps_n", 1}, {"stages", 4},
-        {"group_m", 1}},
-     }},
-    {"tf32x3_wgmma",
-     {
-       {{"wg_m", 1}, {"wg_n", 1}, {"wn", 64}, {"bk", 16}, {"stages", 2}},
-       {{"wg_m", 2}, {"wg_n", 1}, {"wn", 64}, {"bk", 32}, {"stages", 3}, {"fold", 0}},
-       {{"wg_m", 1}, {"wg_n", 2}, {"wn", 64}, {"bk", 16}, {"stages", 4}, {"group_m", 1}},
-       {{"wg_m", 1}, {"wg_n", 1}, {"wn", 128}, {"bk", 32}, {"stages", 3}},
-     }},
-    {"register_blocked",
-     {
-       {{"bm", 32}, {"bn", 32}, {"bk", 8}, {"tm", 2}, {"tn", 2}},
-       {{"bm", 64}, {"bn", 32}, {"bk", 16}, {"tm", 4}, {"tn", 2}},
-     }},
+      {"tf32x3_mma_sync",
+       {
+           {{"bm", 32}, {"bn", 32}, {"bk", 16}, {"warps_m", 2}, {"warps_n", 2}, {"stages", 2}},
+           {{"bm", 64},
+            {"bn", 64},
+            {"bk", 32},
+            {"warps_m", 2},
+            {"warps_n", 2},
+            {"stages", 3},
+            {"split_k", 2}},
+           {{"bm", 64},
+            {"bn", 32},
+            {"bk", 16},
+            {"warps_m", 1},
+            {"warps_n", 2},
+            {"stages", 5},
+            {"fold", 0}},
+           {{"bm", 32},
+            {"bn", 64},
+            {"bk", 16},
+            {"warps_m", 2},
+            {"warps_n", 1},
+            {"stages", 4},
+            {"group_m", 1}},
+       }},
+      {"tf32x3_wgmma",
+       {
+           {{"wg_m", 1}, {"wg_n", 1}, {"wn", 64}, {"bk", 16}, {"stages", 2}},
+           {{"wg_m", 2}, {"wg_n", 1}, {"wn", 64}, {"bk", 32}, {"stages", 3}, {"fold", 0}},
+           {{"wg_m", 1}, {"wg_n", 2}, {"wn", 64}, {"bk", 16}, {"stages", 4}, {"group_m", 1}},
+           {{"wg_m", 1}, {"wg_n", 1}, {"wn", 128}, {"bk", 32}, {"stages", 3}},
+       }},
+      {"register_blocked",
+       {
+           {{"bm", 32}, {"bn", 32}, {"bk", 8}, {"tm", 2}, {"tn", 2}},
+           {{"bm", 64}, {"bn", 32}, {"bk", 16}, {"tm", 4}, {"tn", 2}},
+       }},
   };
   return table;
 }
 
 const std::vector<shape_case>& shape_cases() {
   static const std::vector<shape_case> cases = {
-    {"aligned_64", 1, 64, 64, 64, false, false},
-    {"odd_67x45x37", 1, 67, 45, 37, false, false},
-    {"m1", 1, 1, 40, 33, false, false},
-    {"n1", 1, 50, 1, 20, false, false},
-    {"k1", 1, 30, 28, 1, false, false},
-    {"batched_ta", 3, 33, 40, 24, true, false},
-    {"batched_tb", 2, 40, 36, 52, false, true},
-    {"ta_tb_aligned", 1, 48, 72, 40, true, true},
-    {"ta_tb_odd", 1, 70, 66, 131, true, true},
-    {"batched_shared_b", 3, 20, 24, 36, false, false, true},
-    {"ragged_k_tiles", 1, 96, 130, 100, false, false},
+      {"aligned_64", 1, 64, 64, 64, false, false},
+      {"odd_67x45x37", 1, 67, 45, 37, false, false},
+      {"m1", 1, 1, 40, 33, false, false},
+      {"n1", 1, 50, 1, 20, false, false},
+      {"k1", 1, 30, 28, 1, false, false},
+      {"batched_ta", 3, 33, 40, 24, true, false},
+      {"batched_tb", 2, 40, 36, 52, false, true},
+      {"ta_tb_aligned", 1, 48, 72, 40, true, true},
+      {"ta_tb_odd", 1, 70, 66, 131, true, true},
+      {"batched_shared_b", 3, 20, 24, 36, false, false, true},
+      {"ragged_k_tiles", 1, 96, 130, 100, false, false},
   };
   return cases;
 }
@@ -437,14 +450,13 @@ TEST_CASE("with a tensor core that truncates its sums, the 3xTF32 kernel's per-t
   const engine::skill_template& tp = s->templates.front();
   shape_case c{"long_k", 1, 16, 16, 4096, false, false};
   engine::task subject = make_task(c);
-  subject.tol = {2e-3, 1e-4, 1e-5};  // the KernelBench 4096^3 task's tolerance
+  subject.tol = {2e-3, 1e-4, 1e-5}; // the KernelBench 4096^3 task's tolerance
   auto space = engine::space_of(tp, subject, "");
   REQUIRE(space.has_value());
   double error[2] = {0, 0};
   for (int64_t fold : {1, 0}) {
-    param_values v = {{"bm", 32},    {"bn", 32},    {"bk", 32},      {"warps_m", 2},
-                      {"warps_n", 2}, {"stages", 3}, {"group_m", 1}, {"split_k", 1},
-                      {"fold", fold}};
+    param_values v = {{"bm", 32},    {"bn", 32},     {"bk", 32},     {"warps_m", 2}, {"warps_n", 2},
+                      {"stages", 3}, {"group_m", 1}, {"split_k", 1}, {"fold", fold}};
     auto why = engine::check_params(tp, *space, v, subject);
     REQUIRE(why.has_value());
     INFO((*why ? **why : ""));

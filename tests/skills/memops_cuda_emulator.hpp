@@ -2,9 +2,9 @@
 // that their index math, tails, alignment paths, warp collectives, barriers and inter-block
 // protocols (decoupled look-back, last-block combines) are run and checked on a machine with no
 // GPU. A rendered template is compiled by the host C++ compiler with this header standing in
-// for cuda_runtime.h, after the test's source rewrite (memops_skills_test.cpp) has turned every launch
-// `k<<<grid, block, smem, stream>>>(args)` into a call of ks_emu::launch and every __shared__
-// declaration into a per-block variable.
+// for cuda_runtime.h, after the test's source rewrite (memops_skills_test.cpp) has turned every
+// launch `k<<<grid, block, smem, stream>>>(args)` into a call of ks_emu::launch and every
+// __shared__ declaration into a per-block variable.
 //
 // How it runs a launch: all on the calling OS thread, every CUDA thread a fiber (ucontext).
 // Up to `concurrent_blocks` blocks are resident at once, started in a shuffled order (the
@@ -22,6 +22,7 @@
 // It is a test tool, compiled only into the candidates of tests/skills/memops_skills_test.cpp.
 #pragma once
 
+#include <math.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -41,8 +42,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <math.h>
-
 // -- the CUDA C++ dialect, as plain C++ ---------------------------------------------------------
 
 #define __global__
@@ -58,8 +57,12 @@ struct alignas(8) float2 {
 struct alignas(16) float4 {
   float x, y, z, w;
 };
-inline float2 make_float2(float x, float y) { return float2{x, y}; }
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline float2 make_float2(float x, float y) {
+  return float2{x, y};
+}
+inline float4 make_float4(float x, float y, float z, float w) {
+  return float4{x, y, z, w};
+}
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -84,10 +87,10 @@ enum cudaDeviceAttr : int {
 namespace ks_emu {
 
 struct settings {
-  int32_t sm_count = 4;            ///< what cudaDevAttrMultiProcessorCount answers
-  int32_t blocks_per_sm = 2;       ///< what the occupancy calculator answers
-  int32_t concurrent_blocks = 3;   ///< blocks resident at once
-  uint64_t seed = 1;               ///< block start order and fiber order
+  int32_t sm_count = 4;          ///< what cudaDevAttrMultiProcessorCount answers
+  int32_t blocks_per_sm = 2;     ///< what the occupancy calculator answers
+  int32_t concurrent_blocks = 3; ///< blocks resident at once
+  uint64_t seed = 1;             ///< block start order and fiber order
   size_t max_dynamic_smem = 227 * 1024;
 };
 
@@ -97,7 +100,7 @@ struct block_run;
 
 struct fiber {
   ucontext_t context{};
-  std::unique_ptr<unsigned char[]> stack;  // from the emulator's pool, uninitialized
+  std::unique_ptr<unsigned char[]> stack; // from the emulator's pool, uninitialized
   dim3 thread_idx;
   int32_t linear = 0;
   fiber_state state = fiber_state::runnable;
@@ -108,22 +111,22 @@ struct fiber {
 struct block_run {
   dim3 idx;
   std::vector<std::unique_ptr<fiber>> fibers;
-  std::map<int, std::vector<unsigned char>> shared;  // by declaration
+  std::map<int, std::vector<unsigned char>> shared; // by declaration
   std::vector<unsigned char> dynamic_shared;
-  std::vector<std::array<uint64_t, 32>> exchange;    // per warp
+  std::vector<std::array<uint64_t, 32>> exchange; // per warp
   bool finished = false;
 };
 
 struct emulator {
   settings config;
-  std::string error;  // the first error of the current launch
+  std::string error; // the first error of the current launch
   dim3 grid_dim, block_dim;
   std::function<void()> body;
   fiber* current = nullptr;
   ucontext_t scheduler{};
   cudaError_t last_error = cudaSuccess;
   std::mt19937_64 rng{1};
-  std::vector<std::unique_ptr<unsigned char[]>> spare_stacks;  // reused across blocks
+  std::vector<std::unique_ptr<unsigned char[]>> spare_stacks; // reused across blocks
 
   void fail(const std::string& what) {
     if (error.empty()) {
@@ -140,8 +143,12 @@ inline emulator& state() {
   return e;
 }
 
-inline fiber& self() { return *state().current; }
-inline block_run& own_block() { return *state().current->block; }
+inline fiber& self() {
+  return *state().current;
+}
+inline block_run& own_block() {
+  return *state().current->block;
+}
 
 inline void yield_to_scheduler() {
   emulator& e = state();
@@ -216,7 +223,7 @@ inline bool step_block(block_run& b) {
         b.fibers[i]->state = fiber_state::runnable;
       progressed = true;
     } else if (any) {
-      bool others_stuck = true;  // lanes at a block barrier or done never reach the collective
+      bool others_stuck = true; // lanes at a block barrier or done never reach the collective
       for (size_t i = first; i < last; ++i) {
         fiber_state s = b.fibers[i]->state;
         others_stuck = others_stuck && s != fiber_state::runnable && s != fiber_state::sleeping;
@@ -265,9 +272,10 @@ inline std::unique_ptr<block_run> start_block(dim3 idx, size_t threads, size_t s
     }
     f->linear = static_cast<int32_t>(t);
     f->block = b.get();
-    f->thread_idx = dim3(static_cast<unsigned>(t % e.block_dim.x),
-                         static_cast<unsigned>((t / e.block_dim.x) % e.block_dim.y),
-                         static_cast<unsigned>(t / (static_cast<size_t>(e.block_dim.x) * e.block_dim.y)));
+    f->thread_idx =
+        dim3(static_cast<unsigned>(t % e.block_dim.x),
+             static_cast<unsigned>((t / e.block_dim.x) % e.block_dim.y),
+             static_cast<unsigned>(t / (static_cast<size_t>(e.block_dim.x) * e.block_dim.y)));
     getcontext(&f->context);
     f->context.uc_stack.ss_sp = f->stack.get();
     f->context.uc_stack.ss_size = kStackBytes;
@@ -279,7 +287,8 @@ inline std::unique_ptr<block_run> start_block(dim3 idx, size_t threads, size_t s
 }
 
 /// Runs `kernel_body` for every thread of every block of `grid`, blocks interleaved.
-inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> kernel_body) {
+inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes,
+                          std::function<void()> kernel_body) {
   emulator& e = state();
   e.error.clear();
   const size_t threads = static_cast<size_t>(block.x) * block.y * block.z;
@@ -309,7 +318,8 @@ inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes, std::functio
   std::vector<std::unique_ptr<block_run>> resident;
   int64_t idle_rounds = 0;
   while (next < order.size() || !resident.empty()) {
-    while (next < order.size() && resident.size() < static_cast<size_t>(e.config.concurrent_blocks)) {
+    while (next < order.size() &&
+           resident.size() < static_cast<size_t>(e.config.concurrent_blocks)) {
       uint64_t id = order[next++];
       dim3 idx(static_cast<unsigned>(id % grid.x), static_cast<unsigned>(id / grid.x % grid.y),
                static_cast<unsigned>(id / (static_cast<uint64_t>(grid.x) * grid.y)));
@@ -345,7 +355,7 @@ inline uint64_t exchange(uint64_t bits, int from) {
   slots[static_cast<size_t>(f.linear % 32)] = bits;
   wait_as(fiber_state::at_warp_barrier);
   uint64_t got = slots[static_cast<size_t>(from & 31)];
-  wait_as(fiber_state::at_warp_barrier);  // every lane has read before any writes again
+  wait_as(fiber_state::at_warp_barrier); // every lane has read before any writes again
   return got;
 }
 
@@ -382,11 +392,17 @@ inline unsigned ballot(bool pred) {
 
 // -- device functions ---------------------------------------------------------------------------
 
-inline void __syncthreads() { ks_emu::wait_as(ks_emu::fiber_state::at_block_barrier); }
-inline void __syncwarp(unsigned = 0xffffffffu) { (void)ks_emu::exchange(0, 0); }
+inline void __syncthreads() {
+  ks_emu::wait_as(ks_emu::fiber_state::at_block_barrier);
+}
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  (void)ks_emu::exchange(0, 0);
+}
 inline void __threadfence() {}
 inline void __threadfence_block() {}
-inline void __nanosleep(unsigned) { ks_emu::wait_as(ks_emu::fiber_state::sleeping); }
+inline void __nanosleep(unsigned) {
+  ks_emu::wait_as(ks_emu::fiber_state::sleeping);
+}
 
 template <typename T>
 T __shfl_sync(unsigned, T v, int src, int = 32) {
@@ -395,31 +411,61 @@ T __shfl_sync(unsigned, T v, int src, int = 32) {
 template <typename T>
 T __shfl_up_sync(unsigned, T v, unsigned delta, int = 32) {
   const int lane = ks_emu::self().linear % 32;
-  T got = ks_emu::shuffle(v, lane >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane);
+  T got =
+      ks_emu::shuffle(v, lane >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane);
   return got;
 }
 template <typename T>
 T __shfl_down_sync(unsigned, T v, unsigned delta, int = 32) {
   const int lane = ks_emu::self().linear % 32;
-  return ks_emu::shuffle(v, lane + static_cast<int>(delta) < 32 ? lane + static_cast<int>(delta) : lane);
+  return ks_emu::shuffle(v, lane + static_cast<int>(delta) < 32 ? lane + static_cast<int>(delta)
+                                                                : lane);
 }
 template <typename T>
 T __shfl_xor_sync(unsigned, T v, int mask, int = 32) {
   const int lane = ks_emu::self().linear % 32;
   return ks_emu::shuffle(v, lane ^ mask);
 }
-inline unsigned __ballot_sync(unsigned, int pred) { return ks_emu::ballot(pred != 0); }
-inline int __any_sync(unsigned, int pred) { return ks_emu::ballot(pred != 0) != 0; }
-inline int __all_sync(unsigned, int pred) { return ks_emu::ballot(pred != 0) == 0xffffffffu; }
-inline int __ffs(unsigned x) { return x == 0 ? 0 : __builtin_ctz(x) + 1; }
-inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline unsigned __ballot_sync(unsigned, int pred) {
+  return ks_emu::ballot(pred != 0);
+}
+inline int __any_sync(unsigned, int pred) {
+  return ks_emu::ballot(pred != 0) != 0;
+}
+inline int __all_sync(unsigned, int pred) {
+  return ks_emu::ballot(pred != 0) == 0xffffffffu;
+}
+inline int __ffs(unsigned x) {
+  return x == 0 ? 0 : __builtin_ctz(x) + 1;
+}
+inline int __popc(unsigned x) {
+  return __builtin_popcount(x);
+}
 
-template <typename T> T __ldg(const T* p) { return *p; }
-template <typename T> T __ldcs(const T* p) { return *p; }
-template <typename T> T __ldcg(const T* p) { return *p; }
-template <typename T> T __ldlu(const T* p) { return *p; }
-template <typename T> void __stcs(T* p, T v) { *p = v; }
-template <typename T> void __stcg(T* p, T v) { *p = v; }
+template <typename T>
+T __ldg(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldcs(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldcg(const T* p) {
+  return *p;
+}
+template <typename T>
+T __ldlu(const T* p) {
+  return *p;
+}
+template <typename T>
+void __stcs(T* p, T v) {
+  *p = v;
+}
+template <typename T>
+void __stcg(T* p, T v) {
+  *p = v;
+}
 
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
   unsigned long long old = *p;
@@ -449,7 +495,9 @@ inline cudaError_t cudaGetLastError() {
   ks_emu::state().last_error = cudaSuccess;
   return e;
 }
-inline const char* cudaGetErrorString(cudaError_t) { return ks_emu::state().error.c_str(); }
+inline const char* cudaGetErrorString(cudaError_t) {
+  return ks_emu::state().error.c_str();
+}
 inline cudaError_t cudaGetDevice(int* device) {
   *device = 0;
   return cudaSuccess;
@@ -478,7 +526,7 @@ cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute attribute, int value)
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
   *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
   if (*p != nullptr)
-    std::memset(*p, 0xff, (bytes + 255) / 256 * 256);  // NaN: memory nothing wrote
+    std::memset(*p, 0xff, (bytes + 255) / 256 * 256); // NaN: memory nothing wrote
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 inline cudaError_t cudaFree(void* p) {
@@ -497,7 +545,8 @@ inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_
 /// Lets a test choose the emulator's settings and read the first error of the last launch;
 /// every compiled candidate has its own emulator.
 extern "C" __attribute__((visibility("default"))) void
-ks_emulator_configure(int sm_count, int blocks_per_sm, int concurrent_blocks, unsigned long long seed) {
+ks_emulator_configure(int sm_count, int blocks_per_sm, int concurrent_blocks,
+                      unsigned long long seed) {
   ks_emu::settings& s = ks_emu::state().config;
   s.sm_count = sm_count;
   s.blocks_per_sm = blocks_per_sm;

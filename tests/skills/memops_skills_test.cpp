@@ -17,9 +17,9 @@
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "kernelskill/abi.h"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -37,8 +37,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/test_context.hpp"
-
 using namespace ks;
 using engine::param_values;
 namespace fs = std::filesystem;
@@ -47,18 +45,20 @@ namespace {
 
 /// The skills this test covers: the memory-bound families' templates.
 const std::set<std::string> covered_skills = {
-    "elementwise_vectorized", "elementwise_broadcast_rows", "scan_warp_rows",
-    "scan_block_rows",        "scan_decoupled_lookback",    "scan_columns",
-    "pool_shared_tile",       "pool_row_stream",            "matvec_split_k",
-    "matvec_block_rows"};
+    "elementwise_vectorized",  "elementwise_broadcast_rows",
+    "scan_warp_rows",          "scan_block_rows",
+    "scan_decoupled_lookback", "scan_columns",
+    "pool_shared_tile",        "pool_row_stream",
+    "matvec_split_k",          "matvec_block_rows"};
 
 struct manifest_case {
-  std::string file;  ///< the manifest's name
-  std::string toml;  ///< its text
-  std::vector<std::string> expected_skills;  ///< skills that must apply
+  std::string file;                         ///< the manifest's name
+  std::string toml;                         ///< its text
+  std::vector<std::string> expected_skills; ///< skills that must apply
 };
 
-std::string tensor(const std::string& name, const std::string& shape, const std::string& init = "") {
+std::string tensor(const std::string& name, const std::string& shape,
+                   const std::string& init = "") {
   return "{ name = \"" + name + "\", dtype = \"f32\", shape = " + shape +
          (init.empty() ? "" : ", init = \"" + init + "\"") + " }";
 }
@@ -85,31 +85,36 @@ std::vector<manifest_case> cases() {
       // elementwise: odd sizes, several inputs, broadcasting (row, column, scalar, middle dim)
       family_task("relu_odd", "elementwise", {tensor("x", "[3, 1001]")}, tensor("y", "[3, 1001]"),
                   "{ op = \"relu(x)\" }", exact, {"elementwise_vectorized"}),
-      family_task("fma_same", "elementwise", {tensor("a", "[4099]"), tensor("b", "[4099]"), tensor("c", "[4099]")},
+      family_task("fma_same", "elementwise",
+                  {tensor("a", "[4099]"), tensor("b", "[4099]"), tensor("c", "[4099]")},
                   tensor("y", "[4099]"), "{ op = \"a + b * c\" }", ew, {"elementwise_vectorized"}),
       family_task("gelu_scalar", "elementwise", {tensor("x", "[1]")}, tensor("y", "[1]"),
                   "{ op = \"gelu(x)\" }", ew, {"elementwise_vectorized"}),
       family_task("bias_rows", "elementwise", {tensor("x", "[33, 256]"), tensor("b", "[256]")},
-                  tensor("y", "[33, 256]"), "{ op = \"silu(x + b)\" }", ew, {"elementwise_broadcast_rows"}),
+                  tensor("y", "[33, 256]"), "{ op = \"silu(x + b)\" }", ew,
+                  {"elementwise_broadcast_rows"}),
       family_task("column_scale", "elementwise", {tensor("x", "[37, 101]"), tensor("s", "[37, 1]")},
-                  tensor("y", "[37, 101]"), "{ op = \"x * s\" }", ew, {"elementwise_broadcast_rows"}),
+                  tensor("y", "[37, 101]"), "{ op = \"x * s\" }", ew,
+                  {"elementwise_broadcast_rows"}),
       family_task("channel_where", "elementwise",
                   {tensor("x", "[2, 3, 5, 8]"), tensor("w", "[3, 1, 1]"), tensor("t", "[1]")},
                   tensor("y", "[2, 3, 5, 8]"), "{ op = \"where(x > t, x * w, 0.0)\" }", ew,
                   {"elementwise_broadcast_rows"}),
       family_task("outer_sum", "elementwise", {tensor("a", "[7, 1]"), tensor("b", "[1, 13]")},
                   tensor("y", "[7, 13]"), "{ op = \"a + b\" }", ew, {"elementwise_broadcast_rows"}),
-      // scan: rows (odd, long, a single one, one element), a middle dim, reverse, exclusive, cumprod
+      // scan: rows (odd, long, a single one, one element), a middle dim, reverse, exclusive,
+      // cumprod
       family_task("cumsum_rows", "scan", {tensor("x", "[5, 1001]")}, tensor("y", "[5, 1001]"),
                   "{ op = \"cumsum\", dim = 1 }", sums,
                   {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
       family_task("cumsum_long_row", "scan", {tensor("x", "[9000]")}, tensor("y", "[9000]"),
                   "{ op = \"cumsum\", dim = 0, reverse = true }", sums,
                   {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
-      family_task("cumsum_exclusive", "scan", {tensor("x", "[3, 4, 515]")}, tensor("y", "[3, 4, 515]"),
-                  "{ op = \"cumsum\", dim = -1, exclusive = true }", sums,
-                  {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
-      family_task("cumprod_rows", "scan", {tensor("x", "[4, 700]", "positive")}, tensor("y", "[4, 700]"),
+      family_task("cumsum_exclusive", "scan", {tensor("x", "[3, 4, 515]")},
+                  tensor("y", "[3, 4, 515]"), "{ op = \"cumsum\", dim = -1, exclusive = true }",
+                  sums, {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+      family_task("cumprod_rows", "scan", {tensor("x", "[4, 700]", "positive")},
+                  tensor("y", "[4, 700]"),
                   "{ op = \"cumprod\", dim = 1, reverse = true, exclusive = true }", products,
                   {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
       family_task("cumsum_single", "scan", {tensor("x", "[6, 1]")}, tensor("y", "[6, 1]"),
@@ -118,21 +123,30 @@ std::vector<manifest_case> cases() {
       family_task("cumsum_dim0", "scan", {tensor("x", "[300, 260]")}, tensor("y", "[300, 260]"),
                   "{ op = \"cumsum\", dim = 0 }", sums, {"scan_columns"}),
       family_task("cumsum_middle", "scan", {tensor("x", "[3, 77, 7]")}, tensor("y", "[3, 77, 7]"),
-                  "{ op = \"cumsum\", dim = 1, reverse = true, exclusive = true }", sums, {"scan_columns"}),
+                  "{ op = \"cumsum\", dim = 1, reverse = true, exclusive = true }", sums,
+                  {"scan_columns"}),
       family_task("cumprod_channels", "scan", {tensor("x", "[2, 9, 4, 16]", "positive")},
-                  tensor("y", "[2, 9, 4, 16]"), "{ op = \"cumprod\", dim = 1 }", products, {"scan_columns"}),
-      // pool: the KernelBench window on odd planes, strides, dilation, ceil mode, avg both ways, 1-d
-      family_task("maxpool_k4", "pool", {tensor("x", "[2, 3, 37, 41]")}, tensor("y", "[2, 3, 36, 40]"),
-                  "{ op = \"max\", kernel_size = 4, stride = 1, padding = 1 }", exact, {"pool_shared_tile"}),
-      family_task("maxpool_dilated", "pool", {tensor("x", "[1, 2, 23, 30]")}, tensor("y", "[1, 2, 11, 15]"),
-                  "{ op = \"max\", kernel_size = 3, stride = 2, padding = 1, dilation = 2, ceil_mode = true }",
+                  tensor("y", "[2, 9, 4, 16]"), "{ op = \"cumprod\", dim = 1 }", products,
+                  {"scan_columns"}),
+      // pool: the KernelBench window on odd planes, strides, dilation, ceil mode, avg both ways,
+      // 1-d
+      family_task("maxpool_k4", "pool", {tensor("x", "[2, 3, 37, 41]")},
+                  tensor("y", "[2, 3, 36, 40]"),
+                  "{ op = \"max\", kernel_size = 4, stride = 1, padding = 1 }", exact,
+                  {"pool_shared_tile"}),
+      family_task("maxpool_dilated", "pool", {tensor("x", "[1, 2, 23, 30]")},
+                  tensor("y", "[1, 2, 11, 15]"),
+                  "{ op = \"max\", kernel_size = 3, stride = 2, padding = 1, dilation = 2, "
+                  "ceil_mode = true }",
                   exact, {"pool_shared_tile"}),
-      family_task("avgpool_excl", "pool", {tensor("x", "[2, 2, 19, 21]")}, tensor("y", "[2, 2, 10, 11]"),
-                  "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1, count_include_pad = false }",
-                  ew, {"pool_shared_tile"}),
-      family_task("avgpool_rect", "pool", {tensor("x", "[1, 3, 17, 29]")}, tensor("y", "[1, 3, 9, 15]"),
-                  "{ op = \"avg\", kernel_size = [3, 2], stride = 2, padding = [1, 1], ceil_mode = true }",
-                  ew, {"pool_shared_tile"}),
+      family_task(
+          "avgpool_excl", "pool", {tensor("x", "[2, 2, 19, 21]")}, tensor("y", "[2, 2, 10, 11]"),
+          "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1, count_include_pad = false }",
+          ew, {"pool_shared_tile"}),
+      family_task(
+          "avgpool_rect", "pool", {tensor("x", "[1, 3, 17, 29]")}, tensor("y", "[1, 3, 9, 15]"),
+          "{ op = \"avg\", kernel_size = [3, 2], stride = 2, padding = [1, 1], ceil_mode = true }",
+          ew, {"pool_shared_tile"}),
       family_task("avgpool1d", "pool", {tensor("x", "[4, 3, 257]")}, tensor("y", "[4, 3, 129]"),
                   "{ op = \"avg\", dims = 1, kernel_size = 4, stride = 2, padding = 2 }", ew,
                   {"pool_shared_tile"}),
@@ -141,26 +155,35 @@ std::vector<manifest_case> cases() {
                   {"pool_shared_tile", "pool_row_stream"}),
       // rows whose width is a multiple of 4 (row streaming): two warps of quads, unaligned and
       // aligned output rows, a vertical stride, dilation with a wide right halo
-      family_task("maxpool_rows", "pool", {tensor("x", "[2, 3, 37, 40]")}, tensor("y", "[2, 3, 36, 39]"),
+      family_task("maxpool_rows", "pool", {tensor("x", "[2, 3, 37, 40]")},
+                  tensor("y", "[2, 3, 36, 39]"),
                   "{ op = \"max\", kernel_size = 4, stride = 1, padding = 1 }", exact,
                   {"pool_shared_tile", "pool_row_stream"}),
-      family_task("avgpool_rows", "pool", {tensor("x", "[1, 2, 19, 132]")}, tensor("y", "[1, 2, 10, 132]"),
-                  "{ op = \"avg\", kernel_size = 3, stride = [2, 1], padding = 1, count_include_pad = false }",
+      family_task("avgpool_rows", "pool", {tensor("x", "[1, 2, 19, 132]")},
+                  tensor("y", "[1, 2, 10, 132]"),
+                  "{ op = \"avg\", kernel_size = 3, stride = [2, 1], padding = 1, "
+                  "count_include_pad = false }",
                   ew, {"pool_shared_tile", "pool_row_stream"}),
-      family_task("maxpool_rows_dilated", "pool", {tensor("x", "[1, 2, 23, 260]")}, tensor("y", "[1, 2, 21, 258]"),
+      family_task("maxpool_rows_dilated", "pool", {tensor("x", "[1, 2, 23, 260]")},
+                  tensor("y", "[1, 2, 21, 258]"),
                   "{ op = \"max\", kernel_size = 3, stride = 1, padding = 1, dilation = 2 }", exact,
                   {"pool_shared_tile", "pool_row_stream"}),
       // matvec: long rows, odd k, tall-skinny, transposed (odd m too)
       family_task("matvec_long", "matvec", {tensor("A", "[9, 20000]"), tensor("x", "[20000, 1]")},
-                  tensor("y", "[9, 1]"), "{ m = 9, k = 20000 }", dots, {"matvec_split_k", "matvec_block_rows"}),
+                  tensor("y", "[9, 1]"), "{ m = 9, k = 20000 }", dots,
+                  {"matvec_split_k", "matvec_block_rows"}),
       family_task("matvec_odd", "matvec", {tensor("A", "[37, 1001]"), tensor("x", "[1001]")},
-                  tensor("y", "[37]"), "{ m = 37, k = 1001 }", dots, {"matvec_split_k", "matvec_block_rows"}),
+                  tensor("y", "[37]"), "{ m = 37, k = 1001 }", dots,
+                  {"matvec_split_k", "matvec_block_rows"}),
       family_task("matvec_skinny", "matvec", {tensor("A", "[5000, 24]"), tensor("x", "[24, 1]")},
-                  tensor("y", "[5000, 1]"), "{ m = 5000, k = 24 }", dots, {"matvec_split_k", "matvec_block_rows"}),
-      family_task("matvec_transposed", "matvec", {tensor("A", "[3000, 96]"), tensor("x", "[3000, 1]")},
-                  tensor("y", "[96, 1]"), "{ m = 96, k = 3000, transpose_a = true }", dots, {"matvec_split_k"}),
-      family_task("matvec_transposed_odd", "matvec", {tensor("A", "[300, 45]"), tensor("x", "[300]")},
-                  tensor("y", "[45]"), "{ m = 45, k = 300, transpose_a = true }", dots, {"matvec_split_k"}),
+                  tensor("y", "[5000, 1]"), "{ m = 5000, k = 24 }", dots,
+                  {"matvec_split_k", "matvec_block_rows"}),
+      family_task("matvec_transposed", "matvec",
+                  {tensor("A", "[3000, 96]"), tensor("x", "[3000, 1]")}, tensor("y", "[96, 1]"),
+                  "{ m = 96, k = 3000, transpose_a = true }", dots, {"matvec_split_k"}),
+      family_task("matvec_transposed_odd", "matvec",
+                  {tensor("A", "[300, 45]"), tensor("x", "[300]")}, tensor("y", "[45]"),
+                  "{ m = 45, k = 300, transpose_a = true }", dots, {"matvec_split_k"}),
   };
 }
 
@@ -182,7 +205,8 @@ std::string emulation_source(const std::string& cuda) {
       const std::smatch& m = *it;
       src += cuda.substr(at, static_cast<size_t>(m.position()) - at);
       if (m[1].matched)
-        src += m[2].str() + "* " + m[3].str() + " = (" + m[2].str() + "*)::ks_emu::dynamic_shared();";
+        src +=
+            m[2].str() + "* " + m[3].str() + " = (" + m[2].str() + "*)::ks_emu::dynamic_shared();";
       else
         src += "auto& " + m[3].str() + " = ::ks_emu::block_shared<" + m[2].str() + m[4].str() +
                ">(" + std::to_string(++id) + ");";
@@ -198,7 +222,7 @@ std::string emulation_source(const std::string& cuda) {
       out += src.substr(pos);
       return out;
     }
-    size_t begin = open;  // the kernel's name, template arguments included
+    size_t begin = open; // the kernel's name, template arguments included
     if (src[begin - 1] == '>') {
       int depth = 0;
       do {
@@ -206,8 +230,8 @@ std::string emulation_source(const std::string& cuda) {
         depth += src[begin] == '>' ? 1 : src[begin] == '<' ? -1 : 0;
       } while (depth > 0);
     }
-    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(src[begin - 1])) || src[begin - 1] == '_' ||
-                         src[begin - 1] == ':'))
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(src[begin - 1])) ||
+                         src[begin - 1] == '_' || src[begin - 1] == ':'))
       --begin;
     size_t close = src.find(">>>", open);
     std::vector<std::string> config{""};
@@ -243,9 +267,9 @@ fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log
   fs::path include = dir / "include";
   fs::create_directories(include);
   {
-    std::string header = "#pragma once\n#include \"" +
-                         (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() +
-                         "\"\n";
+    std::string header =
+        "#pragma once\n#include \"" +
+        (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() + "\"\n";
     if (test::read_file(include / "cuda_runtime.h") != header)
       std::ofstream(include / "cuda_runtime.h") << header;
   }
@@ -338,7 +362,7 @@ run_outcome run_emulated(const fs::path& so, const engine::task& t,
   host_tensor out = allocate(t.outputs.front().shape, shift);
   ks_tensor out_abi = out.abi();
   for (int call = 0; call < calls && outcome.error.empty(); ++call) {
-    std::fill(out.storage.begin(), out.storage.end(), NAN);  // an unwritten output fails
+    std::fill(out.storage.begin(), out.storage.end(), NAN); // an unwritten output fails
     int rc = forward(in_abi.data(), static_cast<int32_t>(in_abi.size()), &out_abi, 1, nullptr);
     if (rc != 0)
       outcome.error = "ks_forward returned " + std::to_string(rc) + ": " + error();
@@ -390,16 +414,19 @@ std::vector<double> matvec_reference(const engine::task& t, const std::vector<fl
   for (int64_t r = 0; r < m; ++r) {
     double sum = 0;
     for (int64_t c = 0; c < k; ++c)
-      sum += static_cast<double>(A[static_cast<size_t>(transposed ? c * m + r : r * k + c)]) * x[static_cast<size_t>(c)];
+      sum += static_cast<double>(A[static_cast<size_t>(transposed ? c * m + r : r * k + c)]) *
+             x[static_cast<size_t>(c)];
     y[static_cast<size_t>(r)] = sum;
   }
   return y;
 }
 
 /// Says how `got` misses `want` under the task's tolerance; empty when it passes.
-std::string mismatch(const engine::task& t, const std::vector<float>& got, const std::vector<double>& want) {
+std::string mismatch(const engine::task& t, const std::vector<float>& got,
+                     const std::vector<double>& want) {
   if (got.size() != want.size())
-    return "the output has " + std::to_string(got.size()) + " elements, not " + std::to_string(want.size());
+    return "the output has " + std::to_string(got.size()) + " elements, not " +
+           std::to_string(want.size());
   double diff2 = 0, ref2 = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     double d = std::fabs(static_cast<double>(got[i]) - want[i]);
@@ -449,7 +476,7 @@ struct rendered_case {
   std::string label;
   std::string source;
   const engine::task* subject;
-  bool emulate;  // the first instantiation and one corner run; the rest only compile
+  bool emulate; // the first instantiation and one corner run; the rest only compile
 };
 
 } // namespace
@@ -500,7 +527,7 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
             valid.push_back(v);
         }
         if (valid.empty())
-          continue;  // a template for another case of the family (transpose_a)
+          continue; // a template for another case of the family (transpose_a)
         auto first = engine::first_valid(tp, *space, t);
         REQUIRE(first.has_value());
         REQUIRE(first->has_value());
@@ -511,7 +538,8 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
           if (!seen.insert(v).second)
             continue;
           auto text = engine::render(s, tp, t, v, *reference);
-          INFO(t.name << " " << s.id << "/" << tp.name << ": " << (text ? "" : text.error().message()));
+          INFO(t.name << " " << s.id << "/" << tp.name << ": "
+                      << (text ? "" : text.error().message()));
           REQUIRE(text.has_value());
           std::string label = t.name + " " + s.id + "/" + tp.name;
           for (const auto& [name, value] : v)
@@ -548,7 +576,7 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
       std::string lower = results[i].diagnostics;
       std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
       CHECK(lower.find("warning") == std::string::npos);
-      static const std::regex spills("[1-9][0-9]* bytes spill");  // ptxas -v: a spilled kernel
+      static const std::regex spills("[1-9][0-9]* bytes spill"); // ptxas -v: a spilled kernel
       CHECK_FALSE(std::regex_search(lower, spills));
     }
   }
@@ -574,7 +602,8 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
     std::vector<std::string> logs(sources.size());
     for (size_t i = 0; i < sources.size(); i += 2) {
       auto second = i + 1 < sources.size()
-                        ? std::async(std::launch::async, [&, i] { return emulated(sources[i + 1], dir, logs[i + 1]); })
+                        ? std::async(std::launch::async,
+                                     [&, i] { return emulated(sources[i + 1], dir, logs[i + 1]); })
                         : std::future<fs::path>{};
       objects[i] = emulated(sources[i], dir, logs[i]);
       if (second.valid())
@@ -606,7 +635,8 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
           REQUIRE(ref.error.empty());
           want.assign(ref.output.begin(), ref.output.end());
         }
-        run_outcome got = run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
+        run_outcome got =
+            run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
         INFO("pointers shifted by " << shift << " float(s)");
         CHECK(got.error == "");
         if (got.error.empty())

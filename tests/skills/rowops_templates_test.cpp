@@ -13,6 +13,7 @@
 #include "engine/skill_template.hpp"
 #include "engine/task.hpp"
 #include "gpu/compiler.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -23,18 +24,16 @@
 #include <string>
 #include <vector>
 
-#include "tests/test_context.hpp"
-
 using namespace ks;
 using engine::param_values;
 
 namespace {
 
 const std::vector<std::string> row_op_skills = {
-  "softmax_cluster_rows", "softmax_cluster_stream", "softmax_warp_rows", "softmax_grid_rows",
-  "softmax_online_rows",
-  "softmax_inner_columns", "norm_cluster_rows", "norm_warp_rows",    "norm_grid_rows",
-  "rmsnorm_channels_registers", "reduce_split_columns", "reduce_rows",
+    "softmax_cluster_rows",       "softmax_cluster_stream", "softmax_warp_rows",
+    "softmax_grid_rows",          "softmax_online_rows",    "softmax_inner_columns",
+    "norm_cluster_rows",          "norm_warp_rows",         "norm_grid_rows",
+    "rmsnorm_channels_registers", "reduce_split_columns",   "reduce_rows",
 };
 
 int64_t product(const std::vector<int64_t>& shape, size_t from, size_t to) {
@@ -109,52 +108,52 @@ engine::task reduce_task(const std::string& name, const std::string& op,
 /// level 1's other row ops at their real shapes, and odd corners.
 std::vector<engine::task> spread() {
   return {
-    // softmax
-    softmax_task("softmax_kb", "softmax", {4096, 393216}, 1),
-    softmax_task("softmax_quick", "softmax", {256, 4096}, 1),
-    softmax_task("log_softmax_kb", "log_softmax", {4096, 393216}, 1),
-    softmax_task("log_softmax_odd", "log_softmax", {32768, 65535}, 1),
-    softmax_task("softmax_short_odd", "softmax", {100003, 7}, 1),
-    softmax_task("softmax_axis_1", "softmax", {5, 1}, 1),
-    softmax_task("softmax_1d", "log_softmax", {1000}, 0),
-    softmax_task("softmax_2047", "softmax", {513, 2047}, 1),
-    softmax_task("softmax_channels", "softmax", {8, 64, 32, 64}, 1),
-    softmax_task("softmax_channels_odd", "log_softmax", {3, 1000, 5}, 1),
-    softmax_task("softmax_channels_axis_1", "softmax", {7, 1, 3}, 1),
-    softmax_task("softmax_channels_long", "softmax", {2, 2048, 4095}, 1),
-    softmax_task("softmax_few_long_rows", "softmax", {4, 4194304}, 1),
-    softmax_task("log_softmax_everything", "log_softmax", {1879048192}, 0),
-    // norm
-    norm_task("rmsnorm_kb", "rms", {112, 64, 512, 512}, 1, 1, false),
-    norm_task("rmsnorm_quick", "rms", {8, 64, 32, 64}, 1, 1, false),
-    norm_task("l2norm_kb", "l2", {32768, 65535}, 1, 1, false),
-    norm_task("layernorm_kb", "layer", {16, 64, 256, 256}, 1, 3, true),
-    norm_task("layernorm_hidden", "layer", {4096, 1024}, 1, 1, true),
-    norm_task("rmsnorm_hidden_affine", "rms", {1000, 3000}, 1, 1, true),
-    norm_task("rmsnorm_short_odd", "rms", {100003, 7}, 1, 1, false),
-    norm_task("l2norm_axis_1", "l2", {5, 1}, 1, 1, false),
-    norm_task("layernorm_channels_odd", "layer", {3, 1000, 5}, 1, 1, true),
-    norm_task("l2norm_channels_long", "l2", {2, 2048, 4095}, 1, 1, false),
-    norm_task("rmsnorm_one_long_row", "rms", {1, 7000001}, 1, 1, false),
-    norm_task("rmsnorm_two_rows", "rms", {2, 300000}, 1, 1, true),
-    norm_task("l2norm_everything", "l2", {112, 64, 512, 512}, 0, 3, false),
-    // reduce
-    reduce_task("sum_kb", "sum", {128, 4096, 4095}, 1, true),
-    reduce_task("sum_quick", "sum", {16, 256, 255}, 1, true),
-    reduce_task("mean_kb", "mean", {128, 4096, 4095}, 1, false),
-    reduce_task("max_kb", "max", {128, 4096, 4095}, 1, false),
-    reduce_task("argmax_kb", "argmax", {128, 4096, 4095}, 1, false),
-    reduce_task("argmin_kb", "argmin", {128, 4096, 4095}, 1, false),
-    reduce_task("min_kb", "min", {128, 4096, 4095}, 1, false),
-    reduce_task("prod_small", "prod", {16, 256, 256}, 1, false),
-    reduce_task("sum_rows_odd", "sum", {4096, 4095}, 1, false),
-    reduce_task("sum_everything", "sum", {1879048192}, 0, false),
-    reduce_task("argmax_one_long_row", "argmax", {1, 100000001}, 1, true),
-    reduce_task("argmin_short_odd", "argmin", {100003, 7}, 1, false),
-    reduce_task("prod_tiny", "prod", {3, 5}, 1, false),
-    reduce_task("max_axis_1", "max", {7, 1}, 1, true),
-    reduce_task("argmax_tall_columns", "argmax", {1, 1000000, 64}, 1, false),
-    reduce_task("mean_tall_columns", "mean", {2, 5000000, 3}, 1, true),
+      // softmax
+      softmax_task("softmax_kb", "softmax", {4096, 393216}, 1),
+      softmax_task("softmax_quick", "softmax", {256, 4096}, 1),
+      softmax_task("log_softmax_kb", "log_softmax", {4096, 393216}, 1),
+      softmax_task("log_softmax_odd", "log_softmax", {32768, 65535}, 1),
+      softmax_task("softmax_short_odd", "softmax", {100003, 7}, 1),
+      softmax_task("softmax_axis_1", "softmax", {5, 1}, 1),
+      softmax_task("softmax_1d", "log_softmax", {1000}, 0),
+      softmax_task("softmax_2047", "softmax", {513, 2047}, 1),
+      softmax_task("softmax_channels", "softmax", {8, 64, 32, 64}, 1),
+      softmax_task("softmax_channels_odd", "log_softmax", {3, 1000, 5}, 1),
+      softmax_task("softmax_channels_axis_1", "softmax", {7, 1, 3}, 1),
+      softmax_task("softmax_channels_long", "softmax", {2, 2048, 4095}, 1),
+      softmax_task("softmax_few_long_rows", "softmax", {4, 4194304}, 1),
+      softmax_task("log_softmax_everything", "log_softmax", {1879048192}, 0),
+      // norm
+      norm_task("rmsnorm_kb", "rms", {112, 64, 512, 512}, 1, 1, false),
+      norm_task("rmsnorm_quick", "rms", {8, 64, 32, 64}, 1, 1, false),
+      norm_task("l2norm_kb", "l2", {32768, 65535}, 1, 1, false),
+      norm_task("layernorm_kb", "layer", {16, 64, 256, 256}, 1, 3, true),
+      norm_task("layernorm_hidden", "layer", {4096, 1024}, 1, 1, true),
+      norm_task("rmsnorm_hidden_affine", "rms", {1000, 3000}, 1, 1, true),
+      norm_task("rmsnorm_short_odd", "rms", {100003, 7}, 1, 1, false),
+      norm_task("l2norm_axis_1", "l2", {5, 1}, 1, 1, false),
+      norm_task("layernorm_channels_odd", "layer", {3, 1000, 5}, 1, 1, true),
+      norm_task("l2norm_channels_long", "l2", {2, 2048, 4095}, 1, 1, false),
+      norm_task("rmsnorm_one_long_row", "rms", {1, 7000001}, 1, 1, false),
+      norm_task("rmsnorm_two_rows", "rms", {2, 300000}, 1, 1, true),
+      norm_task("l2norm_everything", "l2", {112, 64, 512, 512}, 0, 3, false),
+      // reduce
+      reduce_task("sum_kb", "sum", {128, 4096, 4095}, 1, true),
+      reduce_task("sum_quick", "sum", {16, 256, 255}, 1, true),
+      reduce_task("mean_kb", "mean", {128, 4096, 4095}, 1, false),
+      reduce_task("max_kb", "max", {128, 4096, 4095}, 1, false),
+      reduce_task("argmax_kb", "argmax", {128, 4096, 4095}, 1, false),
+      reduce_task("argmin_kb", "argmin", {128, 4096, 4095}, 1, false),
+      reduce_task("min_kb", "min", {128, 4096, 4095}, 1, false),
+      reduce_task("prod_small", "prod", {16, 256, 256}, 1, false),
+      reduce_task("sum_rows_odd", "sum", {4096, 4095}, 1, false),
+      reduce_task("sum_everything", "sum", {1879048192}, 0, false),
+      reduce_task("argmax_one_long_row", "argmax", {1, 100000001}, 1, true),
+      reduce_task("argmin_short_odd", "argmin", {100003, 7}, 1, false),
+      reduce_task("prod_tiny", "prod", {3, 5}, 1, false),
+      reduce_task("max_axis_1", "max", {7, 1}, 1, true),
+      reduce_task("argmax_tall_columns", "argmax", {1, 1000000, 64}, 1, false),
+      reduce_task("mean_tall_columns", "mean", {2, 5000000, 3}, 1, true),
   };
 }
 
@@ -201,7 +200,8 @@ param_values first_choice(const engine::skill_library& library, const std::strin
 }
 
 engine::task find_task(const std::vector<engine::task>& tasks, const std::string& name) {
-  auto it = std::find_if(tasks.begin(), tasks.end(), [&](const engine::task& t) { return t.name == name; });
+  auto it = std::find_if(tasks.begin(), tasks.end(),
+                         [&](const engine::task& t) { return t.name == name; });
   REQUIRE(it != tasks.end());
   return *it;
 }
@@ -235,27 +235,40 @@ TEST_CASE("each row-op skill applies in its regime: the row held on chip, a warp
           "[skills]") {
   engine::skill_library library = load_library();
   std::vector<engine::task> tasks = spread();
-  auto skills_for = [&](const std::string& name) { return applicable(library, find_task(tasks, name)); };
+  auto skills_for = [&](const std::string& name) {
+    return applicable(library, find_task(tasks, name));
+  };
 
-  CHECK(skills_for("softmax_kb") == std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_online_rows"});
-  CHECK(skills_for("log_softmax_odd") == std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_online_rows"});
-  CHECK(skills_for("softmax_quick") == std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_online_rows"});
-  CHECK(skills_for("softmax_short_odd") == std::set<std::string>{"softmax_warp_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_kb") == std::set<std::string>{"softmax_cluster_rows",
+                                                          "softmax_cluster_stream",
+                                                          "softmax_online_rows"});
+  CHECK(skills_for("log_softmax_odd") == std::set<std::string>{"softmax_cluster_rows",
+                                                               "softmax_cluster_stream",
+                                                               "softmax_online_rows"});
+  CHECK(skills_for("softmax_quick") == std::set<std::string>{"softmax_cluster_rows",
+                                                             "softmax_cluster_stream",
+                                                             "softmax_online_rows"});
+  CHECK(skills_for("softmax_short_odd") ==
+        std::set<std::string>{"softmax_warp_rows", "softmax_online_rows"});
   CHECK(skills_for("softmax_2047") ==
-        std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_warp_rows", "softmax_online_rows"});
+        std::set<std::string>{"softmax_cluster_rows", "softmax_cluster_stream", "softmax_warp_rows",
+                              "softmax_online_rows"});
   CHECK(skills_for("softmax_channels") == std::set<std::string>{"softmax_inner_columns"});
   CHECK(skills_for("softmax_channels_axis_1") == std::set<std::string>{"softmax_inner_columns"});
-  CHECK(skills_for("softmax_few_long_rows") == std::set<std::string>{"softmax_grid_rows", "softmax_online_rows"});
+  CHECK(skills_for("softmax_few_long_rows") ==
+        std::set<std::string>{"softmax_grid_rows", "softmax_online_rows"});
   CHECK(skills_for("log_softmax_everything") ==
         std::set<std::string>{"softmax_grid_rows", "softmax_online_rows"});
 
   CHECK(skills_for("rmsnorm_kb") == std::set<std::string>{"rmsnorm_channels_registers"});
   CHECK(skills_for("l2norm_kb") == std::set<std::string>{"norm_cluster_rows"});
   CHECK(skills_for("layernorm_kb") == std::set<std::string>{"norm_grid_rows"});
-  CHECK(skills_for("layernorm_hidden") == std::set<std::string>{"norm_cluster_rows", "norm_warp_rows"});
+  CHECK(skills_for("layernorm_hidden") ==
+        std::set<std::string>{"norm_cluster_rows", "norm_warp_rows"});
   CHECK(skills_for("rmsnorm_short_odd") == std::set<std::string>{"norm_warp_rows"});
   CHECK(skills_for("rmsnorm_one_long_row") == std::set<std::string>{"norm_grid_rows"});
-  CHECK(skills_for("rmsnorm_two_rows") == std::set<std::string>{"norm_cluster_rows", "norm_grid_rows"});
+  CHECK(skills_for("rmsnorm_two_rows") ==
+        std::set<std::string>{"norm_cluster_rows", "norm_grid_rows"});
   CHECK(skills_for("l2norm_everything") == std::set<std::string>{"norm_grid_rows"});
   CHECK(skills_for("l2norm_channels_long") == std::set<std::string>{"rmsnorm_channels_registers"});
 

@@ -7,6 +7,7 @@
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,8 +16,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "tests/test_context.hpp"
 
 using namespace ks;
 using engine::param_values;

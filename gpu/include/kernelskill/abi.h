@@ -36,11 +36,11 @@ typedef enum {
 } ks_dtype;
 
 typedef struct {
-  void* data;                    /* device pointer */
-  int32_t dtype;                 /* a ks_dtype */
-  int32_t ndim;                  /* 0 .. KS_MAX_DIMS */
-  int64_t shape[KS_MAX_DIMS];    /* elements per dimension; unused entries are 0 */
-  int64_t stride[KS_MAX_DIMS];   /* in elements; row-major contiguous from the worker */
+  void* data;                  /* device pointer */
+  int32_t dtype;               /* a ks_dtype */
+  int32_t ndim;                /* 0 .. KS_MAX_DIMS */
+  int64_t shape[KS_MAX_DIMS];  /* elements per dimension; unused entries are 0 */
+  int64_t stride[KS_MAX_DIMS]; /* in elements; row-major contiguous from the worker */
 } ks_tensor;
 
 /* Runs the operator on `cuda_stream` (a cudaStream_t). Returns 0 on success. */
@@ -60,14 +60,22 @@ KS_EXPORT int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* o
 /* Bytes per element of `dtype`, or 0 for an unknown code. */
 static inline int64_t ks_dtype_size(int32_t dtype) {
   switch (dtype) {
-    case KS_F32: return 4;
-    case KS_F16: return 2;
-    case KS_BF16: return 2;
-    case KS_F64: return 8;
-    case KS_I32: return 4;
-    case KS_I64: return 8;
-    case KS_U8: return 1;
-    default: return 0;
+  case KS_F32:
+    return 4;
+  case KS_F16:
+    return 2;
+  case KS_BF16:
+    return 2;
+  case KS_F64:
+    return 8;
+  case KS_I32:
+    return 4;
+  case KS_I64:
+    return 8;
+  case KS_U8:
+    return 1;
+  default:
+    return 0;
   }
 }
 

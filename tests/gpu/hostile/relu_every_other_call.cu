@@ -27,12 +27,15 @@ int64_t g_calls = 0;
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   const int64_t call = g_calls++;
-  if (call >= kHonestCalls && call % 2 == 1) return 0;  // the cheat: odd calls do nothing
+  if (call >= kHonestCalls && call % 2 == 1)
+    return 0; // the cheat: odd calls do nothing
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
-  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>(
-      (const float*)inputs[0].data, (float*)outputs[0].data, n);
+  if (n == 0)
+    return 0;
+  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>((const float*)inputs[0].data,
+                                                              (float*)outputs[0].data, n);
   return cudaGetLastError() != cudaSuccess ? 2 : 0;
 }

@@ -20,7 +20,8 @@ __global__ void relu_kernel(float* x, float* __restrict__ y, int64_t n, int muta
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     const float v = x[i];
     y[i] = v < 0.0f ? 0.0f : v;
-    if (mutate && i == 0) x[0] = v + 1.0f;  // the planted write, after its own read
+    if (mutate && i == 0)
+      x[0] = v + 1.0f; // the planted write, after its own read
   }
 }
 
@@ -30,11 +31,13 @@ int64_t g_calls = 0;
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   const int mutate = g_calls++ >= kHonestCalls ? 1 : 0;
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
-  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>(
-      (float*)inputs[0].data, (float*)outputs[0].data, n, mutate);
+  if (n == 0)
+    return 0;
+  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>((float*)inputs[0].data,
+                                                              (float*)outputs[0].data, n, mutate);
   return cudaGetLastError() != cudaSuccess ? 2 : 0;
 }

@@ -13,20 +13,24 @@ namespace {
 __global__ void relu_null_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
                                  float* workspace) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n)
+    return;
   const float v = x[i];
   y[i] = v < 0.0f ? 0.0f : v;
-  if (i == 0) workspace[0] = v;  // the planted store: workspace is null
+  if (i == 0)
+    workspace[0] = v; // the planted store: workspace is null
 }
 
 } // namespace
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
-  float* workspace = nullptr;  // "allocated later", never
+  if (n == 0)
+    return 0;
+  float* workspace = nullptr; // "allocated later", never
   const int block = 256;
   relu_null_kernel<<<(unsigned)((n + block - 1) / block), block, 0, (cudaStream_t)cuda_stream>>>(
       (const float*)inputs[0].data, (float*)outputs[0].data, n, workspace);

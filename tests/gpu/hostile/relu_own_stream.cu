@@ -31,7 +31,8 @@ __global__ void relu_then_spin_kernel(const float4* __restrict__ x, float4* __re
     v.w = fmaxf(v.w, 0.0f);
     y[i] = v;
   }
-  for (int64_t i = n4 * 4 + first; i < n; i += step) ys[i] = fmaxf(xs[i], 0.0f);
+  for (int64_t i = n4 * 4 + first; i < n; i += step)
+    ys[i] = fmaxf(xs[i], 0.0f);
   const long long start = clock64();
   while (clock64() - start < kSpinCycles) {
   }
@@ -44,8 +45,9 @@ int g_sms = 0;
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  (void)cuda_stream;  // the planted fault: the worker's stream is ignored
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  (void)cuda_stream; // the planted fault: the worker's stream is ignored
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   if (g_own_stream == nullptr) {
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
@@ -54,7 +56,8 @@ extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* 
       return 2;
   }
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   const float* x = (const float*)inputs[0].data;
   float* y = (float*)outputs[0].data;
   // 4 blocks of 256 per SM: every block is resident, so the spin adds once, not per wave.

@@ -18,7 +18,8 @@ __global__ void relu_if_poisoned_kernel(const float* __restrict__ x, float* __re
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
     const float old = y[i];
-    if (old == old) continue;  // the cheat: not NaN, so "nobody is checking"
+    if (old == old)
+      continue; // the cheat: not NaN, so "nobody is checking"
     y[i] = x[i] < 0.0f ? 0.0f : x[i];
   }
 }
@@ -27,9 +28,11 @@ __global__ void relu_if_poisoned_kernel(const float* __restrict__ x, float* __re
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1 || n_outputs != 1) return 1;
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   relu_if_poisoned_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>(
       (const float*)inputs[0].data, (float*)outputs[0].data, n);
   return cudaGetLastError() != cudaSuccess ? 2 : 0;

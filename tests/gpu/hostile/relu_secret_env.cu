@@ -34,7 +34,8 @@ int secrets_found() {
     const size_t m = len < sizeof(name) - 1 ? len : sizeof(name) - 1;
     memcpy(name, *e, m);
     name[m] = '\0';
-    if (strstr(name, "KEY") || strstr(name, "TOKEN") || strstr(name, "SECRET")) return 8;
+    if (strstr(name, "KEY") || strstr(name, "TOKEN") || strstr(name, "SECRET"))
+      return 8;
   }
   return 0;
 }
@@ -43,11 +44,14 @@ int secrets_found() {
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1 || n_outputs != 1) return 1;
-  if (int found = secrets_found()) return found;  // the leak, made visible
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
+  if (int found = secrets_found())
+    return found; // the leak, made visible
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
-  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>(
-      (const float*)inputs[0].data, (float*)outputs[0].data, n);
+  if (n == 0)
+    return 0;
+  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>((const float*)inputs[0].data,
+                                                              (float*)outputs[0].data, n);
   return cudaGetLastError() != cudaSuccess ? 2 : 0;
 }

@@ -29,29 +29,33 @@ __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, 
 
 // Checks whether the NUL-separated environment block `env` holds one of the secrets.
 bool holds_secret(const char* env, size_t size) {
-  static const char* const names[] = {"OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-                                      "KS_HOSTILE_TEST_TOKEN="};
+  static const char* const names[] = {
+      "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "KS_HOSTILE_TEST_TOKEN="};
   for (size_t at = 0; at < size; at += strlen(env + at) + 1)
     for (const char* name : names)
-      if (strncmp(env + at, name, strlen(name)) == 0) return true;
+      if (strncmp(env + at, name, strlen(name)) == 0)
+        return true;
   return false;
 }
 
 // Returns 9 if any readable /proc/<pid>/environ other than ours holds a secret, else 0.
 int scan_other_processes() {
   DIR* proc = opendir("/proc");
-  if (!proc) return 0;
+  if (!proc)
+    return 0;
   static char buffer[1 << 20];
   int found = 0;
   const long self = (long)getpid();
   while (struct dirent* entry = readdir(proc)) {
     char* end = nullptr;
     const long pid = strtol(entry->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid == self) continue;
+    if (*end != '\0' || pid <= 0 || pid == self)
+      continue;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
     FILE* f = fopen(path, "rb");
-    if (!f) continue;  // another user's process, or gone
+    if (!f)
+      continue; // another user's process, or gone
     const size_t size = fread(buffer, 1, sizeof(buffer) - 1, f);
     fclose(f);
     buffer[size] = '\0';
@@ -64,18 +68,22 @@ int scan_other_processes() {
   return found;
 }
 
-int g_found = -1;  // -1: not scanned yet
+int g_found = -1; // -1: not scanned yet
 
 } // namespace
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1 || n_outputs != 1) return 1;
-  if (g_found < 0) g_found = scan_other_processes();
-  if (g_found) return g_found;  // the leak, made visible
+  if (n_inputs != 1 || n_outputs != 1)
+    return 1;
+  if (g_found < 0)
+    g_found = scan_other_processes();
+  if (g_found)
+    return g_found; // the leak, made visible
   const int64_t n = ks_numel(&inputs[0]);
-  if (n == 0) return 0;
-  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>(
-      (const float*)inputs[0].data, (float*)outputs[0].data, n);
+  if (n == 0)
+    return 0;
+  relu_kernel<<<132 * 8, 256, 0, (cudaStream_t)cuda_stream>>>((const float*)inputs[0].data,
+                                                              (float*)outputs[0].data, n);
   return cudaGetLastError() != cudaSuccess ? 2 : 0;
 }

@@ -14,25 +14,30 @@
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 2) return 1;
-  if (n_outputs != 1) return 2;
+  if (n_inputs != 2)
+    return 1;
+  if (n_outputs != 1)
+    return 2;
   const ks_tensor& A = inputs[0];
   const ks_tensor& B = inputs[1];
   ks_tensor& C = outputs[0];
-  if (A.dtype != KS_F32 || B.dtype != KS_F32 || C.dtype != KS_F32) return 3;
-  if (A.ndim != 2 || B.ndim != 2 || C.ndim != 2) return 5;
+  if (A.dtype != KS_F32 || B.dtype != KS_F32 || C.dtype != KS_F32)
+    return 3;
+  if (A.ndim != 2 || B.ndim != 2 || C.ndim != 2)
+    return 5;
   const int64_t m = A.shape[0], k = A.shape[1], n = B.shape[1];
-  if (B.shape[0] != k || C.shape[0] != m || C.shape[1] != n) return 7;
+  if (B.shape[0] != k || C.shape[0] != m || C.shape[1] != n)
+    return 7;
   static cublasHandle_t handle = nullptr;
   if (handle == nullptr && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
     handle = nullptr;
     return 10;
   }
-  if (cublasSetStream(handle, (cudaStream_t)cuda_stream) != CUBLAS_STATUS_SUCCESS) return 10;
+  if (cublasSetStream(handle, (cudaStream_t)cuda_stream) != CUBLAS_STATUS_SUCCESS)
+    return 10;
   const float one = 1.0f, zero = 0.0f;
-  cublasStatus_t status =
-      cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
-                  (const float*)B.data, (int)n, (const float*)A.data, (int)k, &zero,
-                  (float*)C.data, (int)n);
+  cublasStatus_t status = cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k,
+                                      &one, (const float*)B.data, (int)n, (const float*)A.data,
+                                      (int)k, &zero, (float*)C.data, (int)n);
   return status == CUBLAS_STATUS_SUCCESS ? 0 : 10;
 }

@@ -14,8 +14,8 @@ constexpr int kChains = 8;
 constexpr int kSteps = 1024;
 
 __global__ void __launch_bounds__(256)
-affine_with_fma_loop(const float* __restrict__ x, float* __restrict__ y, int64_t n, float m,
-                     float c) {
+    affine_with_fma_loop(const float* __restrict__ x, float* __restrict__ y, int64_t n, float m,
+                         float c) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;

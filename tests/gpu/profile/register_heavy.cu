@@ -11,10 +11,10 @@
 
 namespace {
 constexpr int kThreads = 256;
-constexpr int kLive = 200;  // the row's 400 floats go to 200 partial sums, two each
+constexpr int kLive = 200; // the row's 400 floats go to 200 partial sums, two each
 
 __global__ void __launch_bounds__(kThreads, 1)
-register_heavy(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t cols) {
+    register_heavy(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t cols) {
   for (int64_t r = (int64_t)blockIdx.x * kThreads + threadIdx.x; r < rows;
        r += (int64_t)gridDim.x * kThreads) {
     const float* row = x + r * cols;
@@ -28,7 +28,7 @@ register_heavy(const float* __restrict__ x, float* __restrict__ y, int64_t rows,
       for (int k = 0; k < kLive; ++k) {
         float v = row[c];
         part[k] += v;
-        c += 1 + (v != v);  // a dependency on the load, never taken for a number
+        c += 1 + (v != v); // a dependency on the load, never taken for a number
       }
     }
     float sum = 0.0f;
@@ -42,8 +42,7 @@ register_heavy(const float* __restrict__ x, float* __restrict__ y, int64_t rows,
 
 extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int32_t n_out,
                           void* stream) {
-  if (n_in != 1 || n_out != 1 || in[0].dtype != KS_F32 || out[0].dtype != KS_F32 ||
-      in[0].ndim != 2)
+  if (n_in != 1 || n_out != 1 || in[0].dtype != KS_F32 || out[0].dtype != KS_F32 || in[0].ndim != 2)
     return 1;
   int64_t rows = in[0].shape[0], cols = in[0].shape[1];
   if (ks_numel(&out[0]) != rows || cols % kLive != 0)
@@ -52,6 +51,6 @@ extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   register_heavy<<<sms, kThreads, 0, (cudaStream_t)stream>>>((const float*)in[0].data,
-                                                            (float*)out[0].data, rows, cols);
+                                                             (float*)out[0].data, rows, cols);
   return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }

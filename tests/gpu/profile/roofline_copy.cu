@@ -11,7 +11,7 @@ constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
 
 __global__ void __launch_bounds__(kThreads)
-copy_vec4(const float4* __restrict__ x, float4* __restrict__ y, int64_t n4) {
+    copy_vec4(const float4* __restrict__ x, float4* __restrict__ y, int64_t n4) {
   const int64_t stride = (int64_t)gridDim.x * kThreads;
   int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x;
   for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
@@ -39,6 +39,6 @@ extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   copy_vec4<<<sms * 8, kThreads, 0, (cudaStream_t)stream>>>((const float4*)in[0].data,
-                                                           (float4*)out[0].data, n / 4);
+                                                            (float4*)out[0].data, n / 4);
   return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }

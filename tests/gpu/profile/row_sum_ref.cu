@@ -19,8 +19,7 @@ __global__ void row_sum_ref(const float* __restrict__ x, float* __restrict__ y, 
 
 extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int32_t n_out,
                           void* stream) {
-  if (n_in != 1 || n_out != 1 || in[0].dtype != KS_F32 || out[0].dtype != KS_F32 ||
-      in[0].ndim != 2)
+  if (n_in != 1 || n_out != 1 || in[0].dtype != KS_F32 || out[0].dtype != KS_F32 || in[0].ndim != 2)
     return 1;
   int64_t rows = in[0].shape[0], cols = in[0].shape[1];
   if (ks_numel(&out[0]) != rows)

@@ -13,7 +13,7 @@ constexpr int kTerms = 32;
 constexpr int64_t kStride = 4096;
 
 __global__ void __launch_bounds__(256)
-sum_strided(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+    sum_strided(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;

@@ -10,8 +10,7 @@
 #include <stdint.h>
 
 namespace {
-__global__ void copy_sector_stride(const float* __restrict__ x, float* __restrict__ y,
-                                   int64_t n) {
+__global__ void copy_sector_stride(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
   const int64_t eighth = n / 8;
   int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= n)

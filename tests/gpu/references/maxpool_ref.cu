@@ -33,7 +33,8 @@ namespace {
 bool is_contiguous(const ks_tensor& t) {
   int64_t expect = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.stride[d] != expect) return false;
+    if (t.shape[d] != 1 && t.stride[d] != expect)
+      return false;
     expect *= t.shape[d];
   }
   return true;
@@ -61,12 +62,15 @@ __global__ void maxpool_ref_kernel(const float* __restrict__ x, float* __restric
     float m = -INFINITY;
     for (int64_t kh = 0; kh < kKernel; ++kh) {
       const int64_t ih = oh * kStride - kPadding + kh * kDilation;
-      if (ih < 0 || ih >= H) continue;
+      if (ih < 0 || ih >= H)
+        continue;
       for (int64_t kw = 0; kw < kKernel; ++kw) {
         const int64_t iw = ow * kStride - kPadding + kw * kDilation;
-        if (iw < 0 || iw >= W) continue;
+        if (iw < 0 || iw >= W)
+          continue;
         const float v = xp[ih * W + iw];
-        if (v > m || v != v) m = v;  // NaN propagates, as in PyTorch
+        if (v > m || v != v)
+          m = v; // NaN propagates, as in PyTorch
       }
     }
     y[p] = m;
@@ -77,25 +81,35 @@ __global__ void maxpool_ref_kernel(const float* __restrict__ x, float* __restric
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1) return 1;
-  if (n_outputs != 1) return 2;
+  if (n_inputs != 1)
+    return 1;
+  if (n_outputs != 1)
+    return 2;
   const ks_tensor& x = inputs[0];
   ks_tensor& y = outputs[0];
-  if (x.dtype != KS_F32) return 3;
-  if (y.dtype != KS_F32) return 4;
-  if (x.ndim != 4) return 5;
-  if (y.ndim != 4) return 6;
+  if (x.dtype != KS_F32)
+    return 3;
+  if (y.dtype != KS_F32)
+    return 4;
+  if (x.ndim != 4)
+    return 5;
+  if (y.ndim != 4)
+    return 6;
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t OH = pooled_size(H), OW = pooled_size(W);
-  if (y.shape[0] != N || y.shape[1] != C || y.shape[2] != OH || y.shape[3] != OW) return 7;
-  if (!is_contiguous(x) || !is_contiguous(y)) return 8;
+  if (y.shape[0] != N || y.shape[1] != C || y.shape[2] != OH || y.shape[3] != OW)
+    return 7;
+  if (!is_contiguous(x) || !is_contiguous(y))
+    return 8;
   const int64_t total = N * C * OH * OW;
-  if (total <= 0) return 0;
+  if (total <= 0)
+    return 0;
   const int block = KS_BLOCK_THREADS;
   int64_t grid = (total + block - 1) / block;
-  if (grid > KS_MAX_BLOCKS) grid = KS_MAX_BLOCKS;  // the grid-stride loop covers the rest
+  if (grid > KS_MAX_BLOCKS)
+    grid = KS_MAX_BLOCKS; // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;
   maxpool_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data,
-                                                          N * C, H, W, OH, OW);
+                                                           N * C, H, W, OH, OW);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;
 }

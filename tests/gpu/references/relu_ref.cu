@@ -28,7 +28,8 @@ namespace {
 bool is_contiguous(const ks_tensor& t) {
   int64_t expect = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.stride[d] != expect) return false;
+    if (t.shape[d] != 1 && t.stride[d] != expect)
+      return false;
     expect *= t.shape[d];
   }
   return true;
@@ -46,21 +47,30 @@ __global__ void relu_ref_kernel(const float* __restrict__ x, float* __restrict__
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1) return 1;
-  if (n_outputs != 1) return 2;
+  if (n_inputs != 1)
+    return 1;
+  if (n_outputs != 1)
+    return 2;
   const ks_tensor& x = inputs[0];
   ks_tensor& y = outputs[0];
-  if (x.dtype != KS_F32) return 3;
-  if (y.dtype != KS_F32) return 4;
-  if (x.ndim != y.ndim) return 5;
+  if (x.dtype != KS_F32)
+    return 3;
+  if (y.dtype != KS_F32)
+    return 4;
+  if (x.ndim != y.ndim)
+    return 5;
   for (int32_t d = 0; d < x.ndim; ++d)
-    if (x.shape[d] != y.shape[d]) return 7;
-  if (!is_contiguous(x) || !is_contiguous(y)) return 8;
+    if (x.shape[d] != y.shape[d])
+      return 7;
+  if (!is_contiguous(x) || !is_contiguous(y))
+    return 8;
   const int64_t n = ks_numel(&x);
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   const int block = KS_BLOCK_THREADS;
   int64_t grid = (n + block - 1) / block;
-  if (grid > KS_MAX_BLOCKS) grid = KS_MAX_BLOCKS;  // the grid-stride loop covers the rest
+  if (grid > KS_MAX_BLOCKS)
+    grid = KS_MAX_BLOCKS; // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;
   relu_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data, n);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;

@@ -28,7 +28,8 @@ namespace {
 bool is_contiguous(const ks_tensor& t) {
   int64_t expect = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.stride[d] != expect) return false;
+    if (t.shape[d] != 1 && t.stride[d] != expect)
+      return false;
     expect *= t.shape[d];
   }
   return true;
@@ -36,8 +37,8 @@ bool is_contiguous(const ks_tensor& t) {
 
 constexpr double kEps = 1e-5;
 
-__global__ void rmsnorm_ref_kernel(const float* __restrict__ x, float* __restrict__ y,
-                                   int64_t N, int64_t C, int64_t inner, double eps) {
+__global__ void rmsnorm_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t N,
+                                   int64_t C, int64_t inner, double eps) {
   const int64_t total = N * inner;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += step) {
@@ -59,27 +60,38 @@ __global__ void rmsnorm_ref_kernel(const float* __restrict__ x, float* __restric
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1) return 1;
-  if (n_outputs != 1) return 2;
+  if (n_inputs != 1)
+    return 1;
+  if (n_outputs != 1)
+    return 2;
   const ks_tensor& x = inputs[0];
   ks_tensor& y = outputs[0];
-  if (x.dtype != KS_F32) return 3;
-  if (y.dtype != KS_F32) return 4;
-  if (x.ndim < 2) return 5;
-  if (y.ndim != x.ndim) return 6;
+  if (x.dtype != KS_F32)
+    return 3;
+  if (y.dtype != KS_F32)
+    return 4;
+  if (x.ndim < 2)
+    return 5;
+  if (y.ndim != x.ndim)
+    return 6;
   for (int32_t d = 0; d < x.ndim; ++d)
-    if (x.shape[d] != y.shape[d]) return 7;
-  if (!is_contiguous(x) || !is_contiguous(y)) return 8;
+    if (x.shape[d] != y.shape[d])
+      return 7;
+  if (!is_contiguous(x) || !is_contiguous(y))
+    return 8;
   const int64_t N = x.shape[0], C = x.shape[1];
   int64_t inner = 1;
-  for (int32_t d = 2; d < x.ndim; ++d) inner *= x.shape[d];
+  for (int32_t d = 2; d < x.ndim; ++d)
+    inner *= x.shape[d];
   const int64_t positions = N * inner;
-  if (positions == 0 || C == 0) return 0;
+  if (positions == 0 || C == 0)
+    return 0;
   const int block = KS_BLOCK_THREADS;
   int64_t grid = (positions + block - 1) / block;
-  if (grid > (1 << 20)) grid = 1 << 20;  // the grid-stride loop covers the rest
+  if (grid > (1 << 20))
+    grid = 1 << 20; // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;
-  rmsnorm_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data,
-                                                          N, C, inner, kEps);
+  rmsnorm_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data, N,
+                                                           C, inner, kEps);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;
 }

@@ -9,10 +9,11 @@
 // 10 a CUDA error at launch.
 #include "kernelskill/abi.h"
 
-#include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+
+#include <cub/cub.cuh>
 
 // Launch parameter, overridable with -D or a #define before this file (the offline planner
 // tunes it through the manifest's tunables): threads per block (one block per row).
@@ -27,7 +28,8 @@ namespace {
 bool is_contiguous(const ks_tensor& t) {
   int64_t expect = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.stride[d] != expect) return false;
+    if (t.shape[d] != 1 && t.stride[d] != expect)
+      return false;
     expect *= t.shape[d];
   }
   return true;
@@ -40,7 +42,7 @@ struct max_op {
 };
 
 __global__ void __launch_bounds__(kBlock)
-softmax_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
+    softmax_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
   using reduce_f = cub::BlockReduce<float, kBlock>;
   using reduce_d = cub::BlockReduce<double, kBlock>;
   __shared__ typename reduce_f::TempStorage tmp_f;
@@ -52,16 +54,20 @@ softmax_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t c
   float* yr = y + (int64_t)blockIdx.x * cols;
 
   float m = -INFINITY;
-  for (int64_t k = threadIdx.x; k < cols; k += kBlock) m = fmaxf(m, xr[k]);
+  for (int64_t k = threadIdx.x; k < cols; k += kBlock)
+    m = fmaxf(m, xr[k]);
   m = reduce_f(tmp_f).Reduce(m, max_op());
-  if (threadIdx.x == 0) row_max = (double)m;
+  if (threadIdx.x == 0)
+    row_max = (double)m;
   __syncthreads();
   const double mx = row_max;
 
   double s = 0.0;
-  for (int64_t k = threadIdx.x; k < cols; k += kBlock) s += exp((double)xr[k] - mx);
+  for (int64_t k = threadIdx.x; k < cols; k += kBlock)
+    s += exp((double)xr[k] - mx);
   s = reduce_d(tmp_d).Sum(s);
-  if (threadIdx.x == 0) row_sum = s;
+  if (threadIdx.x == 0)
+    row_sum = s;
   __syncthreads();
   const double total = row_sum;
 
@@ -73,21 +79,31 @@ softmax_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t c
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1) return 1;
-  if (n_outputs != 1) return 2;
+  if (n_inputs != 1)
+    return 1;
+  if (n_outputs != 1)
+    return 2;
   const ks_tensor& x = inputs[0];
   ks_tensor& y = outputs[0];
-  if (x.dtype != KS_F32) return 3;
-  if (y.dtype != KS_F32) return 4;
-  if (x.ndim != 2) return 5;
-  if (y.ndim != 2) return 6;
-  if (x.shape[0] != y.shape[0] || x.shape[1] != y.shape[1]) return 7;
-  if (!is_contiguous(x) || !is_contiguous(y)) return 8;
+  if (x.dtype != KS_F32)
+    return 3;
+  if (y.dtype != KS_F32)
+    return 4;
+  if (x.ndim != 2)
+    return 5;
+  if (y.ndim != 2)
+    return 6;
+  if (x.shape[0] != y.shape[0] || x.shape[1] != y.shape[1])
+    return 7;
+  if (!is_contiguous(x) || !is_contiguous(y))
+    return 8;
   const int64_t rows = x.shape[0], cols = x.shape[1];
-  if (rows == 0 || cols == 0) return 0;
-  if (rows > 0x7fffffff) return 9;
+  if (rows == 0 || cols == 0)
+    return 0;
+  if (rows > 0x7fffffff)
+    return 9;
   cudaStream_t stream = (cudaStream_t)cuda_stream;
-  softmax_ref_kernel<<<(unsigned)rows, kBlock, 0, stream>>>((const float*)x.data,
-                                                           (float*)y.data, cols);
+  softmax_ref_kernel<<<(unsigned)rows, kBlock, 0, stream>>>((const float*)x.data, (float*)y.data,
+                                                            cols);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;
 }

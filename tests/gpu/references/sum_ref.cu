@@ -26,7 +26,8 @@ namespace {
 bool is_contiguous(const ks_tensor& t) {
   int64_t expect = 1;
   for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.stride[d] != expect) return false;
+    if (t.shape[d] != 1 && t.stride[d] != expect)
+      return false;
     expect *= t.shape[d];
   }
   return true;
@@ -41,8 +42,9 @@ __global__ void sum_ref_kernel(const float* __restrict__ x, float* __restrict__ 
     const int64_t j = p % I;
     const float* xs = x + b * R * I + j;
     double acc = 0.0;
-    for (int64_t r = 0; r < R; ++r) acc += (double)xs[r * I];
-    y[p] = (float)acc;  // y[b, 0, j]
+    for (int64_t r = 0; r < R; ++r)
+      acc += (double)xs[r * I];
+    y[p] = (float)acc; // y[b, 0, j]
   }
 }
 
@@ -50,24 +52,34 @@ __global__ void sum_ref_kernel(const float* __restrict__ x, float* __restrict__ 
 
 extern "C" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* outputs,
                           int32_t n_outputs, void* cuda_stream) {
-  if (n_inputs != 1) return 1;
-  if (n_outputs != 1) return 2;
+  if (n_inputs != 1)
+    return 1;
+  if (n_outputs != 1)
+    return 2;
   const ks_tensor& x = inputs[0];
   ks_tensor& y = outputs[0];
-  if (x.dtype != KS_F32) return 3;
-  if (y.dtype != KS_F32) return 4;
-  if (x.ndim != 3) return 5;
-  if (y.ndim != 3) return 6;
+  if (x.dtype != KS_F32)
+    return 3;
+  if (y.dtype != KS_F32)
+    return 4;
+  if (x.ndim != 3)
+    return 5;
+  if (y.ndim != 3)
+    return 6;
   const int64_t B = x.shape[0], R = x.shape[1], I = x.shape[2];
-  if (y.shape[0] != B || y.shape[1] != 1 || y.shape[2] != I) return 7;
-  if (!is_contiguous(x) || !is_contiguous(y)) return 8;
+  if (y.shape[0] != B || y.shape[1] != 1 || y.shape[2] != I)
+    return 7;
+  if (!is_contiguous(x) || !is_contiguous(y))
+    return 8;
   const int64_t total = B * I;
-  if (total == 0) return 0;
+  if (total == 0)
+    return 0;
   const int block = KS_BLOCK_THREADS;
   int64_t grid = (total + block - 1) / block;
-  if (grid > (1 << 20)) grid = 1 << 20;  // the grid-stride loop covers the rest
+  if (grid > (1 << 20))
+    grid = 1 << 20; // the grid-stride loop covers the rest
   cudaStream_t stream = (cudaStream_t)cuda_stream;
-  sum_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data, B,
-                                                      R, I);
+  sum_ref_kernel<<<(unsigned)grid, block, 0, stream>>>((const float*)x.data, (float*)y.data, B, R,
+                                                       I);
   return cudaGetLastError() != cudaSuccess ? 10 : 0;
 }
