@@ -47,7 +47,7 @@ struct code_reply;
 struct fix_request;
 struct fix_reply;
 struct analyze_request;
-struct kernel_usage;
+struct kernel_usage; // NOLINT(bugprone-forward-declaration-namespace): messages.hpp defines it
 struct analysis;
 struct judge_request;
 struct judge_reply;

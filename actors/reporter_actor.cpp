@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -45,7 +46,7 @@ std::string fixed(double x, int digits) {
 
 // Formats a duration for people: "45s", "3m05s", "1h02m".
 std::string duration(double seconds) {
-  auto s = static_cast<int64_t>(seconds + 0.5);
+  auto s = static_cast<int64_t>(std::llround(seconds));
   char text[32];
   if (s < 60)
     std::snprintf(text, sizeof text, "%llds", static_cast<long long>(s));

@@ -219,8 +219,9 @@ int main(int argc, char** argv) {
   std::printf("| device | arch | SMs | memory GiB | L2 MiB | driver | measured DRAM GB/s | "
               "measured fp32 GFLOP/s |\n|---|---|---|---|---|---|---|---|\n");
   std::printf("| %s | %s | %d | %.1f | %.1f | %d | %.0f | %.0f |\n", info->name.c_str(),
-              info->arch.c_str(), info->sms, info->memory_bytes / 1073741824.0,
-              info->l2_bytes / 1048576.0, info->driver_version, cal->dram_gbps, cal->fp32_gflops);
+              info->arch.c_str(), info->sms, static_cast<double>(info->memory_bytes) / 1073741824.0,
+              static_cast<double>(info->l2_bytes) / 1048576.0, info->driver_version, cal->dram_gbps,
+              cal->fp32_gflops);
 
   std::printf("\n### References, verified against themselves and timed\n\n");
   std::printf("| suite | task | status | median ms | p10 ms | p90 ms | trials | roofline floor ms "

@@ -115,7 +115,6 @@ std::string commands_with(const CLI::App& app, const std::string& flag) {
 
 std::optional<std::string> check_from(const CLI::App& root, const CLI::App& app,
                                       const std::vector<std::string>& args, size_t i) {
-  bool command_seen = false;
   for (; i < args.size(); ++i) {
     const std::string& word = args[i];
     if (word == "--")
@@ -142,7 +141,7 @@ std::optional<std::string> check_from(const CLI::App& root, const CLI::App& app,
       continue;
     }
     std::vector<const CLI::App*> commands = commands_of(app);
-    if (commands.empty() || command_seen)
+    if (commands.empty())
       continue; // a positional argument; CLI11 counts them
     const CLI::App* next = command_named(app, word);
     if (next == nullptr) {
@@ -152,7 +151,6 @@ std::optional<std::string> check_from(const CLI::App& root, const CLI::App& app,
       return prefix_of(app) + "unknown command '" + word + "'" +
              did_you_mean(suggestion(word, names)) + "; the commands are " + names_of(commands);
     }
-    command_seen = true;
     return check_from(root, *next, args, i + 1);
   }
   return std::nullopt;

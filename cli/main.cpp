@@ -96,9 +96,8 @@ int print_help(const CLI::App& app, const std::vector<std::string>& path) {
   return 0;
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
+/// The whole program but its last-resort handler (main's).
+int run_main(int argc, char** argv) {
   using namespace ks::cli;
   const size_t width = help_width();
   CLI::App app{"kernelskill searches for the fastest correct CUDA kernel of each task of a "
@@ -171,42 +170,50 @@ int main(int argc, char** argv) {
     return usage_error(app, args, e.what());
   }
 
+  command_result result;
+  if (help_cmd->parsed()) {
+    return print_help(app, help_path);
+  } else if (run_cmd->parsed()) {
+    install_interrupt_handler(run.dry_run);
+    result = run_run(run, stop_requested);
+  } else if (status_cmd->parsed()) {
+    result = run_status(status);
+  } else if (inspect_cmd->parsed()) {
+    result = run_inspect(inspect);
+  } else if (config_cmd->parsed()) {
+    result = run_config(config);
+  } else if (devices_cmd->parsed()) {
+    result = run_devices(devices);
+  } else if (eval_cmd->parsed()) {
+    result = run_eval(eval);
+  } else if (profile_cmd->parsed()) {
+    result = run_profile(profile);
+  } else if (task_cmds.check->parsed()) {
+    result = run_task_check(task);
+  } else if (task_cmds.create->parsed()) {
+    result = run_task_new(task);
+  } else if (task_show_cmd->parsed()) {
+    result = run_task_show(task_show);
+  } else if (skills_cmd->parsed()) {
+    result = run_skills(skills);
+  }
+  if (!result) {
+    if (!result.error().message.empty())
+      std::cerr << "kernelskill: " << result.error().message << std::endl;
+    return exit_code_of(result.error());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // One handler for the whole program, building the command line included (CLI11's
+  // construction errors, bad_alloc): no exception leaves main.
   try {
-    command_result result;
-    if (help_cmd->parsed()) {
-      return print_help(app, help_path);
-    } else if (run_cmd->parsed()) {
-      install_interrupt_handler(run.dry_run);
-      result = run_run(run, stop_requested);
-    } else if (status_cmd->parsed()) {
-      result = run_status(status);
-    } else if (inspect_cmd->parsed()) {
-      result = run_inspect(inspect);
-    } else if (config_cmd->parsed()) {
-      result = run_config(config);
-    } else if (devices_cmd->parsed()) {
-      result = run_devices(devices);
-    } else if (eval_cmd->parsed()) {
-      result = run_eval(eval);
-    } else if (profile_cmd->parsed()) {
-      result = run_profile(profile);
-    } else if (task_cmds.check->parsed()) {
-      result = run_task_check(task);
-    } else if (task_cmds.create->parsed()) {
-      result = run_task_new(task);
-    } else if (task_show_cmd->parsed()) {
-      result = run_task_show(task_show);
-    } else if (skills_cmd->parsed()) {
-      result = run_skills(skills);
-    }
-    if (!result) {
-      if (!result.error().message.empty())
-        std::cerr << "kernelskill: " << result.error().message << std::endl;
-      return exit_code_of(result.error());
-    }
-    return 0;
+    return run_main(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "kernelskill: internal error: " << e.what() << std::endl;
-    return static_cast<int>(stop_reason::environment);
+    return static_cast<int>(ks::cli::stop_reason::environment);
   }
 }

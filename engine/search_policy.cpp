@@ -62,8 +62,10 @@ expected<std::unique_ptr<search_policy>> make_policy(std::string_view name,
     valid_options += option.name;
   }
   for (const auto& [key, value] : options) {
-    auto declared = std::find_if(found->options.begin(), found->options.end(),
-                                 [&](const policy_option& o) { return o.name == key; });
+    // The init-capture: clang 14 (clang-tidy's) cannot capture a structured binding.
+    auto declared =
+        std::find_if(found->options.begin(), found->options.end(),
+                     [&wanted = key](const policy_option& o) { return o.name == wanted; });
     if (declared == found->options.end())
       return fail(errc::invalid_input,
                   "search policy " + std::string{name} + " has no option \"" + key +

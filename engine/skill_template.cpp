@@ -165,9 +165,10 @@ expected<std::optional<std::string>> check_params(const skill_template& t,
                                         " is not one of its values");
     facts[p.name] = it->second;
   }
+  // The init-capture: clang 14 (clang-tidy's) cannot capture a structured binding.
   for (const auto& [name, value] : values)
     if (std::none_of(space.begin(), space.end(),
-                     [&](const param_space& p) { return p.name == name; }))
+                     [&wanted = name](const param_space& p) { return p.name == wanted; }))
       return std::optional<std::string>("'" + name + "' is not a parameter of template " + t.name);
   for (const expression& c : t.constraints) {
     auto held = c.holds(facts);

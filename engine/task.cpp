@@ -76,7 +76,6 @@ int64_t size_of(dtype t) noexcept {
   case dtype::f32:
     return 4;
   case dtype::f16:
-    return 2;
   case dtype::bf16:
     return 2;
   case dtype::f64:

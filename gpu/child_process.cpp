@@ -48,7 +48,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-constexpr size_t stderr_tail_bytes = 64 * 1024;
+constexpr size_t stderr_tail_bytes = size_t{64} * 1024;
 
 // How long run_to_completion keeps reading after the child exited while something it left
 // behind still holds the pipes open; then the leftovers are killed.
@@ -118,8 +118,8 @@ engine::expected<spawned> spawn_piped(const std::vector<std::string>& argv,
     for (int& fd : fds)
       close_fd(fd);
   };
-  for (int i = 0; i < 3; ++i) {
-    if (::pipe2(fds.data() + 2 * i, O_CLOEXEC) != 0) {
+  for (size_t i = 0; i < 3; ++i) {
+    if (::pipe2(&fds[2 * i], O_CLOEXEC) != 0) {
       int err = errno;
       close_all();
       return engine::fail(engine::errc::subprocess, "cannot create a pipe: " + errno_text(err));

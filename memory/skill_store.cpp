@@ -569,11 +569,13 @@ expected<std::vector<std::pair<std::string, std::string>>> skill_store::dump() c
                                              {stats_db, impl_->stats},
                                              {tries_db, impl_->tries}};
     for (auto [name, dbi] : dbs) {
+      // name = name: clang 14 (clang-tidy's) cannot capture a structured binding.
       auto ok =
-          t.scan(dbi, "", [&](std::string_view key, std::string_view value) -> expected<bool> {
-            out.emplace_back(r::display_key(name, key), summarize(name, value));
-            return true;
-          });
+          t.scan(dbi, "",
+                 [&, name = name](std::string_view key, std::string_view value) -> expected<bool> {
+                   out.emplace_back(r::display_key(name, key), summarize(name, value));
+                   return true;
+                 });
       if (!ok)
         return tl::unexpected(ok.error());
     }

@@ -45,6 +45,9 @@ template <class... Fs>
 struct overloaded : Fs... {
   using Fs::operator()...;
 };
+// C++20 deduces this without the guide; clang 14 (clang-tidy's) does not.
+template <class... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
 
 } // namespace
 

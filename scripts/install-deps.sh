@@ -13,6 +13,7 @@ packages=(
   libxxhash-dev                    # content keys of the compile cache (header-only use)
   libkainjow-mustache-dev          # Mustache for skill templates (header-only)
   bubblewrap                       # bench.sandbox = true: the bench worker inside bwrap
+  clang-format clang-tidy          # the lint tests (tests/lint/): format and clang-tidy, v14
 )
 
 missing=()

@@ -339,7 +339,7 @@ params = { transpose_a = true, transpose_b = true, k = 129 }
   CHECK(derived<int64_t>(t, "lda") == 257);
   CHECK(derived<int64_t>(t, "ldb") == 129);
   CHECK(derived<int64_t>(t, "ldc") == 65);
-  CHECK(derived<int64_t>(t, "batch_stride_a") == 129 * 257);
+  CHECK(derived<int64_t>(t, "batch_stride_a") == int64_t{129} * 257);
   CHECK(derived<int64_t>(t, "batch_stride_b") == 0);
   CHECK(t.cost.flops == 2.0 * 4 * 257 * 65 * 129);
   CHECK(t.torch == "torch.matmul(A.mT, W.mT)");

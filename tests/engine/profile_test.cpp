@@ -41,7 +41,7 @@ TEST_CASE("255 registers per thread fit one 256-thread block per SM: 12.5% occup
 
 TEST_CASE("48 KB of shared memory per 128-thread block limits occupancy to 4 blocks",
           "[engine][profile]") {
-  occupancy_limit o = theoretical_occupancy(launch(128, 32, 48 * 1024), h100());
+  occupancy_limit o = theoretical_occupancy(launch(128, 32, int64_t{48} * 1024), h100());
   CHECK(o.by_shared_memory == 4); // 233472 / (49152 + 1024 reserved)
   CHECK(o.theoretical_pct == Approx(25.0));
   CHECK(o.limiter == "shared_memory");

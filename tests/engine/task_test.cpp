@@ -75,7 +75,7 @@ TEST_CASE("every init kind round-trips through its manifest spelling", "[engine]
 
 TEST_CASE("a tensor's numel is the product of its shape and a scalar's is 1", "[engine][task]") {
   tensor_spec matrix{.name = "x", .type = dtype::f16, .shape = {4096, 16384}};
-  CHECK(matrix.numel() == 4096 * 16384);
+  CHECK(matrix.numel() == int64_t{4096} * 16384);
   CHECK(matrix.bytes() == int64_t{4096} * 16384 * 2);
 
   tensor_spec big{.name = "y", .type = dtype::f64, .shape = {65536, 65536, 4}};

@@ -186,7 +186,7 @@ TEST_CASE("a child writing 1 MB to stderr while we read stdout does not deadlock
     REQUIRE(line);
     CHECK(line->value() == "done");
     CHECK(child->wait(10s).code == 0);
-    CHECK(child->stderr_tail().size() == 64 * 1024);
+    CHECK(child->stderr_tail().size() == size_t{64} * 1024);
     CHECK(child->stderr_tail().find_first_not_of('x') == std::string::npos);
   }
   SECTION("run_to_completion keeps all of it") {

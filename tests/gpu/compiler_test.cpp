@@ -104,7 +104,7 @@ TEST_CASE("a good candidate compiles to a shared object and is then served from 
   CHECK(cold.kernels[0].mangled == "_Z4reluPKfPfl");
   CHECK(cold.kernels[0].name == "relu(float const*, float*, long)");
   CHECK(cold.kernels[0].registers > 0);
-  CHECK(cold.kernels[0].shared_bytes == 1024 * 4);
+  CHECK(cold.kernels[0].shared_bytes == int64_t{1024} * 4);
   CHECK(cold.kernels[0].spill_stores == 0);
   CHECK(cold.kernels[0].spill_loads == 0);
 

@@ -350,7 +350,7 @@ TEST_CASE("a corrupt value is reported with its key, not a crash", "[memory]") {
 
 TEST_CASE("a full store says to raise memory map size and stays usable", "[memory]") {
   test::test_context ctx;
-  store s = open_store(ctx.dir() / "store", 256 * 1024);
+  store s = open_store(ctx.dir() / "store", int64_t{256} * 1024);
   auto full = s.put_source("big", std::string(1 << 20, 'x'));
   REQUIRE_FALSE(full);
   CHECK(full.error().code() == engine::errc::io);
@@ -512,7 +512,7 @@ TEST_CASE("put_node cost", "[.][memory][bench]") {
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
       20;
   memory::write_batch batch;
-  for (node_id id = count; id < 2 * count; ++id)
+  for (node_id id = count; id < node_id{2} * count; ++id)
     batch.put_node("t", sample_node(id), sample_detail(id));
   start = std::chrono::steady_clock::now();
   REQUIRE(s.write(batch));

@@ -469,13 +469,13 @@ TEST_CASE("with a tensor core that truncates its sums, the 3xTF32 kernel's per-t
       error[1] = run_and_compare(candidate, subject, c, true, true, 7);
     } else {
       // Straight accumulation may put elements out of tolerance: only its norm is compared.
-      guarded_buffer a(16 * 4096), b(4096 * 16), out(16 * 16);
+      guarded_buffer a(size_t{16} * 4096), b(size_t{4096} * 16), out(size_t{16} * 16);
       std::mt19937_64 rng(7);
       std::normal_distribution<float> normal;
-      for (int64_t i = 0; i < 16 * 4096; ++i) {
+      for (int64_t i = 0; i < int64_t{16} * 4096; ++i) {
         a.data()[i] = normal(rng);
       }
-      for (int64_t i = 0; i < 16 * 4096; ++i)
+      for (int64_t i = 0; i < int64_t{16} * 4096; ++i)
         b.data()[i] = normal(rng);
       ks_tensor inputs[2] = {tensor_of(a.data(), {16, 4096}), tensor_of(b.data(), {4096, 16})};
       ks_tensor outputs[1] = {tensor_of(out.data(), {16, 16})};

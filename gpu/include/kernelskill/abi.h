@@ -63,7 +63,6 @@ static inline int64_t ks_dtype_size(int32_t dtype) {
   case KS_F32:
     return 4;
   case KS_F16:
-    return 2;
   case KS_BF16:
     return 2;
   case KS_F64:
