@@ -93,9 +93,16 @@ public:
 
 // -- a fake compiler and bench -----------------------------------------------------------------
 
-actors::compiler_actor::behavior_type fake_compiler() {
+/// Counts the compiles of each source.
+using compile_counts = std::map<std::string, int>;
+
+/// Compiles a source unless it holds "compile_error"; counts each source's compiles in
+/// `counts` when given.
+actors::compiler_actor::behavior_type fake_compiler(std::shared_ptr<compile_counts> counts) {
   return {
-      [](actors::compile_job& job) {
+      [counts](actors::compile_job& job) {
+        if (counts)
+          ++(*counts)[job.source];
         actors::compile_done out;
         out.ok = job.source.find("compile_error") == std::string::npos;
         if (out.ok)
@@ -220,7 +227,7 @@ struct supervisor_fixture : test::actor_fixture {
     setup.final_rounds = 3;
     setup.tasks = table;
     setup.team.store = store;
-    setup.team.compiler = sys.spawn(fake_compiler);
+    setup.team.compiler = sys.spawn(fake_compiler, std::shared_ptr<compile_counts>{});
     setup.team.bench = sys.spawn(fake_bench, counts);
     auto sched_mode = actors::spawn_mode::scheduled;
     setup.team.planners.push_back(
@@ -774,7 +781,7 @@ void measure_overhead(bool real_store) {
   } else {
     team.store = sys.spawn(null_store);
   }
-  team.compiler = sys.spawn(fake_compiler);
+  team.compiler = sys.spawn(fake_compiler, std::shared_ptr<compile_counts>{});
   auto counts = std::make_shared<bench_counts>();
   team.bench = sys.spawn(fake_bench, counts);
   team.planners.push_back(actors::spawn_planner(sys, std::make_shared<fake_backend>(), table,
@@ -964,19 +971,8 @@ TEST_CASE_METHOD(supervisor_fixture,
   setup.team.repairers = {
       actors::spawn_repairer(sys, backend, setup.tasks, actors::spawn_mode::scheduled)};
   setup.repair_rounds = 2;
-  auto compiles = std::make_shared<std::map<std::string, int>>();
-  setup.team.compiler = sys.spawn([compiles]() -> actors::compiler_actor::behavior_type {
-    return {[compiles](actors::compile_job& job) {
-      ++(*compiles)[job.source];
-      actors::compile_done out;
-      out.ok = job.source.find("compile_error") == std::string::npos;
-      if (out.ok)
-        out.shared_object = "so:" + job.source;
-      else
-        out.diagnostics = "kernel.cu(1): error: scripted compile error";
-      return out;
-    }};
-  });
+  auto compiles = std::make_shared<compile_counts>();
+  setup.team.compiler = sys.spawn(fake_compiler, compiles);
   auto supervisor = actors::spawn_supervisor(sys, setup);
   self->send(supervisor, actors::run_task{});
   run();

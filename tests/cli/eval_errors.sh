@@ -10,50 +10,14 @@ failures=0
 
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
+here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 
-cat >ref.cu <<'CU'
-#include "kernelskill/abi.h"
-#include <cuda_runtime.h>
-
-__global__ void copy_kernel(const float* x, float* y, int64_t n) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i];
-}
-
-extern "C" int ks_forward(const ks_tensor* in, int32_t n_in, ks_tensor* out, int32_t n_out,
-                          void* stream) {
-  if (n_in != 1 || n_out != 1) return 1;
-  int64_t n = ks_numel(&in[0]);
-  copy_kernel<<<(unsigned)((n + 255) / 256), 256, 0, (cudaStream_t)stream>>>(
-    (const float*)in[0].data, (float*)out[0].data, n);
-  return cudaGetLastError() == cudaSuccess ? 0 : 10;
-}
-CU
-cp ref.cu good.cu
-
-cat >task.toml <<'TOML'
-name = "copy"
-family = "elementwise"
-reference = "ref.cu"
-inputs = [ { name = "x", dtype = "f32", shape = [256, 64] } ]
-outputs = [ { name = "y", dtype = "f32", shape = [256, 64] } ]
-params = { op = "x" }
-cost = { flops = 0, bytes = 131072 }
-TOML
+. "$here/copy_task_fixture.sh"
 
 # A manifest with an error on line 4: exit 2, the message names bad.toml and the line.
-cat >bad.toml <<'TOML'
-name = "copy"
-family = "elementwise"
-reference = "ref.cu"
-inputs = [ { name = "x", dtype = "float42", shape = [256, 64] } ]
-outputs = [ { name = "y", dtype = "f32", shape = [256, 64] } ]
-params = { op = "x" }
-cost = { flops = 0, bytes = 131072 }
-TOML
 "$ks" eval bad.toml good.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?
 [ "$rc" -eq 2 ] || fail "bad manifest: exit $rc, wanted 2"
 grep -qE 'bad\.toml:4:[0-9]+' err || fail "bad manifest: no bad.toml:4:COL in: $(cat err)"
@@ -75,9 +39,7 @@ grep -q "cannot read the candidate 'missing.cu': no such file" err \
   || fail "missing candidate: unclear message: $(cat err)"
 
 # A candidate that does not compile: exit 11 (compile_error) with nvcc's own words.
-nvcc=${KS_NVCC:-}
-[ -n "$nvcc" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc; }
-[ -n "$nvcc" ] || nvcc=$(command -v nvcc || true)
+nvcc=$(find_nvcc)
 if [ -z "$nvcc" ]; then
   if [ "$failures" -ne 0 ]; then
     echo "eval_errors.sh: $failures check(s) failed" >&2
