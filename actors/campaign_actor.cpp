@@ -156,8 +156,8 @@ caf::result<campaign_report> run(campaign_pointer self) {
         .then(
             [self, i](task_report& r) {
               self->send(self->state.reporter, r);
-              bool learnable =
-                  r.phase == "done" && r.winner > 0 && r.speedup > 1 + self->state.setup.min_gain;
+              bool learnable = r.phase == engine::task_phase::done && r.winner > 0 &&
+                               r.speedup > 1 + self->state.setup.min_gain;
               self->state.reports[i] = std::move(r);
               if (learnable && self->state.setup.distiller != nullptr && !self->state.interrupted) {
                 distill(self, i);
@@ -169,7 +169,7 @@ caf::result<campaign_report> run(campaign_pointer self) {
             [self, i](caf::error& e) {
               task_report& r = self->state.reports[i];
               r.name = self->state.setup.tasks[i].task;
-              r.phase = "failed";
+              r.phase = engine::task_phase::failed;
               r.stop_reason = "error";
               r.stop_text = describe(e);
               if (--self->state.left == 0)

@@ -101,7 +101,7 @@ dry_answers run_round(caf::scoped_actor& self, const dry_round& round, const run
           // Never expected (a dry run answers with a report); keep the wait from hanging.
           task_report r;
           r.name = "?" + std::to_string(out.reports.size());
-          r.phase = "failed";
+          r.phase = engine::task_phase::failed;
           r.stop_text = describe(e);
           out.reports[r.name] = std::move(r);
         },
@@ -173,8 +173,8 @@ campaign_summary summary_of(const std::vector<task_report>& reports, bool interr
   summary.wall_s = wall_s;
   summary.dry_run_dir = folder;
   for (const task_report& t : reports)
-    summary.tasks.push_back(
-        task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0, t.phase == "failed", t.stop_text});
+    summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
+                                         t.phase == engine::task_phase::failed, t.stop_text});
   if (model)
     count_model_use(summary, model->service->stats());
   return summary;

@@ -295,7 +295,11 @@ struct dry_run_state {
   task_progress progress() const {
     task_progress p;
     p.name = setup.task;
-    p.phase = finished ? (failure.empty() ? "done" : "failed") : phase;
+    if (!finished)
+      p.step = phase;
+    p.phase = !finished         ? engine::task_phase::searching
+              : failure.empty() ? engine::task_phase::done
+                                : engine::task_phase::failed;
     p.nodes = 1 + static_cast<int64_t>(candidates.size());
     p.by_status.assign(engine::status_count, 0);
     for (const candidate& c : candidates)
@@ -307,7 +311,7 @@ struct dry_run_state {
   task_report report() const {
     task_report r;
     r.name = setup.task;
-    r.phase = failure.empty() ? "dry_run" : "failed";
+    r.phase = failure.empty() ? engine::task_phase::done : engine::task_phase::failed;
     r.stop_reason = interrupted ? "interrupted" : failure.empty() ? "" : "error";
     r.stop_text = failure;
     r.nodes = 1 + static_cast<int64_t>(candidates.size());

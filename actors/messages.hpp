@@ -26,6 +26,7 @@
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
 #include "engine/skill_stats.hpp"
+#include "engine/task_phase.hpp"
 #include "gpu/worker_protocol.hpp"
 #include "memory/store.hpp"
 
@@ -785,7 +786,7 @@ typename Inspector::result_type inspect(Inspector& f, run_task&) {
 /// Says how a task ended (or where it stood when it was interrupted).
 struct task_report {
   std::string name;
-  std::string phase;       ///< the task's phase by name (engine::task_phase), or "dry_run"
+  engine::task_phase phase = engine::task_phase::pending; ///< done for a dry run that ran
   std::string stop_reason; ///< engine::stop_reason's name, "interrupted", or empty
   std::string stop_text;
   int64_t nodes = 0;
@@ -819,7 +820,8 @@ typename Inspector::result_type inspect(Inspector& f, progress_request&) {
 /// Answers progress_request.
 struct task_progress {
   std::string name;
-  std::string phase; ///< the task's phase by name (engine::task_phase), or a dry run's step
+  engine::task_phase phase = engine::task_phase::pending;
+  std::string step; ///< a dry run's step in progress ("planning", "coding"...); else empty
   int64_t nodes = 0;
   int64_t in_flight = 0;
   double best_speedup = 0;
@@ -830,7 +832,7 @@ struct task_progress {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_progress& x) {
-  return f(caf::meta::type_name("task_progress"), x.name, x.phase, x.nodes, x.in_flight,
+  return f(caf::meta::type_name("task_progress"), x.name, x.phase, x.step, x.nodes, x.in_flight,
            x.best_speedup, x.best_fraction, x.by_status, x.budget);
 }
 

@@ -11,26 +11,12 @@ namespace json = boost::json;
 
 namespace {
 
-double number(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (!v)
-    return 0;
-  if (v->is_double())
-    return v->get_double();
-  if (v->is_int64())
-    return static_cast<double>(v->get_int64());
-  if (v->is_uint64())
-    return static_cast<double>(v->get_uint64());
-  return 0;
-}
-
+// The store's record: the one spelling (gpu/device_json.hpp) with its version.
 json::object calibration_object(const gpu::calibration& c) {
-  return json::object{{"v", 1},
-                      {"dram_gbps", c.dram_gbps},
-                      {"fp32_gflops", c.fp32_gflops},
-                      {"copy_bytes", c.copy_bytes},
-                      {"copy_ms", c.copy_ms},
-                      {"fma_ms", c.fma_ms}};
+  json::object o{{"v", 1}};
+  for (const auto& field : gpu::calibration_json(c))
+    o.emplace(field.key(), field.value());
+  return o;
 }
 
 std::string host_name() {
@@ -65,18 +51,9 @@ std::string calibration_json(const gpu::calibration& c) {
 std::optional<gpu::calibration> parse_calibration(std::string_view text) {
   json::error_code ec;
   json::value v = json::parse(text, ec);
-  if (ec || !v.is_object())
+  if (ec)
     return std::nullopt;
-  const json::object& o = v.get_object();
-  gpu::calibration c;
-  c.dram_gbps = number(o, "dram_gbps");
-  c.fp32_gflops = number(o, "fp32_gflops");
-  c.copy_bytes = static_cast<int64_t>(number(o, "copy_bytes"));
-  c.copy_ms = number(o, "copy_ms");
-  c.fma_ms = number(o, "fma_ms");
-  if (c.dram_gbps <= 0 && c.fp32_gflops <= 0)
-    return std::nullopt;
-  return c;
+  return gpu::usable_calibration(v);
 }
 
 std::string environment_json(const std::vector<gpu_description>& gpus, const std::string& arch,

@@ -190,7 +190,9 @@ struct reporter_state {
   std::string task_line(size_t i) const {
     const task_progress& p = last[i];
     candidate_counts c = counts_of(p);
-    std::string phase = p.phase.empty() ? std::string("waiting") : p.phase;
+    std::string phase = !p.step.empty()                          ? p.step
+                        : p.phase == engine::task_phase::pending ? std::string("waiting")
+                                                                 : engine::to_string(p.phase);
     char head[96];
     std::snprintf(head, sizeof head, "  %-18s %-10s", name_of(i).c_str(), phase.c_str());
     std::string out = head;
@@ -271,7 +273,7 @@ struct reporter_state {
     if (setup.dry_run)
       return; // a dry run's task printed its own lines
     std::string out = r.name + ": ";
-    if (r.phase == "failed") {
+    if (r.phase == engine::task_phase::failed) {
       out += "failed: " + (r.stop_text.empty() ? r.stop_reason : r.stop_text);
     } else if (r.stop_reason == "interrupted") {
       out += "interrupted with " + std::to_string(r.nodes) + " nodes";
@@ -380,6 +382,7 @@ reporter_actor::behavior_type reporter(reporter_pointer self, reporter_setup set
             task_progress& p = st.last[i];
             p.name = r.name;
             p.phase = r.phase;
+            p.step.clear();
             p.nodes = r.nodes;
             p.in_flight = 0;
             p.best_speedup = r.speedup;

@@ -14,7 +14,7 @@
 // The task's phase (engine::task_phase, kept in its state) is searching from the start, finals
 // once the search stopped with two finalists or more, then done or failed; a task that ended
 // stays as it ended when the campaign is run again. Every reply reaches the supervisor through
-// request_then, which drops it once the supervisor has reported (finished).
+// request_then, which drops it once the supervisor has reported.
 //
 // The step function (next_step) runs whenever no work is in flight: the stop rule, then the
 // policy's choice of a parent, then the planner's K plans, then K branches in parallel. It
@@ -168,9 +168,9 @@ void supervisor_state::put_node_then(engine::node_id id, std::function<void()> n
 // -- start and resume --------------------------------------------------------------------------
 
 caf::result<task_report> supervisor_state::start() {
-  if (started)
+  if (life != supervisor_life::waiting)
     return make_actor_error(actor_errc::internal, setup.task + " is already running");
-  started = true;
+  life = supervisor_life::running;
   auto t = setup.tasks->find(setup.task);
   if (t == setup.tasks->end())
     return make_actor_error(actor_errc::task, "no task named '" + setup.task + "'");
@@ -473,7 +473,7 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
 }
 
 void supervisor_state::retry_planning() {
-  if (finished || !plan_later)
+  if (life == supervisor_life::reported || !plan_later)
     return;
   auto [parent, count] = *plan_later;
   plan_later.reset();
@@ -554,7 +554,7 @@ void supervisor_state::stop(const stop_msg& m) {
 task_progress supervisor_state::progress() const {
   task_progress p;
   p.name = setup.task;
-  p.phase = engine::to_string(state.phase);
+  p.phase = state.phase;
   p.nodes = tree.size();
   p.in_flight = static_cast<int64_t>(branches.size());
   // Candidates by status, for the progress display: the reference is not a candidate.
@@ -573,7 +573,7 @@ task_progress supervisor_state::progress() const {
 task_report supervisor_state::report() const {
   task_report r;
   r.name = setup.task;
-  r.phase = engine::to_string(state.phase);
+  r.phase = state.phase;
   r.stop_reason = state.stop_reason;
   r.stop_text = state.stop_text;
   if (interrupted && !engine::is_end(state.phase))
@@ -597,15 +597,15 @@ task_report supervisor_state::report() const {
 }
 
 void supervisor_state::finish() {
-  if (finished)
+  if (life == supervisor_life::reported)
     return;
-  finished = true;
+  life = supervisor_life::reported;
   promise.deliver(report());
   self->quit();
 }
 
 void supervisor_state::fail_task(const std::string& why) {
-  if (finished)
+  if (life == supervisor_life::reported)
     return;
   warn(why);
   state.phase = engine::task_phase::failed;

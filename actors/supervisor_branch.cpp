@@ -381,7 +381,7 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
     std::vector<std::function<void()>> ready = std::move(retimings[key]);
     retimings.erase(key);
     for (auto& f : ready)
-      if (!finished)
+      if (life != supervisor_life::reported)
         f();
   };
   auto timed = [this, id, gpu, key, wake](const std::string& object) {

@@ -85,12 +85,20 @@ struct reply_of<R (C::*)(A&)> {
   using type = A;
 };
 
+/// Where a supervisor is in its life: it runs from run_task until it delivers its report.
+enum class supervisor_life {
+  waiting,  ///< spawned; run_task has not come
+  running,  ///< run_task came; steps run as replies come
+  reported, ///< the report is delivered; no step runs again
+};
+
 /// Holds one supervisor's task, tree and work in flight; its steps are member functions.
 ///
-/// Its mode: `started` once run_task came, `finished` once it reported (nothing runs after
-/// that: every reply goes through request_then, which drops it); in between, the task's phase
+/// Its life (`life`): waiting for run_task, running, then reported (nothing runs after that:
+/// every reply goes through request_then, which drops it). While it runs, the task's phase
 /// (state.phase: searching, then finals) says which steps run, `planning` and `branches` what
-/// is in flight, and `interrupted` that no new job starts.
+/// is in flight, and `interrupted` that no new job starts (an interrupt may come before
+/// run_task: the supervisor then starts and reports at its first step).
 struct supervisor_state {
   using pointer = supervisor_actor::stateful_pointer<supervisor_state>;
 
@@ -136,8 +144,7 @@ struct supervisor_state {
   // -- the end ---------------------------------------------------------------------------------
 
   caf::typed_response_promise<task_report> promise;
-  bool started = false;
-  bool finished = false;
+  supervisor_life life = supervisor_life::waiting;
   bool interrupted = false;
   std::optional<std::string> budget_stop; ///< the campaign's reason, once a budget ran out
   int64_t verified = 0;
@@ -216,7 +223,7 @@ struct supervisor_state {
   // -- helpers ---------------------------------------------------------------------------------
 
   /// Sends `msg` to `to` and runs `on_reply` with the answer or `on_error` with the failure,
-  /// unless the task finished meanwhile: a finished supervisor takes no further step, so no
+  /// unless the supervisor reported meanwhile: a reported supervisor takes no further step, so no
   /// continuation needs to ask.
   template <class Handle, class Msg, class OnReply, class OnError>
   void request_then(const Handle& to, Msg msg, OnReply on_reply, OnError on_error) {
@@ -224,11 +231,11 @@ struct supervisor_state {
     self->request(to, caf::infinite, std::move(msg))
         .then(
             [this, on_reply = std::move(on_reply)](reply& r) {
-              if (!finished)
+              if (life != supervisor_life::reported)
                 on_reply(r);
             },
             [this, on_error = std::move(on_error)](caf::error& e) {
-              if (!finished)
+              if (life != supervisor_life::reported)
                 on_error(e);
             });
   }
@@ -259,7 +266,9 @@ struct supervisor_state {
 
   /// Checks whether the supervisor runs with nothing in flight (no planner request, no
   /// branch): the moment its step function takes the next step.
-  bool between_steps() const { return started && !finished && !planning && branches.empty(); }
+  bool between_steps() const {
+    return life == supervisor_life::running && !planning && branches.empty();
+  }
 
   /// Returns the next member of a role team, round robin.
   template <class Handle>

@@ -3,6 +3,7 @@
 #include "base/text.hpp"
 #include "cli/environment.hpp"
 #include "cli/result_json.hpp"
+#include "gpu/device_json.hpp"
 
 #include <boost/json.hpp>
 #include <unistd.h>
@@ -49,7 +50,7 @@ std::optional<gpu::calibration> read_cache(const fs::path& file, const gpu::devi
   if (uuid == nullptr || !uuid->is_string() || uuid->get_string() != device.uuid)
     return std::nullopt;
   const json::value* peaks = v.get_object().if_contains("peaks");
-  return peaks ? calibration_from_json(*peaks) : std::nullopt;
+  return peaks ? gpu::usable_calibration(*peaks) : std::nullopt;
 }
 
 void write_cache(const fs::path& file, const gpu::device_info& device,
@@ -63,7 +64,7 @@ void write_cache(const fs::path& file, const gpu::device_info& device,
                  {"measured_at_unix_s", std::chrono::duration_cast<std::chrono::seconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count()},
-                 {"peaks", to_json(peaks)}};
+                 {"peaks", gpu::calibration_json(peaks)}};
   // Write beside, then rename: a reader never sees half a file.
   fs::path tmp = file;
   tmp += ".tmp" + std::to_string(::getpid());

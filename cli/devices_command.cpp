@@ -5,6 +5,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "cli/result_json.hpp"
+#include "gpu/device_json.hpp"
 #include "gpu/worker_client.hpp"
 
 #include <CLI/CLI.hpp>
@@ -137,7 +138,7 @@ command_result run_devices(const devices_options& opt) {
     client->shutdown();
     json::object dj = to_json(info);
     if (peaks) {
-      json::object pj = to_json(peaks->peaks);
+      json::object pj = gpu::calibration_json(peaks->peaks);
       pj["cached"] = peaks->cached;
       pj["file"] = peaks->file.string();
       dj["peaks"] = std::move(pj);

@@ -2,6 +2,7 @@
 
 #include "cli/environment.hpp"
 #include "cli/result_json.hpp"
+#include "gpu/device_json.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -299,7 +300,7 @@ json::object to_json(const eval_report& r) {
   if (r.reference_time && r.candidate_time && r.candidate_time->median_ms > 0)
     o["speedup"] = r.reference_time->median_ms / r.candidate_time->median_ms;
   if (r.peaks) {
-    json::object peaks = cli::to_json(r.peaks->peaks);
+    json::object peaks = gpu::calibration_json(r.peaks->peaks);
     peaks["cached"] = r.peaks->cached;
     peaks["file"] = r.peaks->file.string();
     o["calibration"] = std::move(peaks);

@@ -18,19 +18,6 @@ json::value number(double x) {
   return x;
 }
 
-std::optional<double> read_number(const json::object& o, const char* key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr)
-    return std::nullopt;
-  if (v->is_double())
-    return v->get_double();
-  if (v->is_int64())
-    return static_cast<double>(v->get_int64());
-  if (v->is_uint64())
-    return static_cast<double>(v->get_uint64());
-  return std::nullopt;
-}
-
 void pretty_into(std::string& out, const json::value& v, int indent) {
   auto pad = [&](int n) { out.append(static_cast<size_t>(n) * 2, ' '); };
   if (v.is_object()) {
@@ -80,31 +67,6 @@ void pretty_into(std::string& out, const json::value& v, int indent) {
 
 json::object to_json(const gpu::device_info& d) {
   return gpu::device_info_json(d);
-}
-
-json::object to_json(const gpu::calibration& c) {
-  return {{"dram_gbps", number(c.dram_gbps)},
-          {"fp32_gflops", number(c.fp32_gflops)},
-          {"copy_bytes", c.copy_bytes},
-          {"copy_ms", number(c.copy_ms)},
-          {"fma_ms", number(c.fma_ms)}};
-}
-
-std::optional<gpu::calibration> calibration_from_json(const json::value& v) {
-  if (!v.is_object())
-    return std::nullopt;
-  const json::object& o = v.get_object();
-  auto dram = read_number(o, "dram_gbps");
-  auto flops = read_number(o, "fp32_gflops");
-  if (!dram || !flops || *dram <= 0 || *flops <= 0)
-    return std::nullopt;
-  gpu::calibration c;
-  c.dram_gbps = *dram;
-  c.fp32_gflops = *flops;
-  c.copy_bytes = static_cast<int64_t>(read_number(o, "copy_bytes").value_or(0));
-  c.copy_ms = read_number(o, "copy_ms").value_or(0);
-  c.fma_ms = read_number(o, "fma_ms").value_or(0);
-  return c;
 }
 
 json::object to_json(const gpu::verify_result& v) {

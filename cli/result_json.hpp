@@ -15,12 +15,6 @@ namespace ks::cli {
 /// Returns `d` as every writer of device info spells it (gpu/device_json.hpp).
 boost::json::object to_json(const gpu::device_info& d);
 
-/// Returns `c` as a JSON object.
-boost::json::object to_json(const gpu::calibration& c);
-
-/// Reads a calibration back from to_json's form; nullopt if a field is missing or mistyped.
-std::optional<gpu::calibration> calibration_from_json(const boost::json::value& v);
-
 /// Returns `v` as a JSON object.
 boost::json::object to_json(const gpu::verify_result& v);
 

@@ -3,6 +3,7 @@
 #include "json/decode.hpp"
 
 #include <charconv>
+#include <cmath>
 
 namespace json = boost::json;
 
@@ -66,6 +67,41 @@ device_info device_info_from_json(const json::object& o) {
   d.driver_version = decode::number_or<int32_t>(o, "driver_version", 0);
   d.runtime_version = decode::number_or<int32_t>(o, "runtime_version", 0);
   return d;
+}
+
+json::object calibration_json(const calibration& c) {
+  auto real = [](double x) -> json::value {
+    if (!std::isfinite(x))
+      return nullptr;
+    return x;
+  };
+  return {{"dram_gbps", real(c.dram_gbps)},
+          {"fp32_gflops", real(c.fp32_gflops)},
+          {"copy_bytes", c.copy_bytes},
+          {"copy_ms", real(c.copy_ms)},
+          {"fma_ms", real(c.fma_ms)}};
+}
+
+calibration calibration_from_json(const json::object& o) {
+  calibration c;
+  c.dram_gbps = decode::number<double>(o, "dram_gbps");
+  c.fp32_gflops = decode::number<double>(o, "fp32_gflops");
+  c.copy_bytes = decode::number_or<int64_t>(o, "copy_bytes", 0);
+  c.copy_ms = decode::number_or<double>(o, "copy_ms", 0);
+  c.fma_ms = decode::number_or<double>(o, "fma_ms", 0);
+  return c;
+}
+
+std::optional<calibration> usable_calibration(const json::value& v) {
+  if (!v.is_object())
+    return std::nullopt;
+  try {
+    calibration c = calibration_from_json(v.get_object());
+    if (c.dram_gbps > 0 && c.fp32_gflops > 0)
+      return c;
+  } catch (const decode::malformed&) {
+  }
+  return std::nullopt;
 }
 
 } // namespace ks::gpu

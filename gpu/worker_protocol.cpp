@@ -121,21 +121,7 @@ json::object encode_payload(const device_info& d) {
 }
 
 json::object encode_payload(const calibration& c) {
-  return {{"dram_gbps", c.dram_gbps},
-          {"fp32_gflops", c.fp32_gflops},
-          {"copy_bytes", c.copy_bytes},
-          {"copy_ms", c.copy_ms},
-          {"fma_ms", c.fma_ms}};
-}
-
-calibration decode_calibration(const json::object& o) {
-  calibration c;
-  c.dram_gbps = decode::number<double>(o, "dram_gbps");
-  c.fp32_gflops = decode::number<double>(o, "fp32_gflops");
-  c.copy_bytes = decode::number_or<int64_t>(o, "copy_bytes", 0);
-  c.copy_ms = decode::number_or<double>(o, "copy_ms", 0);
-  c.fma_ms = decode::number_or<double>(o, "fma_ms", 0);
-  return c;
+  return calibration_json(c);
 }
 
 // JSON has no NaN or infinity (Boost.JSON 1.81 would write the invalid tokens NaN and
@@ -553,7 +539,7 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
       r.result = device_info_from_json(result);
       break;
     case job_kind::calibrate:
-      r.result = decode_calibration(result);
+      r.result = calibration_from_json(result);
       break;
     case job_kind::verify:
       r.result = decode_verify_result(result);

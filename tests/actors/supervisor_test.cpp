@@ -257,7 +257,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
   CHECK(report->reference_ms == Approx(2.0));
   // tile(n=1) twice in a row: 2.0 -> 1.0 -> 0.5 (depth 2 is the limit).
   CHECK(report->best_ms == Approx(0.5).epsilon(0.02));
@@ -305,7 +305,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto second = reply<actors::task_report>();
   REQUIRE(second);
-  CHECK(second->phase == "done");
+  CHECK(second->phase == engine::task_phase::done);
   CHECK(second->nodes == report->nodes);
   CHECK(counts->verify + counts->time == measured);
 }
@@ -328,7 +328,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
 
   // tile(n=2) keeps its parent's speed: on card 1 it looks 20% faster than the parent's time on
   // card 0, so only a comparison on one card rejects it. tile(n=1) halves it: accepted.
@@ -433,7 +433,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
 
   std::map<engine::node_id, size_t> children;
   for (const engine::node_record& n : stored_nodes())
@@ -517,7 +517,7 @@ TEST_CASE_METHOD(supervisor_fixture,
     INFO("killed after " << cut << " scheduler steps, " << final_before.size()
                          << " final nodes stored");
     REQUIRE(report);
-    CHECK(report->phase == "done");
+    CHECK(report->phase == engine::task_phase::done);
     CHECK(report->nodes == full_nodes);
     auto after = run_db->nodes("t");
     REQUIRE(after);
@@ -551,7 +551,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   auto report = reply<actors::task_report>();
   REQUIRE(report);
   CHECK(report->stop_reason == "interrupted");
-  CHECK(report->phase == "searching");
+  CHECK(report->phase == engine::task_phase::searching);
   // At most the jobs already in flight were answered after the interrupt.
   CHECK(counts->verify + counts->time <= measured + setup.limits.branches);
   auto state = db->task("t");
@@ -604,7 +604,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
   auto nodes = stored_nodes();
   REQUIRE(nodes.size() > 1);
   CHECK(nodes[1].status == engine::node_status::accepted);
@@ -623,7 +623,7 @@ TEST_CASE_METHOD(supervisor_fixture, "a supervisor whose reference fails ends th
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "failed");
+  CHECK(report->phase == engine::task_phase::failed);
   CHECK(report->stop_reason == "reference_failed");
   // The report says what failed, in the compiler's words.
   CHECK(report->stop_text.find("compile_error") != std::string::npos);
@@ -660,7 +660,8 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "dry_run");
+  CHECK(report->phase == engine::task_phase::done);
+  CHECK(report->stop_reason.empty());
   CHECK(report->stop_text.empty());
   CHECK(counts->verify + counts->time == 0);
   CHECK(stored_nodes().empty());
@@ -691,7 +692,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "failed");
+  CHECK(report->phase == engine::task_phase::failed);
   CHECK(report->stop_text.find("does not compile for sm_90a") != std::string::npos);
   CHECK(report->stop_text.find("t_ref.cu:1: error: scripted compile error") != std::string::npos);
 }
@@ -715,7 +716,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "failed");
+  CHECK(report->phase == engine::task_phase::failed);
   CHECK(report->stop_text.find("the planner failed: no skill applies to family 'f'") !=
         std::string::npos);
 }
@@ -900,7 +901,7 @@ TEST_CASE_METHOD(supervisor_fixture,
     sched.trigger_timeouts();
   }
   REQUIRE(report);
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
   CHECK(*calls > 2);
   // The same search as with a planner that always answers: 2.0 -> 1.0 -> 0.5.
   CHECK(report->best_ms == Approx(0.5).epsilon(0.02));
@@ -925,7 +926,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   REQUIRE(report);
   CHECK(*calls == 4);        // the first request and three retries
   CHECK(report->nodes == 1); // the root was exhausted: the reference is the result
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
 }
 
 namespace {
@@ -978,7 +979,7 @@ TEST_CASE_METHOD(supervisor_fixture,
   run();
   auto report = reply<actors::task_report>();
   REQUIRE(report);
-  CHECK(report->phase == "done");
+  CHECK(report->phase == engine::task_phase::done);
   // Every tile(n=3) branch asked the repairer twice (the configured rounds) and compiled its
   // source once: neither repeat reached the compiler.
   auto memory = db->short_term("t");
