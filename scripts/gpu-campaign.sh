@@ -19,7 +19,8 @@
 #   scripts/gpu-campaign.sh scaling [DIST]     kernelbench-l1 on GPU 0 alone, then on all GPUs
 #                                              (same warm compile cache): throughput ratio;
 #                                              WARM=0 skips the cache warm-up run, REPEAT=N
-#                                              measures N pairs and pools them
+#                                              measures N pairs and pools them, KEYS=
+#                                              'SECTION.KEY=VALUE ...' sets config keys
 #
 # Without a GPU, the scheduling alone can be exercised with the scripted worker standing in as
 # ks-bench-worker in a copy of DIST and tests/actors/fake_nvcc.sh as nvcc (KS_SCRIPTED_MODE=
@@ -49,8 +50,14 @@ config() {
       -e "s|^gpus = .*|gpus = $gpus|" \
       -e "s|\"\.\./tasks/|\"$PWD/tasks/|" "configs/$base.toml" > "$file"
   for kv in "$@"; do
-    local key=${kv%%=*} value=${kv#*=}
-    sed -i "s|^$key = .*|$key = $value|" "$file"
+    # SECTION.KEY=VALUE sets a key the base file may lack, in its section.
+    local key=${kv%%=*} value=${kv#*=} section=
+    [[ $key == *.* ]] && { section=${key%%.*}; key=${key#*.}; }
+    if grep -q "^$key = " "$file"; then
+      sed -i "s|^$key = .*|$key = $value|" "$file"
+    elif [ -n "$section" ]; then
+      sed -i "/^\[$section\]/a $key = $value" "$file"
+    fi
   done
   echo "$file"
 }
@@ -208,6 +215,9 @@ scaling)
   # TASKS='["glob", ...]' replaces the suite (relative globs are taken from the repo root).
   extra=()
   [ -n "${TASKS:-}" ] && extra=("tasks=${TASKS//\"tasks\//\"$PWD/tasks/}")
+  # KEYS='SECTION.KEY=VALUE ...' sets config keys of every run (e.g. fixed-size trees).
+  read -r -a keys <<< "${KEYS:-}"
+  extra+=("${keys[@]}")
   # The first run only fills the compile cache, so the measured runs compile nothing
   # (WARM=0 skips it when an earlier run filled the cache).
   if [ "${WARM:-1}" != 0 ]; then
