@@ -151,6 +151,9 @@ struct llm_gateway::impl {
     options.max_concurrency = std::max<int64_t>(1, options.max_concurrency);
     // A resumed campaign goes on counting (and spending its budgets) where it stopped.
     stats = options.earlier;
+    // Ids go on after the folder's: a resumed campaign's transcripts replace none of the files
+    // of the runs before it.
+    next_id = next_transcript_id(options.transcripts_dir);
     stats.in_flight = 0;
     stats.queued = 0;
     stats.budget_spent = spent_reason();

@@ -79,6 +79,8 @@ engine::expected<std::unique_ptr<replay_service>> replay_service::open(replay_op
       p->recorded.push_back(std::move(t));
     }
   p->used.assign(p->recorded.size(), false);
+  // As the gateway does: a resumed replay adds transcript files rather than replacing any.
+  p->next_id = next_transcript_id(p->options.transcripts_dir);
   p->stats = p->options.earlier;
   p->stats.budget_spent = p->spent_reason();
   return std::unique_ptr<replay_service>(new replay_service(std::move(p)));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -175,6 +176,24 @@ engine::expected<fs::path> write_transcript(const fs::path& dir, const transcrip
   if (ec)
     return fail(errc::io, "cannot rename " + temporary.string() + ": " + ec.message());
   return path;
+}
+
+int64_t next_transcript_id(const fs::path& dir) {
+  int64_t highest = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // Names are "<id, 6 digits or more>-<role>...json" (transcript_path).
+    const std::string name = it->path().filename().string();
+    if (it->path().extension() != ".json")
+      continue;
+    int64_t id = 0;
+    auto [end, failed] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (failed == std::errc() && end != name.data() && end != name.data() + name.size() &&
+        *end == '-')
+      highest = std::max(highest, id);
+  }
+  return highest + 1;
 }
 
 engine::expected<std::vector<transcript>> read_transcripts(const fs::path& dir) {

@@ -394,3 +394,30 @@ TEST_CASE("a failed request keeps its transcript, with the error and no reply",
   CHECK(all->front().outcome == "failed");
   CHECK_THAT(all->front().error, Catch::Contains("unknown model"));
 }
+
+TEST_CASE("a gateway on a folder that holds transcripts numbers after them, so that a resumed "
+          "campaign replaces no file",
+          "[agents][gateway]") {
+  test::test_context ctx;
+  test::fake_model_server server(api_kind::openai);
+  auto o = options_for(server, api_kind::openai);
+  o.transcripts_dir = ctx.dir() / "transcripts";
+  CHECK(agents::next_transcript_id(o.transcripts_dir) == 1); // no folder yet
+  int64_t first_run = 0;
+  {
+    agents::llm_gateway gateway(o);
+    REQUIRE(gateway.complete(hello()).has_value());
+    REQUIRE(gateway.complete(hello()).has_value());
+    first_run = static_cast<int64_t>(agents::read_transcripts(o.transcripts_dir)->size());
+  }
+  REQUIRE(first_run == 2);
+  CHECK(agents::next_transcript_id(o.transcripts_dir) == 3);
+  agents::llm_gateway resumed(o);
+  auto reply = resumed.complete(hello()); // the same role, task and node as before
+  REQUIRE(reply.has_value());
+  CHECK(fs::path(reply->transcript).filename().string().rfind("000003-coder-node1", 0) == 0);
+  auto all = agents::read_transcripts(o.transcripts_dir);
+  REQUIRE(all.has_value());
+  REQUIRE(all->size() == 3);
+  CHECK(all->back().id == 3);
+}
