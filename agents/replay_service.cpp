@@ -153,13 +153,14 @@ int64_t replay_service::submit(model_request request, callback done) {
         std::cerr << "kernelskill: cannot write the model usage file (the replay goes on): "
                   << written.error().message() << "\n";
   }
+  std::string text = transcript_json(t, {});
   if (!impl_->options.transcripts_dir.empty()) {
-    auto written = write_transcript(impl_->options.transcripts_dir, t, {});
+    auto written = write_transcript_text(impl_->options.transcripts_dir, t, text);
     if (written && result)
       result->transcript = written->string();
   }
   if (done)
-    done(std::move(result));
+    done(request_outcome{std::move(result), std::move(text)});
   return t.id;
 }
 

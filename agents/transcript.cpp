@@ -159,6 +159,11 @@ fs::path transcript_path(const fs::path& dir, const transcript& t) {
 
 engine::expected<fs::path> write_transcript(const fs::path& dir, const transcript& t,
                                             std::string_view secret) {
+  return write_transcript_text(dir, t, transcript_json(t, secret));
+}
+
+engine::expected<fs::path> write_transcript_text(const fs::path& dir, const transcript& t,
+                                                 std::string_view json_text) {
   fs::path path = transcript_path(dir, t);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -168,7 +173,7 @@ engine::expected<fs::path> write_transcript(const fs::path& dir, const transcrip
   temporary += ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << transcript_json(t, secret);
+    out << json_text;
     if (!out)
       return fail(errc::io, "cannot write " + temporary.string());
   }
