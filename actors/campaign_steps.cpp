@@ -132,7 +132,8 @@ make_compiler(const config::campaign_config& config, const run_options& options,
 
 engine::expected<std::optional<model_side>> open_model(caf::actor_system& sys, exit_guard& guard,
                                                        const config::campaign_config& config,
-                                                       const fs::path& folder, run_kind kind) {
+                                                       const fs::path& folder, run_kind kind,
+                                                       store_actor store) {
   if (!agents::needs_model(config.agents.backend))
     return std::optional<model_side>{};
   model_side out;
@@ -167,7 +168,7 @@ engine::expected<std::optional<model_side>> open_model(caf::actor_system& sys, e
   if (!service)
     return tl::unexpected(service.error());
   out.service = std::move(*service);
-  out.gateway = guard.keep(spawn_llm_gateway(sys, out.service));
+  out.gateway = guard.keep(spawn_llm_gateway(sys, out.service, std::move(store)));
   out.wiring = agents::model_wiring{gateway_client(sys, out.gateway), out.prompts};
   return std::optional<model_side>(std::move(out));
 }

@@ -163,9 +163,11 @@ struct model_side {
 /// returns nullopt: one gateway for every role and task, so that the concurrency limit, the
 /// retries and the budgets are the campaign's. `folder` holds its transcripts and
 /// llm_usage.json; a dry run's usage file starts empty (it counts its own requests only).
+/// The gateway keeps every transcript in `store` too, unless that is a null handle (a dry
+/// run has no store).
 [[nodiscard]] engine::expected<std::optional<model_side>>
 open_model(caf::actor_system& sys, exit_guard& guard, const config::campaign_config& config,
-           const std::filesystem::path& folder, run_kind kind);
+           const std::filesystem::path& folder, run_kind kind, store_actor store);
 
 /// Returns what every backend of the campaign is made with: the skills, the arch and the
 /// text of the compiler's kernelskill/abi.h.

@@ -208,7 +208,8 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
   if (!compiler)
     return tl::unexpected(compiler.error());
   // The agents, with the model gateway when they think with a model.
-  auto model = open_model(sys, guard, config, output / "dry-run", run_kind::dry_run);
+  // No store: the transcripts stay files of <output>/dry-run/transcripts/ only.
+  auto model = open_model(sys, guard, config, output / "dry-run", run_kind::dry_run, {});
   if (!model)
     return tl::unexpected(model.error());
   auto members = spawn_team(sys, guard, config, tasks, *skills, *compiler,

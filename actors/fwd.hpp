@@ -72,6 +72,7 @@ struct llm_stats;
 struct distill_task;
 struct distill_result;
 struct put_learned_skill;
+struct put_transcript;
 
 // -- wiring ------------------------------------------------------------------------------------
 

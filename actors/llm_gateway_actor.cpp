@@ -1,6 +1,7 @@
 #include "actors/llm_gateway_actor.hpp"
 
 #include "actors/actor_error.hpp"
+#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "agents/model_client.hpp"
 #include "agents/model_service.hpp"
@@ -13,6 +14,8 @@
 #include <caf/typed_response_promise.hpp>
 
 #include <map>
+#include <string>
+#include <utility>
 
 namespace ks::actors {
 
@@ -20,11 +23,31 @@ namespace {
 
 struct gateway_state {
   std::shared_ptr<agents::model_service> service;
+  store_actor store;          ///< keeps the transcripts; null: none kept but the files
+  bool store_refused = false; ///< a transcript the store could not keep was reported
   std::map<int64_t, caf::typed_response_promise<llm_answer>> pending;
   int64_t next_ticket = 1;
 };
 
 using gateway_pointer = llm_gateway_actor::stateful_pointer<gateway_state>;
+
+// Sends `json` to the store. The store actor takes messages in the order they came, so the
+// transcript is committed before any write its answer leads to; a failure is said once (the
+// file holds the transcript all the same) and the campaign goes on.
+void keep_transcript(gateway_pointer self, std::string json) {
+  if (self->state.store == nullptr || json.empty())
+    return;
+  self->request(self->state.store, caf::infinite, put_transcript{std::move(json)})
+      .then([](ack) {},
+            [self](caf::error& e) {
+              if (std::exchange(self->state.store_refused, true))
+                return;
+              console::line(console::stream::err,
+                            "kernelskill: warning: the store did not keep a model transcript "
+                            "(its file in transcripts/ has it; the campaign goes on): " +
+                                describe(e));
+            });
+}
 
 llm_answer answer_of(engine::expected<agents::model_reply> r) {
   llm_answer a;
@@ -38,9 +61,10 @@ llm_answer answer_of(engine::expected<agents::model_reply> r) {
   return a;
 }
 
-llm_gateway_actor::behavior_type gateway(gateway_pointer self,
-                                         std::shared_ptr<agents::model_service> service) {
+llm_gateway_actor::behavior_type
+gateway(gateway_pointer self, std::shared_ptr<agents::model_service> service, store_actor store) {
   self->state.service = std::move(service);
+  self->state.store = std::move(store);
   return {
       [self](llm_call& m) -> caf::result<llm_answer> {
         auto& st = self->state;
@@ -51,14 +75,16 @@ llm_gateway_actor::behavior_type gateway(gateway_pointer self,
         // and only while the actor lives (a weak address, never a strong handle, so that a
         // request left in flight does not keep a finished campaign's gateway alive).
         caf::actor_addr address = self->address();
-        st.service->submit(std::move(m.request),
-                           [address, ticket](engine::expected<agents::model_reply> r) {
-                             if (auto me = caf::actor_cast<caf::actor>(address))
-                               caf::anon_send(me, llm_done{ticket, answer_of(std::move(r))});
-                           });
+        st.service->submit(std::move(m.request), [address, ticket](agents::request_outcome o) {
+          if (auto me = caf::actor_cast<caf::actor>(address))
+            caf::anon_send(
+                me, llm_done{ticket, answer_of(std::move(o.result)), std::move(o.transcript_json)});
+        });
         return promise;
       },
       [self](llm_done& m) {
+        // Before the answer: whatever the answer leads the campaign to write comes after.
+        keep_transcript(self, std::move(m.transcript_json));
         auto found = self->state.pending.find(m.ticket);
         if (found == self->state.pending.end())
           return;
@@ -105,8 +131,9 @@ private:
 } // namespace
 
 llm_gateway_actor spawn_llm_gateway(caf::actor_system& sys,
-                                    std::shared_ptr<agents::model_service> service) {
-  return sys.spawn(gateway, std::move(service));
+                                    std::shared_ptr<agents::model_service> service,
+                                    store_actor store) {
+  return sys.spawn(gateway, std::move(service), std::move(store));
 }
 
 std::shared_ptr<agents::model_client> gateway_client(caf::actor_system& sys,

@@ -2,9 +2,9 @@
 
 // The messages of the language-model side of a campaign: the gateway actor's (one model
 // request, its answer, its counters), the distiller's (a task whose winner may teach a skill)
-// and the store's write of a learned skill. Included by messages.hpp, whose one type-ID block
-// lists them; the inspect() overloads of agents/'s types live here, found by ADL, because
-// agents/ knows nothing of CAF.
+// and the store's writes of a request's transcript and of a learned skill. Included by
+// messages.hpp, whose one type-ID block lists them; the inspect() overloads of agents/'s types live
+// here, found by ADL, because agents/ knows nothing of CAF.
 
 #include "agents/model_protocol.hpp"
 #include "agents/model_service.hpp"
@@ -90,11 +90,23 @@ typename Inspector::result_type inspect(Inspector& f, llm_answer& x) {
 struct llm_done {
   int64_t ticket = 0;
   llm_answer answer;
+  std::string transcript_json; ///< the request's transcript, redacted of the API key
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_done& x) {
-  return f(caf::meta::type_name("llm_done"), x.ticket, x.answer);
+  return f(caf::meta::type_name("llm_done"), x.ticket, x.answer, x.transcript_json);
+}
+
+/// Keeps one model request's transcript in the campaign's store (store::put_transcript): its
+/// JSON text, redacted of the API key, as the gateway wrote its file.
+struct put_transcript {
+  std::string json;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_transcript& x) {
+  return f(caf::meta::type_name("put_transcript"), x.json);
 }
 
 /// Asks the gateway for its counters.

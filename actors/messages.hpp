@@ -942,6 +942,7 @@ CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_stats))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::distill_task))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::distill_result))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_learned_skill))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::put_transcript))
 
 /// Wakes an actor that works on a period (the reporter, the campaign's budget check).
 CAF_ADD_ATOM(kernelskill, ks::actors, tick_atom, "ks_tick")

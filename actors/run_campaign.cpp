@@ -18,8 +18,8 @@
 //      compile pool (one detached worker per CPU core) and the bench dispatcher. A model
 //      backend (openai, anthropic, replay) first gets the campaign's one model service and
 //      gateway actor (llm_gateway_actor.hpp), which every role's backend asks, its
-//      transcripts and llm_usage.json in the output folder, and, for a campaign with a skill
-//      memory, a distiller;
+//      transcripts and llm_usage.json in the output folder (each transcript in the store
+//      too), and, for a campaign with a skill memory, a distiller;
 //   6. write_campaign_record: the campaign record (runs + 1, the environment as read);
 //      reconcile_skill_tries: long-term memory counts every settled try of this store once;
 //   7. the campaign actor, which spawns a supervisor per task and the reporter, and answers
@@ -545,7 +545,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   if (!compiler)
     return tl::unexpected(compiler.error());
   // The agents (with the model gateway when they think with a model) and the bench dispatcher.
-  auto model = open_model(sys, guard, config, *output, run_kind::campaign);
+  auto model = open_model(sys, guard, config, *output, run_kind::campaign, store->store);
   if (!model)
     return tl::unexpected(model.error());
   std::vector<bench_actor> benches;

@@ -151,6 +151,7 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
       [&db_](const put_calibration& m) {
         return store_state::done(db_->put_calibration(m.uuid, m.json));
       },
+      [&db_](const put_transcript& m) { return store_state::done(db_->put_transcript(m.json)); },
       [self](const put_skill_result& m) {
         auto& st = self->state;
         auto ok = st.db->add_skill_result(m.skill, m.family, m.gpu, m.success, m.gain);

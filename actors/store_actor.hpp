@@ -24,6 +24,7 @@ namespace ks::actors {
 /// since a store folder can be open only once in a process. With a long-term skill memory, it
 /// is that memory's writer too: a skill's try is counted there once its node's outcome is
 /// committed in the campaign's store (the ack waits for both), and get_skill_stats reads it.
+/// The model gateway actor sends it every request's transcript (put_transcript).
 using store_actor = caf::typed_actor<
     caf::replies_to<put_node>::with<ack>, caf::replies_to<put_source>::with<ack>,
     caf::replies_to<put_outcome>::with<ack>, caf::replies_to<put_repair>::with<ack>,
@@ -34,7 +35,8 @@ using store_actor = caf::typed_actor<
     caf::replies_to<get_calibration>::with<calibration_reply>,
     caf::replies_to<write_outputs>::with<ack>,
     caf::replies_to<get_skill_stats>::with<skill_stats_reply>,
-    caf::replies_to<reconcile_tries>::with<ack>, caf::replies_to<put_learned_skill>::with<ack>>;
+    caf::replies_to<reconcile_tries>::with<ack>, caf::replies_to<put_learned_skill>::with<ack>,
+    caf::replies_to<put_transcript>::with<ack>>;
 
 /// Spawns the store actor, which takes over `store` and `skills` (no one else may use them
 /// afterwards; `skills` may be null: no long-term memory). `run` names the campaign in the

@@ -151,6 +151,9 @@ struct llm_gateway::impl {
     options.max_concurrency = std::max<int64_t>(1, options.max_concurrency);
     // A resumed campaign goes on counting (and spending its budgets) where it stopped.
     stats = options.earlier;
+    // Ids go on after the folder's: a resumed campaign's transcripts replace none of the files
+    // of the runs before it.
+    next_id = next_transcript_id(options.transcripts_dir);
     stats.in_flight = 0;
     stats.queued = 0;
     stats.budget_spent = spent_reason();
@@ -415,7 +418,8 @@ struct llm_gateway::impl {
       finish(std::move(r), fail(errc::cancelled, why), "cancelled");
   }
 
-  /// Counts the outcome, writes the transcript, then calls back (outside the lock).
+  /// Counts the outcome, writes the transcript, then calls back (outside the lock) with the
+  /// outcome and the transcript's text.
   void finish(request_ptr r, engine::expected<model_reply> result, const char* outcome) {
     transcript t;
     t.id = r->id;
@@ -468,13 +472,16 @@ struct llm_gateway::impl {
           !written && !usage_unwritable.exchange(true))
         std::cerr << "kernelskill: cannot write the model usage file (the campaign goes on): "
                   << written.error().message() << "\n";
+    // One text, redacted once, for the file and for the caller (the store): the two copies
+    // of a transcript are the same bytes.
+    std::string text = transcript_json(t, options.api_key);
     if (!options.transcripts_dir.empty()) {
-      auto written = write_transcript(options.transcripts_dir, t, options.api_key);
+      auto written = write_transcript_text(options.transcripts_dir, t, text);
       if (written && result)
         result->transcript = written->string();
     }
     if (r->done)
-      r->done(std::move(result));
+      r->done(request_outcome{std::move(result), std::move(text)});
   }
 };
 

@@ -58,12 +58,21 @@ inline double cost_of(int64_t input, int64_t output, const model_price& price) {
          1e6;
 }
 
+/// What one request came to.
+struct request_outcome {
+  engine::expected<model_reply> result; ///< the reply, or why none came
+  /// The request's transcript as JSON text (agents/transcript.hpp), redacted of the API key:
+  /// the text of its file, for whoever keeps it elsewhere too (the campaign's store). Given
+  /// for every outcome, failed, cancelled and refused ones included.
+  std::string transcript_json;
+};
+
 /// Takes model requests and answers each through a callback.
 class model_service : public model_client {
 public:
   /// Receives the outcome of one request; it must not block (it may run on the service's
   /// own thread).
-  using callback = std::function<void(engine::expected<model_reply>)>;
+  using callback = std::function<void(request_outcome)>;
 
   /// Queues `request`; `done` is called once with its reply or error. Returns its id (the
   /// transcript's).

@@ -79,6 +79,8 @@ engine::expected<std::unique_ptr<replay_service>> replay_service::open(replay_op
       p->recorded.push_back(std::move(t));
     }
   p->used.assign(p->recorded.size(), false);
+  // As the gateway does: a resumed replay adds transcript files rather than replacing any.
+  p->next_id = next_transcript_id(p->options.transcripts_dir);
   p->stats = p->options.earlier;
   p->stats.budget_spent = p->spent_reason();
   return std::unique_ptr<replay_service>(new replay_service(std::move(p)));
@@ -151,13 +153,14 @@ int64_t replay_service::submit(model_request request, callback done) {
         std::cerr << "kernelskill: cannot write the model usage file (the replay goes on): "
                   << written.error().message() << "\n";
   }
+  std::string text = transcript_json(t, {});
   if (!impl_->options.transcripts_dir.empty()) {
-    auto written = write_transcript(impl_->options.transcripts_dir, t, {});
+    auto written = write_transcript_text(impl_->options.transcripts_dir, t, text);
     if (written && result)
       result->transcript = written->string();
   }
   if (done)
-    done(std::move(result));
+    done(request_outcome{std::move(result), std::move(text)});
   return t.id;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -158,6 +159,11 @@ fs::path transcript_path(const fs::path& dir, const transcript& t) {
 
 engine::expected<fs::path> write_transcript(const fs::path& dir, const transcript& t,
                                             std::string_view secret) {
+  return write_transcript_text(dir, t, transcript_json(t, secret));
+}
+
+engine::expected<fs::path> write_transcript_text(const fs::path& dir, const transcript& t,
+                                                 std::string_view json_text) {
   fs::path path = transcript_path(dir, t);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -167,7 +173,7 @@ engine::expected<fs::path> write_transcript(const fs::path& dir, const transcrip
   temporary += ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << transcript_json(t, secret);
+    out << json_text;
     if (!out)
       return fail(errc::io, "cannot write " + temporary.string());
   }
@@ -175,6 +181,24 @@ engine::expected<fs::path> write_transcript(const fs::path& dir, const transcrip
   if (ec)
     return fail(errc::io, "cannot rename " + temporary.string() + ": " + ec.message());
   return path;
+}
+
+int64_t next_transcript_id(const fs::path& dir) {
+  int64_t highest = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // Names are "<id, 6 digits or more>-<role>...json" (transcript_path).
+    const std::string name = it->path().filename().string();
+    if (it->path().extension() != ".json")
+      continue;
+    int64_t id = 0;
+    auto [end, failed] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (failed == std::errc() && end != name.data() && end != name.data() + name.size() &&
+        *end == '-')
+      highest = std::max(highest, id);
+  }
+  return highest + 1;
 }
 
 engine::expected<std::vector<transcript>> read_transcripts(const fs::path& dir) {

@@ -16,6 +16,13 @@
 //     "reply": str, "finish_reason": str, "input_tokens": int, "output_tokens": int,
 //     "cost": real }
 //
+// Ids number the requests of a campaign's output folder: a service starts after the highest
+// id its folder already holds (next_transcript_id), so that a resumed campaign adds files
+// rather than replacing the earlier run's.
+//
+// The same text is kept in the campaign's store (memory/store.hpp, `kernelskill inspect`):
+// the service hands it to its caller with each outcome (model_service.hpp).
+//
 // Secrets: no header is ever recorded, and every string is redacted of the API key before it
 // is written (an endpoint that echoes the key in an error would otherwise leak it).
 
@@ -78,6 +85,16 @@ std::filesystem::path transcript_path(const std::filesystem::path& dir, const tr
 /// Writes `t` under `dir` (creating its folder), redacted of `secret`; returns its path.
 [[nodiscard]] engine::expected<std::filesystem::path>
 write_transcript(const std::filesystem::path& dir, const transcript& t, std::string_view secret);
+
+/// Writes `json_text`, transcript_json of `t`, to t's path under `dir` (creating its folder);
+/// returns the path.
+[[nodiscard]] engine::expected<std::filesystem::path>
+write_transcript_text(const std::filesystem::path& dir, const transcript& t,
+                      std::string_view json_text);
+
+/// Returns the id after the highest of the transcript files under `dir` (1 when there is none,
+/// or no folder): where a service writing there starts numbering.
+int64_t next_transcript_id(const std::filesystem::path& dir);
 
 /// Reads every transcript under `dir`, by id; a file that is not one is an error naming it.
 [[nodiscard]] engine::expected<std::vector<transcript>>

@@ -84,13 +84,14 @@ const char* to_string(engine::expansion_state s) noexcept {
 }
 
 template <class T, class F>
-decoded<T> decode_with(std::string_view value, std::string_view tag, F read) {
+decoded<T> decode_with(std::string_view value, std::string_view tag, F read,
+                       int64_t format_version = version) {
   try {
     if constexpr (std::is_void_v<T>) {
-      read(open_record(value, tag, version));
+      read(open_record(value, tag, format_version));
       return {};
     } else {
-      return read(open_record(value, tag, version));
+      return read(open_record(value, tag, format_version));
     }
   } catch (const corrupt_value& e) {
     return tl::unexpected(std::string(e.what()));
@@ -201,6 +202,16 @@ std::string join(std::string_view a, std::string_view b) {
 
 std::string join(std::string_view a, std::string_view b, std::string_view c) {
   return join(join(a, b), c);
+}
+
+std::string node_key(int64_t node) {
+  return node < 0 ? std::string("-1") : number_key(node);
+}
+
+std::optional<int64_t> parse_node_key(std::string_view text) {
+  if (text == "-1")
+    return -1;
+  return parse_number_key(text);
 }
 
 std::string display_key(std::string_view db, std::string_view key) {
@@ -433,6 +444,46 @@ decoded<skill_stat> decode_skill_stat(std::string_view value) {
     return skill_stat{integer_field(o, "tries"), integer_field(o, "successes"),
                       real(o, "total_gain")};
   });
+}
+
+decoded<transcript_fields> decode_transcript(std::string_view value) {
+  return decode_with<transcript_fields>(
+      value, transcript_tag,
+      [](const json::object& o) {
+        // Every field of the grammar is read, those the store keeps no copy of too, so that a
+        // text the replay or a person could not read is refused when written, not found later.
+        transcript_fields t;
+        t.id = integer_field(o, "id");
+        t.role = string_field(o, "role");
+        t.task = string_field(o, "task");
+        t.node = integer_field(o, "node");
+        if (t.node < -1)
+          throw corrupt_value("field 'node' must be a node id >= 0 or -1 (none), not " +
+                              std::to_string(t.node));
+        for (std::string_view key :
+             {"api", "endpoint", "started_at", "error", "reply", "finish_reason"})
+          string_field(o, key);
+        t.model = string_field(o, "model");
+        t.outcome = string_field(o, "outcome");
+        t.latency_ms = decode::number_field(o, "latency_ms");
+        for (const json::value& a : decode::as_array(field(o, "attempts"), "attempts")) {
+          const json::object& attempt = decode::as_object(a, "an attempt");
+          integer_field(attempt, "status");
+          string_field(attempt, "error");
+          decode::number_field(attempt, "ms");
+          decode::number_field(attempt, "retry_after_s");
+        }
+        for (const json::value& m : decode::as_array(field(o, "messages"), "messages")) {
+          const json::object& message = decode::as_object(m, "a message");
+          string_field(message, "role");
+          string_field(message, "content");
+        }
+        t.input_tokens = integer_field(o, "input_tokens");
+        t.output_tokens = integer_field(o, "output_tokens");
+        t.cost = decode::number_field(o, "cost");
+        return t;
+      },
+      transcript_version);
 }
 
 } // namespace ks::memory::records

@@ -9,7 +9,8 @@
 // <family>, <gpu>, <hash> and <uuid> are UTF-8 strings without NUL; NUL ("\0") separates the
 // parts of a composite key, so a scan of the prefix "<task>\0" sees that task's keys and no
 // other task's. <id>, <parent>, <branch> and <seq> are non-negative integers written as 20
-// decimal digits, zero-padded, so that byte order is numeric order (1, 2, 10).
+// decimal digits, zero-padded, so that byte order is numeric order (1, 2, 10). <node> is a
+// node's <id>, or "-1" for a model request of no node, which sorts before every node.
 //
 //   database     key                             value
 //   meta         "store"                         store_header
@@ -22,6 +23,10 @@
 //   repairs      <task> \0 <branch> \0 <seq>     repair    (seq: 0, 1, ... per branch)
 //   calibration  <uuid>                          calibration
 //   skills       <skill> \0 <family> \0 <gpu>    skill_stat
+//   transcripts  <task> \0 <node> \0 <seq>       transcript (seq: 0, 1, ... per node, as
+//                                                 written, whatever the request's id: a
+//                                                 resumed campaign appends; <task>
+//                                                 "_campaign" for a request of no task)
 //
 // Every value is one JSON object (UTF-8, no trailing data) whose first two members are the
 // format version and a type tag:
@@ -52,6 +57,17 @@
 //                                     "repaired_hash": str (both absent: "")
 //   calibration  = tag "calibration": "json": str  (the calibration's JSON text, verbatim)
 //   skill_stat   = tag "skill_stat":  "tries": int, "successes": int, "total_gain": real
+//   transcript   = tag "llm_transcript", version 1 of agents/transcript.hpp's grammar: the
+//                  model gateway's JSON text of one request, redacted of the API key, kept
+//                  byte for byte as its file in <output>/transcripts/ holds it (its final
+//                  newline included). The store reads "id": int, "role": str, "task": str,
+//                  "node": int (-1: none), "api": str, "model": str, "endpoint": str,
+//                  "started_at": str, "latency_ms": number, "attempts": [ { "status": int,
+//                  "error": str, "ms": number, "retry_after_s": number } ], "outcome": str,
+//                  "error": str, "messages": [ { "role": str, "content": str } ],
+//                  "reply": str, "finish_reason": str, "input_tokens": int,
+//                  "output_tokens": int, "cost": number, and refuses to write a text that
+//                  lacks one (errc::invalid_input); its key comes from "task" and "node"
 //   plan         = { "skill": str, "description": str, "params": { str: str, ... },
 //                    "skill_version": int (optional: 0 when absent),
 //                    "template": str (optional: "" when absent) }
@@ -97,11 +113,12 @@ inline constexpr const char* outcomes_db = "outcomes";
 inline constexpr const char* repairs_db = "repairs";
 inline constexpr const char* calibration_db = "calibration";
 inline constexpr const char* skills_db = "skills";
+inline constexpr const char* transcripts_db = "transcripts";
 
 /// Lists every database, in the order dump() shows them.
-inline constexpr const char* all_dbs[] = {meta_db,    tasks_db,       nodes_db,
-                                          details_db, sources_db,     outcomes_db,
-                                          repairs_db, calibration_db, skills_db};
+inline constexpr const char* all_dbs[] = {meta_db,    tasks_db,      nodes_db,   details_db,
+                                          sources_db, outcomes_db,   repairs_db, calibration_db,
+                                          skills_db,  transcripts_db};
 
 /// Names the meta database's key of the store header and of the campaign.
 inline constexpr std::string_view store_key = "store";
@@ -112,6 +129,13 @@ inline constexpr std::string_view magic = "kernelskill-store";
 
 /// Holds the format version every value carries ("v").
 inline constexpr int64_t version = 1;
+
+/// Holds the type tag and the format version of a transcript (agents/transcript.hpp's).
+inline constexpr std::string_view transcript_tag = "llm_transcript";
+inline constexpr int64_t transcript_version = 1;
+
+/// Names the task a model request of no task is kept under (as its transcript's folder is).
+inline constexpr std::string_view campaign_task = "_campaign";
 
 // -- keys --------------------------------------------------------------------------------------
 
@@ -127,6 +151,12 @@ std::string join(std::string_view a, std::string_view b);
 /// Returns `a` \0 `b` \0 `c`.
 std::string join(std::string_view a, std::string_view b, std::string_view c);
 
+/// Returns the key part of node `node`: its number_key, or "-1" for no node (`node` < 0).
+std::string node_key(int64_t node);
+
+/// Reads a node key part back (-1 for "-1"); nullopt if `text` is neither form.
+std::optional<int64_t> parse_node_key(std::string_view text);
+
 /// Returns a key for people: its parts joined by '/', numbers without their padding, after
 /// the database's name ("nodes/softmax/2").
 std::string display_key(std::string_view db, std::string_view key);
@@ -136,6 +166,24 @@ std::string display_key(std::string_view db, std::string_view key);
 /// Says why a value could not be decoded (without its key, which the caller adds).
 template <class T>
 using decoded = tl::expected<T, std::string>;
+
+/// What the store reads of a transcript beside its conversation: where it is kept and what
+/// dump() shows of it.
+struct transcript_fields {
+  int64_t id = 0; ///< the gateway's request id: unique within one run only
+  std::string role;
+  std::string task; ///< as the transcript says it: empty for a request of no task
+  int64_t node = -1;
+  std::string model;
+  std::string outcome;
+  double latency_ms = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double cost = 0;
+
+  /// Returns the task the transcript is kept under: `task`, or campaign_task when empty.
+  std::string store_task() const { return task.empty() ? std::string(campaign_task) : task; }
+};
 
 std::string encode_store_header();
 std::string encode(const campaign_record& r);
@@ -159,6 +207,8 @@ std::string encode(const skill_stat& r);
 [[nodiscard]] decoded<engine::repair_round> decode_repair(std::string_view value);
 [[nodiscard]] decoded<std::string> decode_calibration(std::string_view value);
 [[nodiscard]] decoded<skill_stat> decode_skill_stat(std::string_view value);
+/// Checks a transcript's text against the grammar above and returns what the store reads of it.
+[[nodiscard]] decoded<transcript_fields> decode_transcript(std::string_view value);
 
 /// Returns a one-line summary of `value` for dump(), whatever its type; a value that does not
 /// decode is summarized as "corrupt: <why>".

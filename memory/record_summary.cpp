@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include <charconv>
+#include <cstdio>
 
 namespace json = boost::json;
 
@@ -106,6 +107,17 @@ std::string summarize(std::string_view value) {
     return r ? "skill_stat tries=" + std::to_string(r->tries) +
                    " successes=" + std::to_string(r->successes) +
                    " total_gain=" + number(r->total_gain)
+             : corrupt(r.error());
+  }
+  if (tag == transcript_tag) {
+    auto r = decode_transcript(value);
+    char latency[32] = "";
+    if (r)
+      std::snprintf(latency, sizeof latency, "%.1f", r->latency_ms);
+    return r ? "transcript role=" + r->role + " model=" + r->model + " outcome=" + r->outcome +
+                   " tokens=" + std::to_string(r->input_tokens) + "+" +
+                   std::to_string(r->output_tokens) + " latency_ms=" + latency +
+                   " cost=" + number(r->cost) + " request=" + std::to_string(r->id)
              : corrupt(r.error());
   }
   if (!why.empty())

@@ -102,7 +102,7 @@ engine::expected<store> store::open(const std::filesystem::path& dir, int64_t ma
         {r::nodes_db, &p->nodes},     {r::details_db, &p->details},
         {r::sources_db, &p->sources}, {r::outcomes_db, &p->outcomes},
         {r::repairs_db, &p->repairs}, {r::calibration_db, &p->calibration},
-        {r::skills_db, &p->skills}};
+        {r::skills_db, &p->skills},   {r::transcripts_db, &p->transcripts}};
     for (auto [name, dbi] : dbs) {
       auto d = t.open_db(name, lmdb::access::read_write);
       if (!d)

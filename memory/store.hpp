@@ -8,7 +8,8 @@
 // grammar): campaign metadata; per task its state; per task and node its node_record and its
 // detail (failure message, diagnostics, kernel resources); sources by content hash; per task
 // the short-term memory (plan outcomes per parent, repair rounds per branch); calibrations
-// per device uuid; skill statistics per (skill, op family, gpu name).
+// per device uuid; skill statistics per (skill, op family, gpu name); per task and node the
+// transcript of every model request, the text of its file in <output>/transcripts/.
 //
 // Threading: a store object may be used from any thread (LMDB is opened with MDB_NOTLS, so
 // transactions are not tied to the thread that opened it), but from one thread at a time: it
@@ -77,6 +78,15 @@ struct node_detail {
   std::string profile_json;   ///< the node's profile (gpu::encode_profile), or empty
   std::string diagnosis_json; ///< the analyst's diagnosis (gpu::encode_diagnosis), or empty
   friend bool operator==(const node_detail&, const node_detail&) = default;
+};
+
+/// One model request's transcript as the store keeps it.
+struct transcript_record {
+  std::string task;  ///< the request's task; "_campaign" for a request of no task
+  int64_t node = -1; ///< the node it was for; -1: none
+  int64_t seq = 0;   ///< its place among the transcripts of (task, node), from 0, as written
+  std::string json;  ///< the transcript's JSON text, verbatim (agents/transcript.hpp)
+  friend bool operator==(const transcript_record&, const transcript_record&) = default;
 };
 
 /// Tries and gains of one skill on one op family and GPU.
@@ -161,6 +171,20 @@ public:
   /// Returns the statistics of `skill` on (`family`, `gpu`); all zero if never tried.
   [[nodiscard]] engine::expected<skill_stat>
   skill(const std::string& skill, const std::string& family, const std::string& gpu) const;
+
+  // -- model transcripts -------------------------------------------------------------------
+  /// Keeps the transcript `json` (one model request's JSON text, as the gateway writes its
+  /// file) under the task and node it names, after the transcripts already kept there,
+  /// whatever its request id, so that a resumed campaign replaces none. Fails with
+  /// errc::invalid_input, saying what is wrong, when `json` is not such a transcript.
+  [[nodiscard]] engine::expected<void> put_transcript(const std::string& json);
+  /// Returns the transcripts of `task` ("_campaign": those of no task) ordered by node, those
+  /// of no node first, then as written.
+  [[nodiscard]] engine::expected<std::vector<transcript_record>>
+  transcripts(const std::string& task) const;
+  /// Returns the transcripts of node `node` (-1: of no node) of `task`, as written.
+  [[nodiscard]] engine::expected<std::vector<transcript_record>>
+  transcripts(const std::string& task, engine::node_id node) const;
 
   // -- batches ---------------------------------------------------------------------------
   /// Commits every write of `batch` in one transaction (one fsync), in order, each seeing the

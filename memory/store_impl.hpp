@@ -2,8 +2,8 @@
 
 // The inside of memory::store, shared by its source files (store.cpp: opening, campaign,
 // tasks, nodes, sources; store_short_term.cpp: plan outcomes and repairs; store_skills.cpp:
-// calibrations, skill statistics, dump; write_batch.cpp: batches). Not for use outside
-// memory/.
+// calibrations, skill statistics, dump; store_transcripts.cpp: model transcripts;
+// write_batch.cpp: batches). Not for use outside memory/.
 
 #include "memory/lmdb_env.hpp"
 #include "memory/record_codec.hpp"
@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace ks::memory {
 
@@ -47,7 +48,7 @@ struct store::impl {
   detail::registration reg; // declared first: released after the environment is closed
   lmdb::env env;
   MDB_dbi meta = 0, tasks = 0, nodes = 0, details = 0, sources = 0, outcomes = 0, repairs = 0,
-          calibration = 0, skills = 0;
+          calibration = 0, skills = 0, transcripts = 0;
 
   /// Returns the error for a value at `key` of `db` that did not decode because of `why`.
   engine::error corrupt(const char* db, std::string_view key, const std::string& why) const {
@@ -99,7 +100,7 @@ struct store::impl {
   }
 
   // -- the writes, inside a given transaction (store.cpp, store_short_term.cpp,
-  //    store_skills.cpp); each checks its names first ---------------------------------------
+  //    store_skills.cpp, store_transcripts.cpp); each checks its names first -----------------
 
   [[nodiscard]] engine::expected<void> put_campaign(lmdb::txn& t,
                                                     const campaign_record& record) const;
@@ -121,6 +122,12 @@ struct store::impl {
                                                         const std::string& family,
                                                         const std::string& gpu, bool success,
                                                         double gain) const;
+  [[nodiscard]] engine::expected<void> put_transcript(lmdb::txn& t, const std::string& json) const;
+
+  /// Returns the transcripts of `task` under `prefix` ("<task>\0" or "<task>\0<node>\0"), in
+  /// key order, each checked against its key (store_transcripts.cpp).
+  [[nodiscard]] engine::expected<std::vector<transcript_record>>
+  scan_transcripts(const lmdb::txn& t, const std::string& task, const std::string& prefix) const;
 
   /// Reads the value at `key` of `db` and decodes it; nullopt if there is none.
   template <class Decode>

@@ -89,9 +89,9 @@ engine::expected<std::vector<std::pair<std::string, std::string>>> store::dump()
   using listing = std::vector<std::pair<std::string, std::string>>;
   return impl_->read([&](lmdb::txn& t) -> expected<listing> {
     listing out;
-    const MDB_dbi dbis[] = {impl_->meta,    impl_->tasks,       impl_->nodes,
-                            impl_->details, impl_->sources,     impl_->outcomes,
-                            impl_->repairs, impl_->calibration, impl_->skills};
+    const MDB_dbi dbis[] = {impl_->meta,    impl_->tasks,      impl_->nodes,   impl_->details,
+                            impl_->sources, impl_->outcomes,   impl_->repairs, impl_->calibration,
+                            impl_->skills,  impl_->transcripts};
     static_assert(std::size(dbis) == std::size(r::all_dbs));
     for (size_t i = 0; i < std::size(dbis); ++i) {
       // A corrupt record is listed as such rather than failing the dump: inspect is how one

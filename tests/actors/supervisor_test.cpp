@@ -754,6 +754,7 @@ actors::store_actor::behavior_type null_store() {
       [](const actors::get_skill_stats&) { return actors::skill_stats_reply{}; },
       [](const actors::reconcile_tries&) { return actors::ack{}; },
       [](const actors::put_learned_skill&) { return actors::ack{}; },
+      [](const actors::put_transcript&) { return actors::ack{}; },
   };
 }
 

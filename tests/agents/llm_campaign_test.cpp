@@ -32,6 +32,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace ks;
@@ -169,6 +170,47 @@ std::optional<fs::path> file_holding(const fs::path& dir, const std::string& nee
   return std::nullopt;
 }
 
+/// Checks that every transcript file under <out>/transcripts has an equal record in the
+/// campaign's store (the same JSON text, kept under the same task and node), and that the
+/// store keeps no other; returns how many there are.
+int64_t check_transcripts_in_store(const fs::path& out) {
+  using kept = std::tuple<std::string, int64_t, std::string>; // task, node, JSON text
+  std::multiset<kept> files;
+  std::set<std::string> tasks;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(out / "transcripts", ec)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".json")
+      continue;
+    std::string text = test::read_file(entry.path());
+    auto t = agents::parse_transcript(text);
+    REQUIRE(t.has_value());
+    const std::string task = t->task.empty() ? "_campaign" : t->task;
+    files.emplace(task, t->node, std::move(text));
+    tasks.insert(task);
+  }
+  auto store = memory::store::open(out / "state");
+  REQUIRE(store.has_value());
+  std::multiset<kept> records;
+  for (const std::string& task : tasks) {
+    auto of_task = store->transcripts(task);
+    REQUIRE(of_task.has_value());
+    for (const memory::transcript_record& r : *of_task)
+      records.emplace(r.task, r.node, r.json);
+  }
+  CHECK(records == files);
+  // And none besides: every transcript record the store holds, whatever its task.
+  auto dump = store->dump();
+  REQUIRE(dump.has_value());
+  int64_t in_store = 0;
+  for (const auto& [key, summary] : *dump)
+    if (key.rfind("transcripts/", 0) == 0) {
+      CHECK_THAT(summary, Catch::StartsWith("transcript role="));
+      ++in_store;
+    }
+  CHECK(in_store == static_cast<int64_t>(files.size()));
+  return in_store;
+}
+
 std::vector<engine::node_record> nodes_of(const fs::path& out, const std::string& task) {
   auto store = memory::store::open(out / "state");
   REQUIRE(store.has_value());
@@ -242,11 +284,14 @@ TEST_CASE("a quickstart campaign through the OpenAI API survives a flaky endpoin
   CHECK(summary.model_input_tokens > 0);
   fs::path out = ctx.dir() / "out";
   check_accounting(out, server);
+  CHECK(check_transcripts_in_store(out) > 0);
   // The key went to the endpoint, and nowhere else.
   for (const test::received_request& r : server.requests())
     CHECK(r.headers.at("authorization") == "Bearer " + api_key);
   CHECK_FALSE(file_holding(out, api_key).has_value());
   CHECK_FALSE(file_holding(ctx.dir() / "memory", api_key).has_value());
+  // That search reads the store's LMDB file: the transcripts it keeps are found there.
+  CHECK(file_holding(out / "state", "\"type\":\"llm_transcript\"") == out / "state" / "data.mdb");
   // The kernel that did not compile was repaired: a repair round, and a repairer transcript.
   auto store = memory::store::open(out / "state");
   REQUIRE(store.has_value());
@@ -309,6 +354,7 @@ TEST_CASE("a campaign through the Anthropic API with faults on two tasks complet
   }
   fs::path out = ctx.dir() / "out";
   check_accounting(out, server);
+  CHECK(check_transcripts_in_store(out) > 0);
   CHECK_FALSE(file_holding(out, api_key).has_value());
 }
 
@@ -391,6 +437,9 @@ TEST_CASE("the whole quickstart suite through each API, with every fault the iss
   REQUIRE(usage.has_value());
   REQUIRE(usage->has_value());
   const agents::gateway_stats& stats = (*usage)->stats;
+  // Every request's transcript is in the store too, the same text as its file.
+  CHECK(check_transcripts_in_store(out) ==
+        stats.succeeded + stats.failed + stats.cancelled + stats.refused);
   CHECK(stats.retries == static_cast<int64_t>(retried.size()));
   CHECK(stats.failed == 0);
   CHECK(stats.succeeded == static_cast<int64_t>(server.requests().size() - retried.size()));
@@ -492,11 +541,16 @@ TEST_CASE("once the token budget is spent no model request starts, and the final
   REQUIRE(usage.has_value());
   REQUIRE(usage->has_value());
   CHECK((*usage)->stats.refused >= 1);
+  // The refused requests' transcripts are kept in the store as in the folder.
+  CHECK(check_transcripts_in_store(ctx.dir() / "out") ==
+        (*usage)->stats.succeeded + (*usage)->stats.refused);
   json::value results = read_json(ctx.dir() / "out" / "results.json");
   CHECK(results.at("tasks").as_array()[0].at("state").as_string() == "done");
 }
 
-TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at once, resumable",
+TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at once, resumable; "
+          "the resumed run keeps the cancelled request's transcript beside its own, in the "
+          "folder and in the store",
           "[llm_campaign]") {
   test::test_context ctx;
   scoped_env env;
@@ -533,14 +587,37 @@ TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at on
   REQUIRE(transcripts.has_value());
   REQUIRE_FALSE(transcripts->empty());
   CHECK(transcripts->front().outcome == "cancelled");
-  // The task stayed resumable: nothing about it was given up.
-  auto store = memory::store::open(ctx.dir() / "out" / "state");
-  REQUIRE(store.has_value());
-  auto task = store->task("relu");
-  REQUIRE(task.has_value());
-  REQUIRE(task->has_value());
-  CHECK((*task)->phase != ks::engine::task_phase::failed);
-  CHECK((*task)->phase != ks::engine::task_phase::done);
+  CHECK(check_transcripts_in_store(ctx.dir() / "out") == static_cast<int64_t>(transcripts->size()));
+  {
+    // The task stayed resumable: nothing about it was given up.
+    auto store = memory::store::open(ctx.dir() / "out" / "state");
+    REQUIRE(store.has_value());
+    auto task = store->task("relu");
+    REQUIRE(task.has_value());
+    REQUIRE(task->has_value());
+    CHECK((*task)->phase != ks::engine::task_phase::failed);
+    CHECK((*task)->phase != ks::engine::task_phase::done);
+  }
+
+  // The resume asks the same role for the same node again: a new file and a new record, the
+  // cancelled request's kept as they were.
+  server.set_responder([](const test::received_request& r) {
+    return test::plausible_reply(api_kind::openai, r, "");
+  });
+  s.distill = false;
+  actors::campaign_summary resumed = run(write_config(ctx, s), options_for(ctx));
+  CHECK(resumed.resumed);
+  REQUIRE(resumed.tasks.size() == 1);
+  CHECK_FALSE(resumed.tasks[0].failed);
+  auto after = agents::read_transcripts(ctx.dir() / "out" / "transcripts");
+  REQUIRE(after.has_value());
+  REQUIRE(after->size() > transcripts->size());
+  CHECK(after->front().outcome == "cancelled");
+  std::set<int64_t> ids;
+  for (const agents::transcript& t : *after)
+    ids.insert(t.id);
+  CHECK(ids.size() == after->size());
+  CHECK(check_transcripts_in_store(ctx.dir() / "out") == static_cast<int64_t>(after->size()));
 }
 
 TEST_CASE("a replay backend re-runs a recorded LLM campaign the same way, with no endpoint",

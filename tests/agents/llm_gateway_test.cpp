@@ -261,10 +261,10 @@ TEST_CASE("no more than max_concurrency requests are in flight at once, and ever
   int done = 0;
   int succeeded = 0;
   for (int i = 0; i < 8; ++i)
-    gateway.submit(hello(), [&](engine::expected<agents::model_reply> r) {
+    gateway.submit(hello(), [&](agents::request_outcome o) {
       std::lock_guard lock(m);
       ++done;
-      succeeded += r.has_value() ? 1 : 0;
+      succeeded += o.result.has_value() ? 1 : 0;
       cv.notify_all();
     });
   std::unique_lock lock(m);
@@ -288,9 +288,9 @@ TEST_CASE("cancel ends the requests queued and in flight at once, with errc::can
   std::condition_variable cv;
   std::vector<engine::errc> codes;
   for (int i = 0; i < 5; ++i)
-    gateway.submit(hello(), [&](engine::expected<agents::model_reply> r) {
+    gateway.submit(hello(), [&](agents::request_outcome o) {
       std::lock_guard lock(m);
-      codes.push_back(r ? engine::errc::internal : r.error().code());
+      codes.push_back(o.result ? engine::errc::internal : o.result.error().code());
       cv.notify_all();
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(200)); // two are in flight
@@ -393,4 +393,98 @@ TEST_CASE("a failed request keeps its transcript, with the error and no reply",
   REQUIRE(all->size() == 1);
   CHECK(all->front().outcome == "failed");
   CHECK_THAT(all->front().error, Catch::Contains("unknown model"));
+}
+
+TEST_CASE("every outcome hands its caller the transcript's text, redacted and equal to its file: "
+          "answered, failed, cancelled and refused",
+          "[agents][gateway]") {
+  test::test_context ctx;
+  test::fake_model_server server(api_kind::openai);
+  const std::string key = "sk-secret-handed-0a1b2c";
+  server.push(ok(api_kind::openai, "a reply mentioning " + key, 600, 500));
+  server.push(status(400, "unknown model, key " + key));
+  server.set_responder([](const test::received_request&) {
+    test::scripted_reply r = ok(api_kind::openai);
+    r.delay_s = 10;
+    return r;
+  });
+  auto o = options_for(server, api_kind::openai);
+  o.api_key = key;
+  o.max_concurrency = 1;
+  o.transcripts_dir = ctx.dir() / "transcripts";
+  agents::llm_gateway gateway(o);
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<agents::request_outcome> outcomes;
+  auto keep = [&](agents::request_outcome outcome) {
+    std::lock_guard lock(m);
+    outcomes.push_back(std::move(outcome));
+    cv.notify_all();
+  };
+  auto wait_for = [&](size_t n) {
+    std::unique_lock lock(m);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return outcomes.size() == n; }));
+  };
+  gateway.submit(hello("relu", 1), keep); // answered
+  wait_for(1);
+  gateway.submit(hello("relu", 2), keep); // refused by the endpoint: failed
+  wait_for(2);
+  gateway.submit(hello("relu", 3), keep); // in flight when cancelled
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  gateway.cancel("interrupted");
+  wait_for(3);
+
+  agents::gateway_options spent = o;
+  spent.token_budget = 1000;
+  spent.earlier = gateway.stats(); // the 1100 tokens answered so far spend it
+  agents::llm_gateway after(spent);
+  after.submit(hello("", -1), keep); // refused by the budget, a request of no task
+  wait_for(4);
+
+  auto files = agents::read_transcripts(o.transcripts_dir);
+  REQUIRE(files.has_value());
+  REQUIRE(files->size() == 4);
+  const std::vector<std::string> expected = {"ok", "failed", "cancelled", "refused"};
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    CAPTURE(i);
+    const std::string& text = outcomes[i].transcript_json;
+    CHECK(text.find(key) == std::string::npos);
+    auto t = agents::parse_transcript(text);
+    REQUIRE(t.has_value());
+    CHECK(t->outcome == expected[i]);
+    CHECK(test::read_file(agents::transcript_path(o.transcripts_dir, *t)) == text);
+  }
+  // The reply and the endpoint's error both held the key: redacted where it stood.
+  CHECK_THAT(outcomes[0].transcript_json, Catch::Contains("a reply mentioning [redacted]"));
+  CHECK_THAT(outcomes[1].transcript_json, Catch::Contains("[redacted]"));
+  CHECK(outcomes[0].result.has_value());
+  CHECK_FALSE(outcomes[3].result.has_value());
+  CHECK(all_files_text(ctx.dir()).find(key) == std::string::npos);
+}
+
+TEST_CASE("a gateway on a folder that holds transcripts numbers after them, so that a resumed "
+          "campaign replaces no file",
+          "[agents][gateway]") {
+  test::test_context ctx;
+  test::fake_model_server server(api_kind::openai);
+  auto o = options_for(server, api_kind::openai);
+  o.transcripts_dir = ctx.dir() / "transcripts";
+  CHECK(agents::next_transcript_id(o.transcripts_dir) == 1); // no folder yet
+  int64_t first_run = 0;
+  {
+    agents::llm_gateway gateway(o);
+    REQUIRE(gateway.complete(hello()).has_value());
+    REQUIRE(gateway.complete(hello()).has_value());
+    first_run = static_cast<int64_t>(agents::read_transcripts(o.transcripts_dir)->size());
+  }
+  REQUIRE(first_run == 2);
+  CHECK(agents::next_transcript_id(o.transcripts_dir) == 3);
+  agents::llm_gateway resumed(o);
+  auto reply = resumed.complete(hello()); // the same role, task and node as before
+  REQUIRE(reply.has_value());
+  CHECK(fs::path(reply->transcript).filename().string().rfind("000003-coder-node1", 0) == 0);
+  auto all = agents::read_transcripts(o.transcripts_dir);
+  REQUIRE(all.has_value());
+  REQUIRE(all->size() == 3);
+  CHECK(all->back().id == 3);
 }

@@ -3,7 +3,9 @@
 # backend openai against ks-fake-model-server (a plausible model; a 429 and a dropped
 # connection first), the scripted worker in campaign mode for the GPU and
 # tests/actors/fake_nvcc.sh for nvcc. It exits 0, says what the model cost, writes transcripts
-# and the model's usage into results.json, never writes the API key, and the skill the model
+# (files, and records of the store that `kernelskill inspect` lists, one per file) and the
+# model's usage into results.json, never writes the API key (the store's LMDB file included:
+# grep -r reads it), and the skill the model
 # distilled from the winner is listed as learned by `kernelskill skills list` and shown with
 # its provenance by `skills show`.
 # Usage: llm_campaign.sh KERNELSKILL FAKE_MODEL_SERVER SOURCE_DIR
@@ -72,6 +74,15 @@ ls out/transcripts/relu/*-planner-node0.json >/dev/null 2>&1 || fail "no planner
 ls out/transcripts/relu/*-coder-node*.json >/dev/null 2>&1 || fail "no coder transcript: $(ls -R out)"
 grep -q '"llm"' out/results.json || fail "results.json has no llm usage: $(head -c 600 out/results.json)"
 grep -q "$KS_TEST_LLM_CAMPAIGN_KEY" requests.log || fail "the endpoint never got the key"
+# The store keeps every transcript too; inspect shows each as a line of its task and node.
+"$ks" inspect out >inspect.txt 2>err.txt; rc=$?
+[ "$rc" -eq 0 ] || fail "inspect: exit $rc: $(cat err.txt)"
+files=$(find out/transcripts -name '*.json' | wc -l)
+records=$(grep -c '^transcripts/' inspect.txt)
+[ "$files" -gt 0 ] && [ "$files" -eq "$records" ] \
+  || fail "inspect: $records transcript records for $files transcript files: $(grep '^transcripts/' inspect.txt)"
+grep -qE $'^transcripts/relu/0/0\ttranscript role=planner model=fake-model outcome=ok tokens=[0-9]+\\+[0-9]+ latency_ms=[0-9.]+ ' inspect.txt \
+  || fail "inspect: no summary of the planner's transcript: $(grep '^transcripts/' inspect.txt)"
 if grep -rq "$KS_TEST_LLM_CAMPAIGN_KEY" out memory out.txt err.txt; then
   fail "the API key is on disk: $(grep -rl "$KS_TEST_LLM_CAMPAIGN_KEY" out memory out.txt err.txt)"
 fi

@@ -3,6 +3,7 @@
 #include "memory/store.hpp"
 #include "memory/write_batch.hpp"
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,6 +18,8 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "test_context.hpp"
 
@@ -32,6 +35,23 @@ store open_store(const std::filesystem::path& dir, int64_t map_bytes = int64_t{1
   if (!s)
     FAIL("cannot open the store: " << s.error().message());
   return std::move(*s);
+}
+
+// Writes each (database, key, value) of `records` with raw LMDB, in one transaction, behind
+// the back of the store in `dir` (which must be closed: one handle per process).
+void write_behind_the_store(
+    const std::filesystem::path& dir,
+    const std::vector<std::tuple<const char*, std::string, std::string>>& records) {
+  auto env = memory::lmdb::env::open(dir, int64_t{1} << 30, 16);
+  REQUIRE(env);
+  auto t = memory::lmdb::txn::begin(*env, memory::lmdb::access::read_write);
+  REQUIRE(t);
+  for (const auto& [db, key, value] : records) {
+    auto dbi = t->open_db(db, memory::lmdb::access::read_write);
+    REQUIRE(dbi);
+    REQUIRE(t->put(*dbi, key, value));
+  }
+  REQUIRE(t->commit());
 }
 
 // Returns node `id` of a made-up tree (a binary tree, so ids have parents), with doubles
@@ -64,6 +84,42 @@ memory::node_detail sample_detail(node_id id) {
       R"({"registers":64,"shared_bytes":49152})", R"({"max_abs_err":1e-06})"};
   d.timed_gpu = static_cast<int32_t>(id % 3) - 1; // -1 (the home), 0 and 1 all round-trip
   return d;
+}
+
+// Returns a model request's transcript as the gateway writes it (agents/transcript.hpp's
+// grammar, its final newline included): request `id` of `role` for `task` ("" for none) and
+// `node` (-1 for none).
+std::string transcript_text(int64_t id, const std::string& role, const std::string& task,
+                            int64_t node, const std::string& outcome = "ok") {
+  namespace json = boost::json;
+  json::object o{
+      {"v", 1},
+      {"type", "llm_transcript"},
+      {"id", id},
+      {"role", role},
+      {"task", task},
+      {"node", node},
+      {"api", "openai"},
+      {"model", "fake-model"},
+      {"endpoint", "http://127.0.0.1:1/v1"},
+      {"started_at", "2025-01-02T03:04:05Z"},
+      {"latency_ms", 812.5},
+      {"attempts",
+       json::array{
+           json::object{{"status", 429},
+                        {"error", "HTTP 429: slow down"},
+                        {"ms", 3.5},
+                        {"retry_after_s", 1.0}},
+           json::object{{"status", 200}, {"error", ""}, {"ms", 800.0}, {"retry_after_s", -1.0}}}},
+      {"outcome", outcome},
+      {"error", outcome == "ok" ? "" : "it " + outcome},
+      {"messages", json::array{json::object{{"role", "user"}, {"content", "Write the kernel.\n"}}}},
+      {"reply", outcome == "ok" ? "```cuda\n__global__ void k() {}\n```" : ""},
+      {"finish_reason", "stop"},
+      {"input_tokens", 120 + id},
+      {"output_tokens", 45},
+      {"cost", 0.00105}};
+  return json::serialize(o) + "\n";
 }
 
 const engine::plan tile64{"tile", "tile rows by 64", {{"bm", "64"}}};
@@ -305,21 +361,11 @@ TEST_CASE("a corrupt value is reported with its key, not a crash", "[memory]") {
     REQUIRE(s.put_node("relu", sample_node(1), sample_detail(1)));
     REQUIRE(s.add_skill_result("tile", "reduction", "H100", true, 0.25));
   }
-  {
-    // Raw LMDB, behind the store's back (the store is closed: one handle per process).
-    auto env = memory::lmdb::env::open(dir, int64_t{1} << 30, 16);
-    REQUIRE(env);
-    auto t = memory::lmdb::txn::begin(*env, memory::lmdb::access::read_write);
-    REQUIRE(t);
-    namespace r = memory::records;
-    auto nodes = t->open_db(r::nodes_db, memory::lmdb::access::read_write);
-    auto skills = t->open_db(r::skills_db, memory::lmdb::access::read_write);
-    REQUIRE((nodes && skills));
-    REQUIRE(t->put(*nodes, r::join("softmax", r::number_key(3)), "{\"v\":1,\"type\":\"no"));
-    REQUIRE(t->put(*skills, r::join("tile", "reduction", "H100"),
-                   R"({"v":2,"type":"skill_stat","tries":1,"successes":1,"total_gain":0.25})"));
-    REQUIRE(t->commit());
-  }
+  namespace r = memory::records;
+  write_behind_the_store(
+      dir, {{r::nodes_db, r::join("softmax", r::number_key(3)), "{\"v\":1,\"type\":\"no"},
+            {r::skills_db, r::join("tile", "reduction", "H100"),
+             R"({"v":2,"type":"skill_stat","tries":1,"successes":1,"total_gain":0.25})"}});
   store s = open_store(dir);
 
   auto nodes = s.nodes("softmax");
@@ -492,6 +538,109 @@ TEST_CASE("a batch commits all its writes in order, or none of them", "[memory]"
   CHECK(s.nodes("t").value().size() == 2);
   CHECK(s.skill("tile", "reduction", "H100").value() == memory::skill_stat{2, 1, 0.5});
   CHECK(s.write(memory::write_batch{})); // an empty batch is a no-op
+}
+
+TEST_CASE("model transcripts are kept per task and node as written, and a resumed run, whose "
+          "request ids start again, appends rather than replaces",
+          "[memory]") {
+  test::test_context ctx;
+  const auto dir = ctx.dir() / "store";
+  const std::string planner = transcript_text(1, "planner", "relu", 0);
+  const std::string coder = transcript_text(2, "coder", "relu", 3);
+  const std::string failed = transcript_text(3, "coder", "relu", 3, "failed");
+  const std::string of_task = transcript_text(4, "distiller", "relu", -1);
+  const std::string of_none = transcript_text(5, "planner", "", -1, "refused");
+  {
+    store s = open_store(dir);
+    for (const std::string* t : {&coder, &planner, &failed, &of_task, &of_none})
+      REQUIRE(s.put_transcript(*t));
+    // Ordered by node, those of no node first, then as written; the text byte for byte.
+    CHECK(s.transcripts("relu").value() ==
+          std::vector<memory::transcript_record>{{"relu", -1, 0, of_task},
+                                                 {"relu", 0, 0, planner},
+                                                 {"relu", 3, 0, coder},
+                                                 {"relu", 3, 1, failed}});
+    CHECK(s.transcripts("relu", 3).value() ==
+          std::vector<memory::transcript_record>{{"relu", 3, 0, coder}, {"relu", 3, 1, failed}});
+    CHECK(s.transcripts("_campaign").value() ==
+          std::vector<memory::transcript_record>{{"_campaign", -1, 0, of_none}});
+    CHECK(s.transcripts("relu", 7).value().empty());
+    CHECK(s.transcripts("sum").value().empty());
+  }
+  // A later run whose gateway numbers requests from 1 again (its transcripts folder was
+  // removed): the request ids repeat, the records do not.
+  store s = open_store(dir);
+  const std::string again = transcript_text(2, "coder", "relu", 3);
+  REQUIRE(s.put_transcript(again));
+  CHECK(s.transcripts("relu", 3).value() ==
+        std::vector<memory::transcript_record>{
+            {"relu", 3, 0, coder}, {"relu", 3, 1, failed}, {"relu", 3, 2, again}});
+
+  // inspect's lines: where each is kept, and role, model, outcome, tokens and latency.
+  auto dump = s.dump();
+  REQUIRE(dump);
+  std::map<std::string, std::string> lines(dump->begin(), dump->end());
+  CHECK(lines.at("transcripts/relu/3/0") == "transcript role=coder model=fake-model outcome=ok "
+                                            "tokens=122+45 latency_ms=812.5 cost=0.00105 "
+                                            "request=2");
+  CHECK_THAT(lines.at("transcripts/relu/3/1"), Catch::Contains("outcome=failed"));
+  CHECK_THAT(lines.at("transcripts/relu/-1/0"), Catch::StartsWith("transcript role=distiller"));
+  CHECK_THAT(lines.at("transcripts/_campaign/-1/0"), Catch::Contains("outcome=refused"));
+}
+
+TEST_CASE("a text that is no model transcript is refused, saying what is wrong, and nothing is "
+          "written",
+          "[memory]") {
+  test::test_context ctx;
+  store s = open_store(ctx.dir() / "store");
+  const std::string good = transcript_text(1, "coder", "relu", 3);
+  auto without = [&](const std::string& field) {
+    auto o = boost::json::parse(good).as_object();
+    o.erase(field);
+    return boost::json::serialize(o);
+  };
+  auto with = [&](const std::string& field, boost::json::value v) {
+    auto o = boost::json::parse(good).as_object();
+    o[field] = std::move(v);
+    return boost::json::serialize(o);
+  };
+  const std::pair<std::string, std::string> bad[] = {
+      {"{\"v\":1,\"type\":\"llm_transcript\",", "not JSON"},
+      {with("type", "node"), "type 'node' where 'llm_transcript' belongs"},
+      {with("v", 2), "format version 2"},
+      {without("role"), "missing field 'role'"},
+      {with("node", "3"), "field 'node' must be an integer"},
+      {with("node", -2), "field 'node' must be a node id >= 0 or -1 (none), not -2"},
+      {with("input_tokens", 1.5), "field 'input_tokens' must be an integer"},
+      {with("messages", boost::json::array{1}), "'a message' must be an object"},
+      {with("task", boost::json::string("re\0lu", 5)), "contains a NUL byte"}};
+  for (const auto& [text, why] : bad) {
+    CAPTURE(text);
+    auto put = s.put_transcript(text);
+    REQUIRE_FALSE(put);
+    CHECK(put.error().code() == engine::errc::invalid_input);
+    CHECK_THAT(put.error().message(), Catch::Contains(why));
+  }
+  CHECK(s.dump().value().size() == 1); // only the store header
+  REQUIRE(s.put_transcript(good));
+  CHECK(s.transcripts("relu").value().size() == 1);
+  CHECK_FALSE(s.transcripts("relu", -2));
+}
+
+TEST_CASE("a transcript under another request's key reads as corrupt, naming its key", "[memory]") {
+  test::test_context ctx;
+  const auto dir = ctx.dir() / "store";
+  { store s = open_store(dir); }
+  namespace r = memory::records;
+  write_behind_the_store(dir,
+                         {{r::transcripts_db, r::join("relu", r::node_key(3), r::number_key(0)),
+                           transcript_text(1, "coder", "sum", 3)}});
+  store s = open_store(dir);
+  auto read = s.transcripts("relu");
+  REQUIRE_FALSE(read);
+  CHECK(read.error().code() == engine::errc::io);
+  CHECK_THAT(read.error().message(), Catch::Contains("corrupt record 'transcripts/relu/3/0'") &&
+                                         Catch::Contains("holds the transcript of task 'sum'"));
 }
 
 TEST_CASE("put_node cost", "[.][memory][bench]") {
