@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+# The independent model server of "cli: llm_litellm_proxy" (PyPI); without it the test skips.
+scripts/install-litellm.sh || echo "test.sh: LiteLLM could not be installed from PyPI; the test cli: llm_litellm_proxy will skip" >&2
 ctest --test-dir build --output-on-failure --timeout 600 "$@"
