@@ -13,8 +13,10 @@ fi
 if ! dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "install ok installed"; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends python3-venv
 fi
 python3 -m venv .venv-litellm
-.venv-litellm/bin/pip install --quiet --disable-pip-version-check "litellm[proxy]==$version"
+.venv-litellm/bin/pip install --quiet --disable-pip-version-check --timeout 30 --retries 2 "litellm[proxy]==$version"
 echo "install-litellm.sh: litellm $version in .venv-litellm"

@@ -38,6 +38,8 @@ cd "$tmp"
 export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_JOB_MS=0
 export KS_TEST_LITELLM_KEY="sk-litellm-client-SECRET-51c2"
+# The proxy reaches for no network: its model price map from the package, no telemetry.
+export LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_TELEMETRY=False
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
