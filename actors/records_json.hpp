@@ -7,12 +7,11 @@
 //                   "norm_rel_err":NUM, "bad_count":INT, "nan_count":INT,
 //                   "first_bad_index":INT, "bad_output":STR, "bad_trial":INT,
 //                   "expected":NUM, "actual":NUM, "input_changed":BOOL}
-//   calibration := {"v":1, "dram_gbps":NUM, "fp32_gflops":NUM, "copy_bytes":INT,
-//                   "copy_ms":NUM, "fma_ms":NUM}
+//   calibration := {"v":1, the fields of gpu/device_json.hpp's CALIBRATION}
 //   environment := {"v":1, "host":STR, "arch":STR, "nvcc":STR (first line of its version),
 //                   "dry_run":BOOL, "gpus":[{"index":INT (the campaign's GPU index),
 //                   "device":INT (the CUDA device), the other fields of gpu/device_json.hpp's
-//                   DEVICE, "calibration":CALIBRATION}]}
+//                   DEVICE, "calibration":calibration}]}
 
 #include "gpu/worker_protocol.hpp"
 
@@ -29,7 +28,8 @@ std::string verify_json(const gpu::verify_result& v);
 /// Returns `c` as JSON text (see the grammar above).
 std::string calibration_json(const gpu::calibration& c);
 
-/// Parses calibration_json's text back; nullopt if it is not one.
+/// Parses calibration_json's text back; nullopt if it is not one or a peak is not above 0
+/// (gpu::usable_calibration): such a record is measured again.
 std::optional<gpu::calibration> parse_calibration(std::string_view text);
 
 /// Describes one GPU of the campaign for the environment record.

@@ -37,34 +37,8 @@ for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.05; done
 port=$(cat port 2>/dev/null)
 [ -n "$port" ] || { echo "FAIL: the fake model server did not start" >&2; exit 1; }
 
-cat >campaign.toml <<TOML
-gpus = [0]
-[campaign]
-tasks = ["$src/tasks/quickstart/19_relu.toml"]
-output = "out"
-candidates_per_task = 4
-[search]
-branches = 1
-depth = 2
-stop_patience = 2
-finalists = 2
-[bench]
-trials = 1
-warmup_ms = 0
-min_timing_trials = 10
-max_timing_ms = 1
-[agents]
-backend = "openai"
-endpoint = "http://127.0.0.1:$port/v1"
-model = "fake-model"
-api_key_env = "KS_TEST_LLM_CAMPAIGN_KEY"
-max_concurrency = 1
-retry_base_s = 0.01
-repair_rounds = 2
-prices = [ { model = "fake-model", input_per_mtok = 3.0, output_per_mtok = 15.0 } ]
-[memory]
-path = "memory"
-TOML
+. "$src/tests/cli/llm_campaign_config.sh"
+llm_campaign_config "$src" openai "http://127.0.0.1:$port/v1" KS_TEST_LLM_CAMPAIGN_KEY 1 >campaign.toml
 
 timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] || fail "run: exit $rc, wanted 0: $(cat out.txt err.txt)"

@@ -14,6 +14,7 @@ ks=${1:?usage: llm_litellm_proxy.sh KERNELSKILL FAKE_MODEL_SERVER SOURCE_DIR}
 server=${2:?usage: llm_litellm_proxy.sh KERNELSKILL FAKE_MODEL_SERVER SOURCE_DIR}
 src=${3:?usage: llm_litellm_proxy.sh KERNELSKILL FAKE_MODEL_SERVER SOURCE_DIR}
 ks=$(realpath "$ks") server=$(realpath "$server") src=$(realpath "$src")
+. "$src/tests/cli/llm_campaign_config.sh"
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
@@ -75,35 +76,7 @@ YAML
   done
   [ "$up" = 1 ] || { fail "$api: the LiteLLM proxy did not start: $(tail -5 proxy.log)"; cd ..; continue; }
 
-  cat >campaign.toml <<TOML
-gpus = [0]
-[campaign]
-tasks = ["$src/tasks/quickstart/19_relu.toml"]
-output = "out"
-candidates_per_task = 4
-[search]
-branches = 1
-depth = 2
-stop_patience = 2
-finalists = 2
-[bench]
-trials = 1
-warmup_ms = 0
-min_timing_trials = 10
-max_timing_ms = 1
-[agents]
-backend = "$api"
-endpoint = "http://127.0.0.1:$port/v1"
-model = "fake-model"
-api_key_env = "KS_TEST_LITELLM_KEY"
-max_concurrency = 2
-request_timeout_s = 60
-retry_base_s = 0.01
-repair_rounds = 2
-prices = [ { model = "fake-model", input_per_mtok = 3.0, output_per_mtok = 15.0 } ]
-[memory]
-path = "memory"
-TOML
+  llm_campaign_config "$src" "$api" "http://127.0.0.1:$port/v1" KS_TEST_LITELLM_KEY 2 >campaign.toml
   timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0 >out.txt 2>err.txt
   rc=$?
   [ "$rc" -eq 0 ] || fail "$api: run: exit $rc, wanted 0: $(cat out.txt err.txt | tail -20)"
