@@ -18,6 +18,7 @@
 #include "cli/eval_command.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
+#include "cli/import_command.hpp"
 #include "cli/profile_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/skills_command.hpp"
@@ -126,6 +127,8 @@ int run_main(int argc, char** argv) {
   CLI::App* eval_cmd = add_eval_command(app, eval);
   profile_command_options profile;
   CLI::App* profile_cmd = add_profile_command(app, profile);
+  import_options import_opt;
+  CLI::App* import_cmd = add_import_command(app, import_opt);
   task_options task;
   task_commands task_cmds = add_task_command(app, task);
   task_show_options task_show;
@@ -188,6 +191,8 @@ int run_main(int argc, char** argv) {
     result = run_eval(eval);
   } else if (profile_cmd->parsed()) {
     result = run_profile(profile);
+  } else if (import_cmd->parsed()) {
+    result = run_import(import_opt);
   } else if (task_cmds.check->parsed()) {
     result = run_task_check(task);
   } else if (task_cmds.create->parsed()) {

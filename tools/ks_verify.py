@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Checks an imported task's reference against the PyTorch module it was imported from, on
+the GPU: the same inputs (drawn as the bench worker draws them for verification, the
+module's parameters bound to the task's inputs that stand for them), the module run by torch
+(TF32 off: float32 is float32), the reference's shared object called through the candidate
+ABI (ks_forward, ctypes) on torch's current stream; every element of every output compared
+with the task's tolerance (|ref - module| <= atol + rtol * |module|, and the norm-relative
+error at most norm_rel), as the worker compares a candidate with the reference. Run by
+`kernelskill import --verify`; prints one line and exits 0 when they agree, 1 when they do
+not (naming the first differing element), 3 when the host cannot run the check.
+"""
+
+import argparse
+import ctypes
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ks_module  # noqa: E402
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    tomllib = None
+
+ABI_DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3, "i32": 4, "i64": 5, "u8": 6}
+
+
+class KsTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * 8), ("stride", ctypes.c_int64 * 8)]
+
+
+def describe(t, spec):
+    d = KsTensor()
+    d.data = t.data_ptr()
+    d.dtype = ABI_DTYPES[spec["dtype"]]
+    d.ndim = len(spec["shape"])
+    for i, (extent, stride) in enumerate(zip(t.shape, t.stride())):
+        d.shape[i] = extent
+        d.stride[i] = stride
+    return d
+
+
+def first_difference(torch, ours, theirs, tol):
+    """Returns None when `ours` (the reference) agrees with `theirs` (the module), else a
+    sentence naming the first element that does not, or the norm-relative error. Compares in
+    chunks: outputs reach gigabytes, their float64 copies would not fit beside them."""
+    if ours.shape != theirs.shape:
+        return f"shape {list(ours.shape)} against the module's {list(theirs.shape)}"
+    a_all, b_all = ours.reshape(-1), theirs.reshape(-1).to(ours.dtype if not ours.dtype.is_floating_point else theirs.dtype)
+    step = 1 << 26
+    num = den = 0.0
+    for begin in range(0, a_all.numel(), step):
+        a, b = a_all[begin:begin + step], b_all[begin:begin + step]
+        if ours.dtype.is_floating_point:
+            a, b = a.double(), b.double()
+            both_nan = torch.isnan(a) & torch.isnan(b)
+            bad = (~both_nan) & ~((a - b).abs() <= tol["atol"] + tol["rtol"] * b.abs())
+        else:
+            bad = a != b
+        idx = bad.nonzero()
+        if idx.numel():
+            i = begin + int(idx[0])
+            at = [int(x) for x in torch.unravel_index(torch.tensor(i), ours.shape)] if ours.dim() else []
+            return (f"element {at}: reference {a_all[i].item():.9g}, module {b_all[i].item():.9g}"
+                    + (f" (atol {tol['atol']:g}, rtol {tol['rtol']:g})" if ours.dtype.is_floating_point else ""))
+        if ours.dtype.is_floating_point:
+            keep = ~both_nan
+            num += float(((a - b)[keep] ** 2).sum())
+            den += float((b[keep] ** 2).sum())
+    rel = math.sqrt(num / den) if den > 0 else math.sqrt(num)
+    if rel > tol["norm_rel"]:
+        return f"norm-relative error {rel:.3g} above norm_rel {tol['norm_rel']:g}"
+    return None
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--shared-object", required=True)
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--trials", type=int, default=2)
+    p.add_argument("--seed", type=int, default=20261127)
+    args = p.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print(f"cannot import torch in {sys.executable}", file=sys.stderr)
+        return 3
+    if not torch.cuda.is_available() or args.device >= torch.cuda.device_count():
+        print(f"no CUDA device {args.device} on this host: --verify needs a GPU", file=sys.stderr)
+        return 3
+    with open(args.manifest, "rb") as f:
+        doc = tomllib.load(f)
+    table = ks_module.module_table(doc)
+    if table is None:
+        print("the manifest has no module table: nothing to verify against")
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    device = torch.device("cuda", args.device)
+    torch.cuda.set_device(device)
+    tol = {"atol": 1e-5, "rtol": 1e-5, "norm_rel": 1e-5}
+    tol.update(doc.get("tolerance", {}))
+    library = ctypes.CDLL(os.path.abspath(args.shared_object))
+    forward = library.ks_forward
+    forward.restype = ctypes.c_int
+    forward.argtypes = [ctypes.POINTER(KsTensor), ctypes.c_int32, ctypes.POINTER(KsTensor),
+                        ctypes.c_int32, ctypes.c_void_p]
+    try:
+        model = ks_module.load_module(torch, table, device)
+    except ks_module.ModuleError as e:
+        print(f"the module cannot be built: {e}")
+        return 1
+    generator = torch.Generator(device=device)
+    generator.manual_seed(args.seed)
+    with torch.no_grad():
+        for trial in range(args.trials):
+            tensors = {s["name"]: ks_module.draw_input(torch, s, generator, device, "verify")
+                       for s in doc["inputs"]}
+            try:
+                ks_module.bind_parameters(torch, model, table, tensors)
+                expected = ks_module.flat_outputs(
+                    torch, model(*ks_module.call_arguments(torch, table, tensors, device, generator)))
+            except Exception as e:
+                print(f"the module fails on the task's inputs: {type(e).__name__}: {e}")
+                return 1
+            if len(expected) != len(doc["outputs"]):
+                print(f"the module returns {len(expected)} tensors, the task has "
+                      f"{len(doc['outputs'])} outputs")
+                return 1
+            outs = []
+            for s in doc["outputs"]:
+                dtype = getattr(torch, ks_module.TORCH_DTYPES[s["dtype"]])
+                t = torch.empty(s["shape"], dtype=dtype, device=device)
+                if dtype.is_floating_point:
+                    t.fill_(float("nan"))
+                outs.append(t)
+            ins = [tensors[s["name"]].contiguous() for s in doc["inputs"]]
+            in_desc = (KsTensor * len(ins))(*[describe(t, s) for t, s in zip(ins, doc["inputs"])])
+            out_desc = (KsTensor * len(outs))(*[describe(t, s) for t, s in zip(outs, doc["outputs"])])
+            torch.cuda.synchronize()
+            code = forward(in_desc, len(ins), out_desc, len(outs),
+                           ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+            torch.cuda.synchronize()
+            if code != 0:
+                print(f"the reference's ks_forward returned {code}")
+                return 1
+            for s, ours, theirs in zip(doc["outputs"], outs, expected):
+                problem = first_difference(torch, ours, theirs, tol)
+                if problem:
+                    print(f"output {s['name']} differs from the module (trial {trial + 1}): "
+                          f"{problem}")
+                    return 1
+            del tensors, expected, outs, ins
+            torch.cuda.empty_cache()
+    print(f"agrees with the module over {args.trials} trials")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
