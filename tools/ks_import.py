@@ -476,8 +476,21 @@ def is_leaf_text(text):
     return bool(IDENT.match(text)) or bool(NUMBER.match(text))
 
 
+def is_call(text):
+    """Checks whether `text` is one function call, `name(...)`, whose parentheses close at its end."""
+    m = re.match(r"^[A-Za-z_][A-Za-z0-9_]*\(", text)
+    if not m or not text.endswith(")"):
+        return False
+    depth = 0
+    for i, c in enumerate(text[m.end() - 1:], m.end() - 1):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0 and i != len(text) - 1:
+            return False
+    return True
+
+
 def paren(text):
-    return text if is_leaf_text(text) else f"({text})"
+    return text if is_leaf_text(text) or is_call(text) else f"({text})"
 
 
 def number_text(value):

@@ -55,6 +55,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ks_module  # noqa: E402  (beside this file: the module of an imported task)
+
 try:
     import tomllib
 except ImportError:  # Python < 3.11
@@ -170,9 +173,27 @@ def read_manifest(path):
         "name": name,
         "manifest": path,
         "torch": expr,
+        "module": read_module(path, doc),
         "inputs": [tensor_spec(path, f"inputs[{i}]", t, True) for i, t in enumerate(inputs)],
         "outputs": [tensor_spec(path, f"outputs[{i}]", t, False) for i, t in enumerate(outputs)],
     }
+
+
+def read_module(path, doc=None):
+    """Returns the manifest's module table (an imported task: the PyTorch module it came
+    from, which is its baseline), or None."""
+    if doc is None:
+        if tomllib is None:
+            return None
+        try:
+            with open(path, "rb") as f:
+                doc = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+    try:
+        return ks_module.module_table(doc)
+    except ks_module.ModuleError as e:
+        raise ManifestError(f"{path}: {e}") from None
 
 
 def find_kernelskill(given=None):
@@ -213,6 +234,7 @@ def resolve_with_kernelskill(kernelskill, manifests):
             "name": t["name"],
             "manifest": path,
             "torch": t.get("torch"),
+            "module": read_module(path),
             "inputs": [tensor_spec(path, f"inputs[{i}]", s, True)
                        for i, s in enumerate(t["inputs"])],
             "outputs": [tensor_spec(path, f"outputs[{i}]", s, False)
@@ -444,21 +466,7 @@ class TorchTimer:
         }
 
     def make_input(self, spec, generator):
-        torch = self.torch
-        dtype = getattr(torch, DTYPES[spec["dtype"]][0])
-        shape = spec["shape"]
-        init = spec.get("init", "normal")
-        if init == "randint":
-            t = torch.randint(spec["low"], spec["high"], shape, generator=generator,
-                              device=self.device, dtype=torch.int64)
-            return t.to(dtype)
-        real = dtype.is_floating_point
-        draw_dtype = dtype if real else torch.float32
-        t = torch.rand(shape, generator=generator, device=self.device, dtype=draw_dtype)
-        if init == "positive":
-            t.add_(0.5)
-        # The worker truncates a real draw into an integer tensor.
-        return t if real else t.to(dtype)
+        return ks_module.draw_input(self.torch, spec, generator, self.device, "timing")
 
     def time_function(self, fn, inputs):
         torch = self.torch
@@ -523,17 +531,27 @@ class TorchTimer:
             "outputs": signature(task["outputs"]),
             "date": now(),
         }
-        if task["torch"] is None:
+        table = task.get("module")
+        if table is not None:
+            entry["torch"] = f"the module {table['entry']} of {table.get('file', '?')}"
+        elif task["torch"] is None:
             entry["error"] = NO_TORCH
             return entry
         inputs = eager_out = outs = compiled = compiled_out = None
         try:
-            scope = {"torch": torch, "F": torch.nn.functional, "math": math}
-            exec(compile(function_source(task), f"{task['manifest']}:torch", "exec"), scope)
-            fn = scope["torch_expression"]
             generator = torch.Generator(device=self.device)
             generator.manual_seed(seed)
             inputs = [self.make_input(s, generator) for s in task["inputs"]]
+            if table is not None:
+                # The module itself, with its own parameters (their values do not change the
+                # time), called on the task's inputs as its forward takes them.
+                fn = ks_module.load_module(torch, table, self.device)
+                tensors = {s["name"]: t for s, t in zip(task["inputs"], inputs)}
+                inputs = ks_module.call_arguments(torch, table, tensors, self.device, generator)
+            else:
+                scope = {"torch": torch, "F": torch.nn.functional, "math": math}
+                exec(compile(function_source(task), f"{task['manifest']}:torch", "exec"), scope)
+                fn = scope["torch_expression"]
             with torch.no_grad():
                 try:
                     eager_out = fn(*inputs)
@@ -641,6 +659,13 @@ def dry_run(tasks, args, out):
               f"torch.compile (mode {args.compile_mode}), into {args.output}\n")
     for t in tasks:
         gb = task_bytes(t) / 1e9
+        if t.get("module") is not None:
+            out.write(f"{t['name']}: the module {t['module']['entry']} of "
+                      f"{t['module'].get('file', '?')}   ({t['manifest']}, {gb:.3g} GB of inputs "
+                      f"and outputs)\n")
+            for s in t["inputs"]:
+                out.write(f"  {s['name']}: {s['dtype']}{s['shape']}, {timing_distribution(s)}\n")
+            continue
         if t["torch"] is None:
             out.write(f"{t['name']}: {NO_TORCH}: recorded as an error ({t['manifest']})\n")
             continue

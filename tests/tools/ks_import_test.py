@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""tools/ks_import.py on problem files we wrote ourselves (tests/tools/import_problems, in
+KernelBench's format, and tests/tools/import_user, a user's own code): what each becomes (a
+family op or a graph of them, with which params), the idioms it must recognize, the inputs it
+draws, the module table the baselines and --verify run. Needs torch (CPU is enough: tracing
+runs on the meta device); exits 125 (skipped) without it.
+
+Usage: ks_import_test.py SOURCE_DIR
+"""
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+import unittest
+
+SOURCE = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else \
+    os.path.join(os.path.dirname(__file__), "..", "..")
+TOOL = os.path.join(SOURCE, "tools", "ks_import.py")
+PROBLEMS = os.path.join(SOURCE, "tests", "tools", "import_problems")
+USER = os.path.join(SOURCE, "tests", "tools", "import_user", "my_blocks.py")
+
+
+sys.path.insert(0, os.path.dirname(TOOL))
+
+
+def run_import(*args):
+    """Runs the importer with --json into a fresh folder, in this process (torch is imported
+    once for the whole test); returns (rc, records, folder)."""
+    import ks_import
+    out = tempfile.mkdtemp(prefix="ks-import-test-")
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        rc = ks_import.main(["--json", "--out", out, *args])
+    records = [json.loads(line) for line in stdout.getvalue().splitlines() if line.startswith("{")]
+    return rc, records, out
+
+
+def write_problem(folder, name, body):
+    path = os.path.join(folder, name + ".py")
+    with open(path, "w") as f:
+        f.write("import torch\nimport torch.nn as nn\n\n" + body)
+    return path
+
+
+def manifest(record):
+    with open(record["manifest"], "rb") as f:
+        return tomllib.load(f)
+
+
+class Folder(unittest.TestCase):
+    """The folder of our problem files, imported at once."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rc, records, cls.out = run_import(PROBLEMS)
+        cls.records = {r["name"]: r for r in records}
+
+    def test_every_problem_but_the_convolution_imports_and_the_exit_code_says_one_did_not(self):
+        self.assertEqual(self.rc, 2)
+        failed = [n for n, r in self.records.items() if r["status"] != "imported"]
+        self.assertEqual(failed, ["14_conv3x3_unsupported"])
+        reason = self.records["14_conv3x3_unsupported"]["reason"]
+        self.assertIn("aten.conv2d", reason)
+        self.assertIn("issue 21", reason)
+        self.assertEqual(len(self.records), 14)
+
+    def test_single_ops_become_family_manifests_with_their_params(self):
+        m = manifest(self.records["02_log_softmax_dim0"])
+        self.assertEqual((m["family"], m["params"]), ("softmax", {"op": "log_softmax", "dim": 0}))
+        m = manifest(self.records["04_max_pool3d"])
+        self.assertEqual(m["family"], "pool")
+        self.assertEqual(m["params"]["dims"], 3)
+        self.assertEqual(m["params"]["kernel_size"], [3, 3, 3])
+        self.assertEqual(m["params"]["stride"], [2, 2, 2])
+        self.assertEqual(m["outputs"][0]["shape"], [8, 32, 16, 32, 32])
+        m = manifest(self.records["05_argmin_keepdim"])
+        self.assertEqual(m["params"], {"op": "argmin", "dim": 1, "keepdim": True})
+        self.assertEqual(m["outputs"][0]["dtype"], "i64")
+
+    def test_module_parameters_become_inputs_and_constants_params(self):
+        m = manifest(self.records["03_group_norm_affine"])
+        self.assertEqual(m["family"], "channel_norm")
+        self.assertEqual(m["params"], {"op": "group", "eps": 1e-6, "groups": 12, "affine": True})
+        self.assertEqual([i["name"] for i in m["inputs"]], ["x", "norm_weight", "norm_bias"])
+        self.assertEqual(m["inputs"][1]["shape"], [96])
+        self.assertEqual(m["module"]["parameters"],
+                         {"norm.weight": "norm_weight", "norm.bias": "norm_bias"})
+        self.assertEqual(m["module"]["init"], "[96, 12]")
+        self.assertEqual(m["module"]["arguments"], [{"input": "x"}])
+
+    def test_a_linear_layer_is_a_transposed_matmul_and_its_bias_and_activation_one_epilogue(self):
+        m = manifest(self.records["07_linear_gelu"])
+        self.assertEqual(m["family"], "graph")
+        families = [n["family"] for n in m["nodes"]]
+        self.assertEqual(families, ["matmul", "elementwise"])
+        self.assertEqual(m["nodes"][0]["params"], {"transpose_b": True})
+        op = m["nodes"][1]["params"]["op"]
+        self.assertIn("gelu(", op)
+        self.assertIn("fc_bias", op)
+        self.assertIn("0.5", op)
+        self.assertEqual(m["nodes"][1]["outputs"], ["y"])
+
+    def test_a_bool_mask_is_a_u8_input_drawn_as_0_or_1(self):
+        m = manifest(self.records["08_masked_mean"])
+        keep = [i for i in m["inputs"] if i["name"] == "keep"][0]
+        self.assertEqual((keep["dtype"], keep["init"], keep["low"], keep["high"]),
+                         ("u8", "randint", 0, 2))
+        self.assertEqual(m["module"]["arguments"][1], {"input": "keep", "dtype": "bool"})
+        self.assertEqual([n["family"] for n in m["nodes"]], ["elementwise", "reduce"])
+
+    def test_idioms_claim_their_subgraphs(self):
+        # flip(cumprod(flip(x))) is one reverse scan.
+        m = manifest(self.records["06_reverse_cumprod"])
+        self.assertEqual((m["family"], m["params"]),
+                         ("scan", {"op": "cumprod", "dim": 1, "reverse": True}))
+        # F.normalize is an l2 norm with its eps.
+        m = manifest(self.records["11_row_normalize"])
+        self.assertEqual((m["family"], m["params"]), ("norm", {"op": "l2", "eps": 1e-8, "dim": 1}))
+        # triu(A @ B.T) is a triangular matmul with B transposed.
+        m = manifest(self.records["12_upper_product"])
+        self.assertEqual(m["params"], {"transpose_b": True, "triangle": "upper"})
+
+    def test_losses_are_graphs_of_elementwise_and_reductions(self):
+        m = manifest(self.records["09_smooth_l1_sum"])
+        self.assertEqual([n["family"] for n in m["nodes"]], ["elementwise", "reduce"])
+        self.assertIn("0.25", m["nodes"][0]["params"]["op"])
+        self.assertEqual(m["nodes"][1]["params"]["op"], "sum")
+        self.assertEqual(m["outputs"][0]["shape"], [])
+        m = manifest(self.records["10_nll_of_log_softmax"])
+        ops = sorted(n["params"].get("op", n["family"]) for n in m["nodes"])
+        self.assertIn("logsumexp", ops)
+        self.assertIn("gather", [n["family"] for n in m["nodes"]])
+        labels = [i for i in m["inputs"] if i["name"] == "labels"][0]
+        self.assertEqual((labels["dtype"], labels["low"], labels["high"]), ("i64", 0, 1000))
+
+    def test_attention_is_two_products_around_a_softmax_writing_the_output_through_a_view(self):
+        m = manifest(self.records["13_attention"])
+        nodes = m["nodes"]
+        self.assertEqual([n["family"] for n in nodes], ["matmul", "softmax", "matmul"])
+        self.assertAlmostEqual(nodes[0]["params"]["alpha"], 0.125)
+        self.assertTrue(nodes[0]["params"]["transpose_b"])
+        out_view = [v for v in m["views"] if v["of"] == "y"]
+        self.assertEqual(len(out_view), 1)
+        self.assertEqual(nodes[2]["outputs"], [out_view[0]["name"]])
+
+    def test_the_module_table_keeps_the_source_and_its_hash(self):
+        m = manifest(self.records["01_gelu_tanh"])
+        self.assertEqual(m["params"], {"op": "gelu_tanh(x)"})
+        with open(os.path.join(PROBLEMS, "01_gelu_tanh.py")) as f:
+            self.assertEqual(m["module"]["source"], f.read())
+        self.assertEqual(m["module"]["entry"], "Model")
+        self.assertEqual(len(m["module"]["sha256"]), 64)
+
+
+class Chains(unittest.TestCase):
+    """Problems written here, one idea each."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="ks-import-problems-")
+
+    def one(self, body):
+        path = write_problem(self.folder, "p", body)
+        rc, records, _ = run_import(path)
+        self.assertEqual(len(records), 1, records)
+        self.assertEqual(records[0]["status"], "imported", records[0].get("reason"))
+        return manifest(records[0])
+
+    def test_x_times_sigmoid_x_is_one_elementwise_op(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
+                     "        return x * torch.sigmoid(x)\n"
+                     "def get_inputs():\n    return [torch.rand(64, 128)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertEqual(m["family"], "elementwise")
+        self.assertEqual(m["params"]["op"], "x * sigmoid(x)")
+
+    def test_an_input_under_a_log_is_drawn_positive(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
+                     "        return torch.log(x) * 2.0\n"
+                     "def get_inputs():\n    return [torch.rand(64, 128)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertEqual(m["inputs"][0]["init"], "positive")
+
+    def test_an_exclusive_scan_written_with_cat_is_one_scan(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
+                     "        c = torch.cumsum(x.narrow(1, 0, x.size(1) - 1), dim=1)\n"
+                     "        return torch.cat((torch.zeros_like(x[:, :1]), c), dim=1)\n"
+                     "def get_inputs():\n    return [torch.rand(64, 128)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertEqual(m["params"], {"op": "cumsum", "dim": 1, "exclusive": True})
+
+    def test_a_scalar_argument_becomes_a_constant_of_the_op(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, a, s):\n"
+                     "        return a * s\n"
+                     "def get_inputs():\n    return [torch.rand(64, 128), 2.5]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertEqual(m["params"]["op"], "a * 2.5")
+        self.assertEqual(m["module"]["arguments"], [{"input": "a"}, {"value": "2.5"}])
+
+    def test_a_pointwise_convolution_is_a_matmul_over_the_channels(self):
+        m = self.one("class Model(nn.Module):\n    def __init__(self):\n"
+                     "        super().__init__()\n        self.c = nn.Conv2d(32, 64, 1, bias=False)\n"
+                     "    def forward(self, x):\n        return self.c(x)\n"
+                     "def get_inputs():\n    return [torch.rand(4, 32, 16, 16)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertEqual([n["family"] for n in m["nodes"]], ["matmul"])
+
+    def test_a_random_op_is_refused_with_its_reason(self):
+        path = write_problem(self.folder, "drop",
+                             "class Model(nn.Module):\n    def forward(self, x):\n"
+                             "        return nn.functional.dropout(x, 0.5, training=True)\n"
+                             "def get_inputs():\n    return [torch.rand(64, 128)]\n"
+                             "def get_init_inputs():\n    return []\n")
+        rc, records, _ = run_import(path)
+        self.assertEqual(rc, 2)
+        self.assertIn("dropout", records[0]["reason"])
+
+    def test_a_file_that_does_not_run_says_so(self):
+        path = write_problem(self.folder, "broken", "raise ValueError('nope')\n")
+        rc, records, _ = run_import(path)
+        self.assertEqual(rc, 2)
+        self.assertIn("does not run", records[0]["reason"])
+        self.assertIn("nope", records[0]["reason"])
+
+
+class UserCode(unittest.TestCase):
+    """FILE.py:NAME with --input and --init: a module and a function of a user's own code."""
+
+    def test_a_module_class_with_inputs_and_init_from_the_command_line(self):
+        rc, records, _ = run_import(USER + ":ScaledResidual", "--input", "f32[64,512]",
+                                    "--input", "f32[64,512]", "--init", "[512]")
+        self.assertEqual(rc, 0, records)
+        m = manifest(records[0])
+        self.assertEqual(m["family"], "elementwise")
+        self.assertEqual(sorted(i["name"] for i in m["inputs"]), ["gain", "skip", "x"])
+        self.assertEqual(m["module"]["entry"], "ScaledResidual")
+        self.assertEqual(m["module"]["parameters"], {"gain": "gain"})
+
+    def test_a_function_is_imported_too(self):
+        rc, records, _ = run_import(USER + ":rms_scale", "--input", "f32[64,512]")
+        self.assertEqual(rc, 0, records)
+        m = manifest(records[0])
+        self.assertEqual((m["family"], m["params"]), ("norm", {"op": "rms", "eps": 1e-6, "dim": 1}))
+
+    def test_a_bad_input_spec_is_a_usage_error(self):
+        out = tempfile.mkdtemp()
+        done = subprocess.run([sys.executable, TOOL, "--json", "--out", out,
+                               USER + ":rms_scale", "--input", "f32(64,512)"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("DTYPE[D0,D1,...]", done.stderr)
+
+
+if __name__ == "__main__":
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print(f"torch is not installed for {sys.executable} (scripts/install-torch.sh): skipped")
+        sys.exit(125)
+    unittest.main(argv=[sys.argv[0]], verbosity=1)
