@@ -29,6 +29,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -107,39 +110,93 @@ void set_aside(const fs::path& manifest, const std::string& suffix) {
   fs::rename(manifest, fs::path(manifest.string() + suffix), ec);
 }
 
-/// Runs tools/ks_verify.py on one task; returns nullopt when they agree, else the problem.
-std::optional<std::string> verify_one(const import_options& opt, const std::string& python,
-                                      const fs::path& tools, gpu::compiler& compiler,
-                                      const engine::task& task, const fs::path& manifest) {
-  gpu::compile_request request;
-  request.source = task.reference_source;
-  request.label = task.name + " reference";
-  request.source_name = task.name + "_reference.cu";
-  if (request.source.empty()) {
-    auto text = engine::read_reference(task);
-    if (!text)
-      return "cannot read its reference: " + text.error().message();
-    request.source = *text;
+/// One task to verify, and what came of it.
+struct verification {
+  const engine::task* task = nullptr;
+  fs::path manifest;
+  fs::path shared_object;       ///< its reference, compiled
+  std::optional<std::string> problem; ///< set when it does not agree (or cannot be checked)
+};
+
+/// Verifies `jobs` on the GPUs `devices`: one tools/ks_verify.py --serve per device takes the
+/// next job as soon as it is done with one (the tasks' sizes differ by orders of magnitude),
+/// so torch and a CUDA context start once per device, not per task. Prints a line per job as it
+/// ends.
+void verify_all(const std::string& python, const fs::path& tools, const std::vector<int32_t>& devices,
+                std::vector<verification>& jobs) {
+  std::mutex lock;
+  size_t next = 0;
+  auto serve = [&](int32_t device) {
+    std::vector<std::string> argv = {python, (tools / "ks_verify.py").string(), "--serve",
+                                     "--device", std::to_string(device)};
+    auto child = gpu::child_process::spawn(argv);
+    while (true) {
+      verification* job = nullptr;
+      {
+        std::lock_guard<std::mutex> guard(lock);
+        if (next < jobs.size())
+          job = &jobs[next++];
+      }
+      if (job == nullptr)
+        break;
+      if (!job->problem) {
+        std::optional<std::string> answer;
+        if (!child) {
+          answer = "cannot run " + python + ": " + child.error().message();
+        } else if (!child->write_line(job->manifest.string() + "\t" + job->shared_object.string())) {
+          answer = "the verifier on device " + std::to_string(device) +
+                   " stopped: " + std::string(base::trim(child->stderr_tail()));
+        } else {
+          // A task of KernelBench's sizes checks in seconds; one that takes half an hour is
+          // stuck, and its verifier is stopped with it.
+          auto line = child->read_line(std::chrono::minutes(30));
+          std::error_code ec;
+          boost::json::value v =
+              line && *line ? boost::json::parse(**line, ec) : boost::json::value();
+          if (!ec && v.is_object() && v.as_object().contains("ok")) {
+            const boost::json::object& o = v.as_object();
+            if (!o.at("ok").as_bool())
+              answer = text_field(o, "message");
+          } else {
+            answer = "the verifier on device " + std::to_string(device) + " gave no answer: " +
+                     std::string(base::trim(child->stderr_tail()));
+            child->kill();
+            child = gpu::child_process::spawn(argv);
+          }
+        }
+        job->problem = answer;
+      }
+      std::lock_guard<std::mutex> guard(lock);
+      if (job->problem)
+        std::cout << "not verified  " << job->task->name << ": " << *job->problem << "\n";
+      else
+        std::cout << "verified  " << job->task->name << ": its reference agrees with the module\n";
+      std::cout << std::flush;
+    }
+    if (child)
+      child->close_stdin();
+  };
+  std::vector<std::thread> threads;
+  for (int32_t device : devices)
+    threads.emplace_back(serve, device);
+  for (std::thread& t : threads)
+    t.join();
+}
+
+/// Returns the devices of `text` ("0", "0,1,2,3"); nullopt when it is not such a list.
+std::optional<std::vector<int32_t>> parse_devices(const std::string& text) {
+  std::vector<int32_t> devices;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    item = std::string(base::trim(item));
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 4)
+      return std::nullopt;
+    devices.push_back(std::stoi(item));
   }
-  gpu::compile_result compiled = compiler.compile(request);
-  if (!compiled.ok)
-    return "its reference does not compile for " + opt.arch + ":\n" + compiled.diagnostics;
-  std::vector<std::string> argv = {python,
-                                   (tools / "ks_verify.py").string(),
-                                   "--manifest",
-                                   manifest.string(),
-                                   "--shared-object",
-                                   compiled.shared_object.string(),
-                                   "--device",
-                                   std::to_string(opt.device)};
-  auto run = gpu::run_to_completion(argv, std::chrono::minutes(30));
-  if (!run)
-    return "cannot run " + python + ": " + run.error().message();
-  std::string said(base::trim(run->out));
-  if (run->status.success())
+  if (devices.empty())
     return std::nullopt;
-  std::string err(base::trim(run->err));
-  return said.empty() ? "the check failed (" + run->status.describe() + "): " + err : said;
+  return devices;
 }
 
 } // namespace
@@ -208,7 +265,10 @@ CLI::App* add_import_command(CLI::App& app, import_options& opt) {
   cmd->add_option("--arch", opt.arch, "nvcc architecture of the references (--verify)")
       ->capture_default_str()
       ->type_name("SM");
-  cmd->add_option("--device", opt.device, "The GPU of --verify")->capture_default_str();
+  cmd->add_option("--devices", opt.devices,
+                  "The GPUs of --verify, a comma-separated list (one verifier each)")
+      ->capture_default_str()
+      ->type_name("LIST");
   cmd->add_option("--cache-dir", opt.cache_dir,
                   "Compile cache folder (default: $XDG_CACHE_HOME/kernelskill or "
                   "~/.cache/kernelskill)")
@@ -302,6 +362,10 @@ command_result run_import(const import_options& opt) {
 
   // --verify: the module is the truth; a reference it disagrees with never reaches a campaign.
   if (opt.verify && !loaded.empty()) {
+    std::optional<std::vector<int32_t>> devices = parse_devices(opt.devices);
+    if (!devices)
+      return stop(stop_reason::usage,
+                  "import: --devices '" + opt.devices + "' is not a list of GPU indices (0,1,2)");
     if (auto ok = check_arch(opt.arch); !ok)
       return ok;
     gpu::compiler_options copt;
@@ -312,17 +376,36 @@ command_result run_import(const import_options& opt) {
     if (!compiler)
       return stop(stop_reason::environment,
                   "import --verify: cannot compile the references: " + compiler.error().message());
+    std::vector<gpu::compile_request> requests;
+    std::vector<verification> jobs;
+    for (const auto& [task, manifest] : loaded) {
+      gpu::compile_request request;
+      request.source = task.reference_source;
+      request.label = task.name + " reference";
+      request.source_name = task.name + "_reference.cu";
+      if (request.source.empty())
+        if (auto text = engine::read_reference(task))
+          request.source = *text;
+      requests.push_back(std::move(request));
+      jobs.push_back({&task, manifest, {}, std::nullopt});
+    }
+    progress("import --verify: compiling " + std::to_string(requests.size()) + " references");
+    std::vector<gpu::compile_result> compiled = compiler->compile_all(requests);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (compiled[i].ok)
+        jobs[i].shared_object = compiled[i].shared_object;
+      else
+        jobs[i].problem = "its reference does not compile for " + opt.arch + ":\n" +
+                          compiled[i].diagnostics;
+    }
+    verify_all(python, tools, *devices, jobs);
     std::vector<std::pair<engine::task, fs::path>> agreed;
-    for (auto& [task, manifest] : loaded) {
-      std::optional<std::string> problem = verify_one(opt, python, tools, *compiler, task, manifest);
-      if (problem) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].problem) {
         ++failed;
-        std::cout << "not verified  " << task.name << ": " << *problem << "\n" << std::flush;
-        set_aside(manifest, ".unverified");
+        set_aside(loaded[i].second, ".unverified");
       } else {
-        std::cout << "verified  " << task.name << ": its reference agrees with the module\n"
-                  << std::flush;
-        agreed.emplace_back(std::move(task), manifest);
+        agreed.push_back(std::move(loaded[i]));
       }
     }
     loaded = std::move(agreed);

@@ -22,7 +22,7 @@ struct import_options {
   bool verify = false;             ///< check each reference against its module on the GPU
   std::string arch = "sm_90a";     ///< what references are compiled for (--verify)
   std::filesystem::path cache_dir; ///< empty: the default compile cache
-  int32_t device = 0;              ///< the GPU --verify runs on
+  std::string devices = "0";       ///< the GPUs --verify runs on: "0", "0,1,2,3"
 };
 
 /// Adds `import` to `app`, options stored in `opt`.

@@ -12,6 +12,7 @@ not (naming the first differing element), 3 when the host cannot run the check.
 
 import argparse
 import ctypes
+import json
 import math
 import os
 import sys
@@ -76,14 +77,87 @@ def first_difference(torch, ours, theirs, tol):
     return None
 
 
+def verify(torch, manifest, shared_object, device, trials, seed):
+    """Returns None when the reference of `manifest` (compiled to `shared_object`) agrees with
+    its module on `device`, else what differs."""
+    with open(manifest, "rb") as f:
+        doc = tomllib.load(f)
+    table = ks_module.module_table(doc)
+    if table is None:
+        return "the manifest has no module table: nothing to verify against"
+    tol = {"atol": 1e-5, "rtol": 1e-5, "norm_rel": 1e-5}
+    tol.update(doc.get("tolerance", {}))
+    library = ctypes.CDLL(os.path.abspath(shared_object))
+    forward = library.ks_forward
+    forward.restype = ctypes.c_int
+    forward.argtypes = [ctypes.POINTER(KsTensor), ctypes.c_int32, ctypes.POINTER(KsTensor),
+                        ctypes.c_int32, ctypes.c_void_p]
+    try:
+        model = ks_module.load_module(torch, table, device)
+    except ks_module.ModuleError as e:
+        return f"the module cannot be built: {e}"
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed)
+    try:
+        with torch.no_grad():
+            for trial in range(trials):
+                problem = one_trial(torch, doc, table, model, forward, generator, device, tol)
+                if problem:
+                    return problem if trials == 1 else f"{problem} (trial {trial + 1})"
+    finally:
+        del model
+        torch.cuda.empty_cache()
+    return None
+
+
+def one_trial(torch, doc, table, model, forward, generator, device, tol):
+    tensors = {s["name"]: ks_module.draw_input(torch, s, generator, device, "verify")
+               for s in doc["inputs"]}
+    try:
+        ks_module.bind_parameters(torch, model, table, tensors)
+        expected = ks_module.flat_outputs(
+            torch, model(*ks_module.call_arguments(torch, table, tensors, device, generator)))
+    except Exception as e:
+        return f"the module fails on the task's inputs: {type(e).__name__}: {e}"
+    if len(expected) != len(doc["outputs"]):
+        return (f"the module returns {len(expected)} tensors, the task has "
+                f"{len(doc['outputs'])} outputs")
+    outs = []
+    for s in doc["outputs"]:
+        dtype = getattr(torch, ks_module.TORCH_DTYPES[s["dtype"]])
+        t = torch.empty(s["shape"], dtype=dtype, device=device)
+        if dtype.is_floating_point:
+            t.fill_(float("nan"))
+        outs.append(t)
+    ins = [tensors[s["name"]].contiguous() for s in doc["inputs"]]
+    in_desc = (KsTensor * len(ins))(*[describe(t, s) for t, s in zip(ins, doc["inputs"])])
+    out_desc = (KsTensor * len(outs))(*[describe(t, s) for t, s in zip(outs, doc["outputs"])])
+    torch.cuda.synchronize()
+    code = forward(in_desc, len(ins), out_desc, len(outs),
+                   ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+    torch.cuda.synchronize()
+    if code != 0:
+        return f"the reference's ks_forward returned {code}"
+    for s, ours, theirs in zip(doc["outputs"], outs, expected):
+        problem = first_difference(torch, ours, theirs, tol)
+        if problem:
+            return f"output {s['name']} differs from the module: {problem}"
+    return None
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--manifest", required=True)
-    p.add_argument("--shared-object", required=True)
+    p.add_argument("--manifest", help="the task's manifest (one task; else --serve)")
+    p.add_argument("--shared-object", help="its reference compiled (one task)")
+    p.add_argument("--serve", action="store_true",
+                   help="read 'MANIFEST<tab>SHARED_OBJECT' lines from stdin, answer each with "
+                        "one JSON line {manifest, ok, message}: one process verifies many tasks")
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--trials", type=int, default=2)
     p.add_argument("--seed", type=int, default=20261127)
     args = p.parse_args(argv)
+    if not args.serve and not (args.manifest and args.shared_object):
+        p.error("give --manifest and --shared-object, or --serve")
     try:
         import torch
     except ImportError:
@@ -92,72 +166,28 @@ def main(argv=None):
     if not torch.cuda.is_available() or args.device >= torch.cuda.device_count():
         print(f"no CUDA device {args.device} on this host: --verify needs a GPU", file=sys.stderr)
         return 3
-    with open(args.manifest, "rb") as f:
-        doc = tomllib.load(f)
-    table = ks_module.module_table(doc)
-    if table is None:
-        print("the manifest has no module table: nothing to verify against")
-        return 1
+    # Float32 is float32: the tasks' tolerance would fail a TF32 module as it fails a kernel.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
     device = torch.device("cuda", args.device)
     torch.cuda.set_device(device)
-    tol = {"atol": 1e-5, "rtol": 1e-5, "norm_rel": 1e-5}
-    tol.update(doc.get("tolerance", {}))
-    library = ctypes.CDLL(os.path.abspath(args.shared_object))
-    forward = library.ks_forward
-    forward.restype = ctypes.c_int
-    forward.argtypes = [ctypes.POINTER(KsTensor), ctypes.c_int32, ctypes.POINTER(KsTensor),
-                        ctypes.c_int32, ctypes.c_void_p]
-    try:
-        model = ks_module.load_module(torch, table, device)
-    except ks_module.ModuleError as e:
-        print(f"the module cannot be built: {e}")
-        return 1
-    generator = torch.Generator(device=device)
-    generator.manual_seed(args.seed)
-    with torch.no_grad():
-        for trial in range(args.trials):
-            tensors = {s["name"]: ks_module.draw_input(torch, s, generator, device, "verify")
-                       for s in doc["inputs"]}
-            try:
-                ks_module.bind_parameters(torch, model, table, tensors)
-                expected = ks_module.flat_outputs(
-                    torch, model(*ks_module.call_arguments(torch, table, tensors, device, generator)))
-            except Exception as e:
-                print(f"the module fails on the task's inputs: {type(e).__name__}: {e}")
-                return 1
-            if len(expected) != len(doc["outputs"]):
-                print(f"the module returns {len(expected)} tensors, the task has "
-                      f"{len(doc['outputs'])} outputs")
-                return 1
-            outs = []
-            for s in doc["outputs"]:
-                dtype = getattr(torch, ks_module.TORCH_DTYPES[s["dtype"]])
-                t = torch.empty(s["shape"], dtype=dtype, device=device)
-                if dtype.is_floating_point:
-                    t.fill_(float("nan"))
-                outs.append(t)
-            ins = [tensors[s["name"]].contiguous() for s in doc["inputs"]]
-            in_desc = (KsTensor * len(ins))(*[describe(t, s) for t, s in zip(ins, doc["inputs"])])
-            out_desc = (KsTensor * len(outs))(*[describe(t, s) for t, s in zip(outs, doc["outputs"])])
-            torch.cuda.synchronize()
-            code = forward(in_desc, len(ins), out_desc, len(outs),
-                           ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
-            torch.cuda.synchronize()
-            if code != 0:
-                print(f"the reference's ks_forward returned {code}")
-                return 1
-            for s, ours, theirs in zip(doc["outputs"], outs, expected):
-                problem = first_difference(torch, ours, theirs, tol)
-                if problem:
-                    print(f"output {s['name']} differs from the module (trial {trial + 1}): "
-                          f"{problem}")
-                    return 1
-            del tensors, expected, outs, ins
-            torch.cuda.empty_cache()
-    print(f"agrees with the module over {args.trials} trials")
+    if not args.serve:
+        problem = verify(torch, args.manifest, args.shared_object, device, args.trials, args.seed)
+        print(problem or f"agrees with the module over {args.trials} trials")
+        return 1 if problem else 0
+    for line in sys.stdin:
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        manifest, _, shared_object = line.partition("\t")
+        try:
+            problem = verify(torch, manifest, shared_object, device, args.trials, args.seed)
+        except Exception as e:  # one task's failure never ends the others' checks
+            problem = f"the check failed: {type(e).__name__}: {e}"
+        print(json.dumps({"manifest": manifest, "ok": problem is None,
+                          "message": problem or f"agrees with the module over {args.trials} trials"}),
+              flush=True)
     return 0
 
 
