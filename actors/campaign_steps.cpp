@@ -4,6 +4,8 @@
 #include "actors/console.hpp"
 #include "base/text.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <ctime>
 #include <thread>
@@ -73,14 +75,16 @@ engine::expected<campaign_tasks> load_tasks(const config::campaign_config& confi
   return campaign_tasks{std::move(table), std::move(order), std::move(baselines), limits};
 }
 
-engine::expected<fs::path> make_output_folder(const config::campaign_config& config) {
-  fs::path output = config.output_dir();
-  std::error_code ec;
-  fs::create_directories(output, ec);
-  if (ec)
-    return fail(errc::io,
-                "cannot create the output folder " + output.string() + ": " + ec.message());
-  return output;
+engine::expected<output_folder> make_output_folder(const config::campaign_config& config,
+                                                   const run_options& options, run_kind kind) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0)
+    host[0] = '\0';
+  std::string owner = "pid " + std::to_string(::getpid()) + " on " +
+                      (host[0] != '\0' ? std::string(host) : std::string("this machine")) + ", " +
+                      (kind == run_kind::dry_run ? "a dry run" : "a campaign") + " started at " +
+                      now_iso8601();
+  return open_output_folder(config.output_dir(), options.foreign, owner);
 }
 
 engine::expected<skill_memory> open_skill_memory(const config::campaign_config& config,

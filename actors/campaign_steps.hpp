@@ -8,6 +8,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/fwd.hpp"
 #include "actors/llm_gateway_actor.hpp"
+#include "actors/output_folder.hpp"
 #include "actors/run_campaign.hpp"
 #include "actors/team.hpp"
 #include "actors/torch_baselines.hpp"
@@ -127,9 +128,12 @@ struct campaign_tasks {
 [[nodiscard]] engine::expected<campaign_tasks> load_tasks(const config::campaign_config& config,
                                                           const run_options& options);
 
-/// Creates the output folder of `config` (step 2) and returns it.
-[[nodiscard]] engine::expected<std::filesystem::path>
-make_output_folder(const config::campaign_config& config);
+/// Creates the output folder of `config` (step 2) and locks it for this run (output_folder.hpp):
+/// a folder another run holds, or one that holds something else (unless options.foreign says
+/// overwrite), is refused before anything is written.
+[[nodiscard]] engine::expected<output_folder>
+make_output_folder(const config::campaign_config& config, const run_options& options,
+                   run_kind kind);
 
 /// The long-term skill memory of a campaign and the library loaded from it.
 struct skill_memory {

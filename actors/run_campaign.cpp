@@ -4,7 +4,9 @@
 //   1. load_tasks: the tasks (campaign.tasks globs), so that a typo costs no worker start; the
 //      torch baselines file, if named (run_options.baselines, else report.torch_baselines),
 //      read and its entries checked against the tasks' shapes, for the same reason;
-//   2. make_output_folder, open_state: <output>/state is the store (LMDB), and the baselines'
+//   2. make_output_folder (locked for the run; refused when another run holds it, or when it
+//      holds something else: output_folder.hpp), open_state: <output>/state is the store
+//      (LMDB), and the baselines'
 //      checked copy goes beside it (torch_baselines.hpp); a store that holds the campaign
 //      means a resume. open_skill_memory: the long-term skill memory, seeded from skills/;
 //   3. open_gpus: one bench actor per GPU (detached: its worker calls block), each asked one
@@ -498,9 +500,12 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   auto tasks = load_tasks(config, options);
   if (!tasks)
     return tl::unexpected(tasks.error());
-  auto output = make_output_folder(config);
-  if (!output)
-    return tl::unexpected(output.error());
+  // Held until this function returns: no other run writes into the folder meanwhile.
+  auto folder = make_output_folder(config, options,
+                                   options.dry_run ? run_kind::dry_run : run_kind::campaign);
+  if (!folder)
+    return tl::unexpected(folder.error());
+  const fs::path* output = &folder->path;
   if (options.dry_run)
     return run_dry_campaign(config, options, *tasks, *output);
 

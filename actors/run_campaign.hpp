@@ -5,6 +5,7 @@
 // again on the same output folder resumes: finished nodes are read back from the store and
 // never redone; work that was in flight when the campaign died is redone.
 
+#include "actors/output_folder.hpp"
 #include "actors/torch_baselines.hpp"
 #include "config/campaign_config.hpp"
 #include "engine/error.hpp"
@@ -33,6 +34,7 @@ struct run_options {
                                                ///< report.torch_baselines
   double progress_interval_s = 5;              ///< live progress on stderr; 0 = none
   std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
+  foreign_output foreign = foreign_output::refuse; ///< an output folder holding something else
 };
 
 /// One task's outcome (a dry run: whether it would run).

@@ -209,7 +209,11 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
       "one round and compiles it, printing each step as it happens and writing the candidates "
       "to <output>/dry-run/<task>/. It saves no state, and exits 0 only if every task would "
       "run (2 if a reference does not compile or the planner or coder fails), so it can gate "
-      "CI.");
+      "CI.\n"
+      "One run at a time per output folder: a second `run` on a folder in use is refused (exit "
+      "3), naming the process that holds it (<output>/.kernelskill.lock; the lock goes when "
+      "that process ends, however it ends). A folder that holds something other than a "
+      "kernelskill output is refused (exit 2) unless --overwrite is given.");
   cmd->add_option("CONFIG.toml", opt.config, "Campaign config (TOML)")->required()->type_name("");
   cmd->add_flag("--dry-run", opt.dry_run,
                 "Compile the references, plan, code and compile one round of every task; "
@@ -230,6 +234,10 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
                   "is also compared with torch eager and torch.compile (default: the config's "
                   "report.torch_baselines)")
       ->type_name("FILE");
+  cmd->add_flag("--overwrite", opt.overwrite,
+                "Use campaign.output even when it holds files that are not a kernelskill output "
+                "(its results.json, report.md, best/, state/ and cache/ are written; nothing "
+                "else in it is touched)");
   cmd->add_option("--progress", opt.progress_s,
                   "Seconds between progress lines when stderr is not a terminal, 0 to 3600 (on "
                   "a terminal the display updates every second); 0 turns progress off, results "
@@ -269,6 +277,8 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
       opt.baselines.empty() ? opt.baselines : std::filesystem::absolute(opt.baselines);
   options.progress_interval_s = opt.progress_s;
   options.stop_requested = &stop_flag;
+  options.foreign =
+      opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
 
   auto summary = actors::run_campaign(*loaded, options);
   if (!summary)
