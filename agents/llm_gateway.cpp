@@ -497,6 +497,7 @@ struct llm_gateway::impl {
         ++stats.refused;
       } else {
         ++stats.failed;
+        stats.last_error = result.error().message();
       }
       if (stats.budget_spent.empty())
         stats.budget_spent = spent_reason();

@@ -55,6 +55,7 @@ struct gateway_stats {
   usage_totals total;
   std::map<std::string, usage_totals> by_task; ///< "" for requests of no task
   std::string budget_spent; ///< why no request starts any more; empty while within budget
+  std::string last_error;   ///< why the last failed request failed (not kept in llm_usage.json)
 
   friend bool operator==(const gateway_stats&, const gateway_stats&) = default;
 };

@@ -116,6 +116,7 @@ int64_t replay_service::submit(model_request request, callback done) {
                         " (a replay answers only the requests the recorded run made)");
       t.outcome = "failed";
       ++impl_->stats.failed;
+      impl_->stats.last_error = result.error().message();
     } else {
       impl_->used[*found] = true;
       const transcript& r = impl_->recorded[*found];

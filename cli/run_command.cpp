@@ -306,6 +306,20 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
                                               shown(loaded->output_dir() / "state") +
                                               "; run the same command again to resume");
   }
+  // Outputs that could not be written are no result, whatever the table above says.
+  if (!summary->outputs_error.empty())
+    return stop(stop_reason::environment,
+                "the campaign's outputs could not be written (" + summary->outputs_error +
+                    "); every step is kept in " + shown(loaded->output_dir() / "state") +
+                    ": `kernelskill status " + shown(loaded->output_dir()) +
+                    " --export DIR` writes them from it, and the same `run` resumes");
+  // A model that answered nothing did none of the work the table credits to it. (A dry run
+  // says so per task below: a task whose planner failed would not run.)
+  if (!opt.dry_run && summary->model_used && summary->model_failed_now > 0 &&
+      summary->model_answered_now == 0)
+    return stop(stop_reason::environment, "every model request of this run failed (" +
+                                              std::to_string(summary->model_failed_now) +
+                                              "); the last: " + summary->model_last_error);
   // A task that failed (its reference does not compile, crashes or disagrees with itself; in
   // a dry run, one that would not run) is a task error, as --help says, once every other task
   // has run and the outputs are written.
