@@ -2,6 +2,7 @@
 
 #include "base/text.hpp"
 #include "engine/bounded_context.hpp"
+#include "engine/candidate_checks.hpp"
 #include "engine/skill.hpp"
 #include "engine/skill_template.hpp"
 
@@ -416,12 +417,14 @@ prompt_library::repairer(const engine::repair_request& request,
   root.set("source", request.source);
   root.set("failure_kind", request.failure_kind);
   root.set("compile_error", flag(request.failure_kind == "compile_error"));
-  root.set("error_text", request.error_text);
+  // Only the candidate's own lines of a compile error reach the model: nvcc quotes the lines
+  // of any file the candidate made it read (engine/candidate_checks.hpp).
+  root.set("error_text", engine::own_diagnostics(request.error_text));
   std::vector<data> history;
   for (const engine::repair_round& r : request.history) {
     data item(data::type::object);
     item.set("round", std::to_string(r.round));
-    item.set("error_first_line", first_line(r.error_text));
+    item.set("error_first_line", first_line(engine::own_diagnostics(r.error_text)));
     item.set("diagnosis", r.diagnosis);
     item.set("fix_summary", r.fix_summary);
     history.push_back(item);
