@@ -93,13 +93,21 @@ void print_model_use(std::ostream& out, const actors::campaign_summary& s,
 void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
                            const std::string& arch) {
   int64_t failed = 0;
-  for (const actors::task_summary& t : s.tasks)
+  int64_t not_reached = 0; // interrupted before its round ended: neither would nor would not
+  for (const actors::task_summary& t : s.tasks) {
     failed += t.failed ? 1 : 0;
-  int64_t would_run = static_cast<int64_t>(s.tasks.size()) - failed;
-  out << "dry run for " << arch << ": " << would_run << " of " << s.tasks.size()
-      << (s.tasks.size() == 1 ? " task" : " tasks") << " would run";
-  if (s.interrupted)
-    out << " so far (interrupted)";
+    not_reached += !t.failed && t.stop_reason == "interrupted" ? 1 : 0;
+  }
+  const int64_t all = static_cast<int64_t>(s.tasks.size());
+  const int64_t would_run = all - failed - not_reached;
+  out << "dry run for " << arch << ": ";
+  if (s.interrupted && not_reached > 0)
+    out << "interrupted: " << (all - not_reached) << " of " << all
+        << (all == 1 ? " task" : " tasks") << " checked (" << would_run << " would run, "
+        << failed << " would not), " << not_reached << " not reached";
+  else
+    out << would_run << " of " << all << (all == 1 ? " task" : " tasks") << " would run"
+        << (s.interrupted ? " (interrupted after the last)" : "");
   out << "; nothing was measured, no state was saved (" << format_duration(s.wall_s) << ")\n";
   for (const actors::task_summary& t : s.tasks)
     if (t.failed)
