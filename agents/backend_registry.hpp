@@ -10,7 +10,6 @@
 
 #include "agents/model_client.hpp"
 #include "agents/model_service.hpp"
-#include "agents/model_service.hpp"
 #include "agents/prompt_library.hpp"
 #include "engine/agent_backend.hpp"
 
@@ -67,8 +66,8 @@ struct service_settings {
 /// (the API key read from the environment variable api_key_env names, never written
 /// anywhere), a replay_service for replay; either starts from what usage_file says earlier
 /// runs spent, or from spent_floor where that says more (a usage file deleted or rewritten
-/// does not reset a budget). Fails with invalid_input when api_key_env names a variable that is not set, when
-/// usage_file is malformed, or for a backend that needs no model.
+/// does not reset a budget). Fails with invalid_input when api_key_env names a variable that
+/// is not set, when usage_file is malformed, or for a backend that needs no model.
 [[nodiscard]] engine::expected<std::shared_ptr<model_service>>
 make_model_service(const service_settings& settings);
 

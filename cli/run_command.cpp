@@ -103,8 +103,8 @@ void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
   out << "dry run for " << arch << ": ";
   if (s.interrupted && not_reached > 0)
     out << "interrupted: " << (all - not_reached) << " of " << all
-        << (all == 1 ? " task" : " tasks") << " checked (" << would_run << " would run, "
-        << failed << " would not), " << not_reached << " not reached";
+        << (all == 1 ? " task" : " tasks") << " checked (" << would_run << " would run, " << failed
+        << " would not), " << not_reached << " not reached";
   else
     out << would_run << " of " << all << (all == 1 ? " task" : " tasks") << " would run"
         << (s.interrupted ? " (interrupted after the last)" : "");

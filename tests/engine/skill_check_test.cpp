@@ -1,5 +1,4 @@
 #include "engine/skill_check.hpp"
-
 #include "engine/skill_library.hpp"
 #include "tests/test_context.hpp"
 
