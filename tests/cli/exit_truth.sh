@@ -68,14 +68,10 @@ for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.05; done
 port=$(cat port 2>/dev/null)
 [ -n "$port" ] || { echo "FAIL: the fake model server did not start" >&2; exit 1; }
 export KS_TEST_EXIT_TRUTH_KEY=refused-key
-campaign model-out "[agents]
-backend = \"openai\"
-endpoint = \"http://127.0.0.1:$port/v1\"
-model = \"fake-model\"
-api_key_env = \"KS_TEST_EXIT_TRUTH_KEY\"
-max_retries = 0
-request_timeout_s = 10" >model.toml
-timeout 300 "$ks" run model.toml --worker "$worker" --progress 0 >out.txt 2>err.txt; rc=$?
+. "$src/tests/cli/llm_campaign_config.sh"
+mkdir model
+llm_campaign_config "$src" openai "http://127.0.0.1:$port/v1" KS_TEST_EXIT_TRUTH_KEY 1 >model/campaign.toml
+(cd model && timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0) >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 3 ] || fail "no model answers: exit $rc, wanted 3: $(cat out.txt err.txt)"
 grep -q "every model request of this run failed" err.txt \
   || fail "no model answers: not said: $(cat err.txt)"

@@ -1,4 +1,5 @@
 #include "engine/elementwise_expression.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -6,6 +7,7 @@
 #include <vector>
 
 using namespace ks::engine;
+using ks::test::repeated;
 
 namespace {
 
@@ -125,12 +127,6 @@ TEST_CASE("a wrong expression is refused with the offset of the problem", "[engi
 
 TEST_CASE("nesting and size are bounded: a deep operation is refused, not a crash",
           "[engine][elementwise]") {
-  auto repeated = [](std::string_view part, size_t times) {
-    std::string out;
-    for (size_t i = 0; i < times; ++i)
-      out += part;
-    return out;
-  };
   // Issue 27: an op nested 10,000 deep crashed the manifest loader.
   CHECK_THAT(error_of(repeated("(", 10000) + "x" + repeated(")", 10000)),
              Catch::Contains("nested deeper than"));

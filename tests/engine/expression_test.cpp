@@ -1,4 +1,5 @@
 #include "engine/expression.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -6,6 +7,7 @@
 #include <string_view>
 
 using namespace ks::engine;
+using ks::test::repeated;
 
 namespace {
 
@@ -93,14 +95,6 @@ std::string parse_error(const std::string& text) {
   REQUIRE_FALSE(e.has_value());
   CHECK(e.error().code() == errc::invalid_input);
   return e.error().message();
-}
-
-std::string repeated(std::string_view part, size_t times) {
-  std::string out;
-  out.reserve(part.size() * times);
-  for (size_t i = 0; i < times; ++i)
-    out += part;
-  return out;
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "engine/mustache_limits.hpp"
 #include "engine/skill_template.hpp"
 #include "engine/template_context.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -8,17 +9,10 @@
 #include <string_view>
 
 using namespace ks::engine;
+using ks::test::repeated;
 namespace mustache = template_detail::mustache;
 
 namespace {
-
-std::string repeated(std::string_view part, size_t times) {
-  std::string out;
-  out.reserve(part.size() * times);
-  for (size_t i = 0; i < times; ++i)
-    out += part;
-  return out;
-}
 
 std::string nested_sections(std::string_view name, size_t depth, std::string_view body) {
   return repeated("{{#" + std::string(name) + "}}", depth) + std::string(body) +
