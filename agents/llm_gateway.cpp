@@ -56,7 +56,7 @@ double ms_between(clock_type::time_point a, clock_type::time_point b) {
 }
 
 // The most header bytes one answer may send: curl bounds each header line, not their number.
-constexpr size_t max_header_bytes = 256 * 1024;
+constexpr size_t max_header_bytes = size_t{256} * 1024;
 
 } // namespace
 

@@ -14,7 +14,7 @@
 namespace ks::engine {
 
 /// The largest template (or partial) that is parsed, in bytes; the largest of ours is 27 KB.
-inline constexpr size_t max_template_bytes = 256 * 1024;
+inline constexpr size_t max_template_bytes = size_t{256} * 1024;
 
 /// The deepest nesting of sections ({{#a}} and {{^a}}) in one template; ours reach 3.
 inline constexpr int32_t max_section_depth = 32;

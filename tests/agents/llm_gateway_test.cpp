@@ -350,10 +350,10 @@ TEST_CASE("an answer larger than max_reply_bytes is cut there and fails, not tri
           "[agents][gateway]") {
   test::fake_model_server server(api_kind::openai);
   // Issue 27: a flooding endpoint took the engine to 4.2 GB in 3 s.
-  server.push(ok(api_kind::openai, std::string(3 * 1024 * 1024, 'x')));
+  server.push(ok(api_kind::openai, std::string(size_t{3} * 1024 * 1024, 'x')));
   server.push(ok(api_kind::openai, "small"));
   auto o = options_for(server, api_kind::openai);
-  o.max_reply_bytes = 1024 * 1024;
+  o.max_reply_bytes = size_t{1024} * 1024;
   test::test_context ctx;
   o.transcripts_dir = ctx.dir() / "transcripts";
   agents::llm_gateway gateway(o);
@@ -366,7 +366,7 @@ TEST_CASE("an answer larger than max_reply_bytes is cut there and fails, not tri
   auto small = gateway.complete(hello());
   REQUIRE(small.has_value());
   CHECK(small->text == "small");
-  CHECK(all_files_text(o.transcripts_dir).size() < 64 * 1024);
+  CHECK(all_files_text(o.transcripts_dir).size() < size_t{64} * 1024);
 }
 
 TEST_CASE("a usage that is negative, fractional, absurd or past int64 is a protocol error, and "
@@ -448,15 +448,15 @@ TEST_CASE("a deleted llm_usage.json does not reset the token budget: it starts f
 
 TEST_CASE("a transcript longer than max_transcript_bytes is cut, saying so", "[agents][gateway]") {
   agents::transcript t;
-  t.messages = {{"system", "s"}, {"user", std::string(6 * 1024 * 1024, 'u')}};
-  t.reply = std::string(6 * 1024 * 1024, 'r') + "\xc3\xa9"; // ends in a two-byte character
+  t.messages = {{"system", "s"}, {"user", std::string(size_t{6} * 1024 * 1024, 'u')}};
+  t.reply = std::string(size_t{6} * 1024 * 1024, 'r') + "\xc3\xa9"; // ends in a two-byte character
   std::string text = agents::transcript_json(t, "");
   CHECK(text.size() < agents::max_transcript_bytes + 4096);
   CHECK(text.find("\"truncated\":true") != std::string::npos);
   CHECK(text.find("bytes cut") != std::string::npos);
   auto back = agents::parse_transcript(text);
   REQUIRE(back.has_value()); // still valid JSON (cut at a character's start)
-  CHECK(back->reply.size() < 3 * 1024 * 1024);
+  CHECK(back->reply.size() < size_t{3} * 1024 * 1024);
 }
 
 TEST_CASE("a transcript holds the prompt, the reply, every attempt, tokens, latency and "

@@ -34,9 +34,9 @@ TEST_CASE("a template nested too deep or too large is refused before Mustache pa
   CHECK_THAT(huge->second, Catch::Contains("larger than 262144 bytes"));
   auto deep = template_limit_error(nested_sections("a", 10000, "x"));
   REQUIRE(deep.has_value());
-  CHECK(deep->first == 32 * 6); // the 33rd "{{#a}}"
+  CHECK(deep->first == size_t{32} * 6); // the 33rd "{{#a}}"
   CHECK_THAT(deep->second, Catch::Contains("nested deeper than 32"));
-  auto large = template_limit_error(std::string(300 * 1024, 'x'));
+  auto large = template_limit_error(std::string(size_t{300} * 1024, 'x'));
   REQUIRE(large.has_value());
   CHECK_THAT(large->second, Catch::Contains("larger than"));
   // Inverted sections count, and so do sections behind changed delimiters.
