@@ -25,31 +25,10 @@ export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_STATE_DIR="$tmp/worker-state"
 export KS_SCRIPTED_JOB_MS=0
 
-campaign() { # campaign OUTPUT [AGENTS_SECTION]
-  cat <<TOML
-gpus = [0]
-[campaign]
-tasks = ["$src/tasks/quickstart/19_relu.toml"]
-output = "$1"
-candidates_per_task = 4
-[search]
-branches = 1
-depth = 2
-stop_patience = 2
-finalists = 2
-[bench]
-trials = 1
-warmup_ms = 0
-min_timing_trials = 10
-max_timing_ms = 1
-[memory]
-path = "memory"
-${2:-}
-TOML
-}
+. "$src/tests/cli/llm_campaign_config.sh"
 
 # results.json cannot be written (a folder holds its name): exit 3, saying so, not 0.
-campaign out >outputs.toml
+llm_campaign_config "$src" offline "" "" 1 >outputs.toml
 mkdir -p out/results.json/blocked
 timeout 300 "$ks" run outputs.toml --worker "$worker" --progress 0 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 3 ] || fail "unwritable results.json: exit $rc, wanted 3: $(cat out.txt err.txt)"
@@ -68,7 +47,6 @@ for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.05; done
 port=$(cat port 2>/dev/null)
 [ -n "$port" ] || { echo "FAIL: the fake model server did not start" >&2; exit 1; }
 export KS_TEST_EXIT_TRUTH_KEY=refused-key
-. "$src/tests/cli/llm_campaign_config.sh"
 mkdir model
 llm_campaign_config "$src" openai "http://127.0.0.1:$port/v1" KS_TEST_EXIT_TRUTH_KEY 1 >model/campaign.toml
 (cd model && timeout 300 "$ks" run campaign.toml --worker "$worker" --progress 0) >out.txt 2>err.txt; rc=$?
