@@ -29,6 +29,7 @@ struct campaign_state {
   bool interrupted = false;
   bool budget_spent = false;
   bool done = false;
+  std::string outputs_error; ///< why the last write of the outputs failed
   clock_type::time_point start;
   caf::typed_response_promise<campaign_report> promise;
 
@@ -68,7 +69,8 @@ void wrap_up(campaign_pointer self) {
   auto deliver = [self](bench_stats stats) {
     auto& st = self->state;
     campaign_report report{
-        std::move(st.reports), st.elapsed_s(), std::move(stats), st.interrupted, {}};
+        std::move(st.reports), st.elapsed_s(), std::move(stats), st.interrupted, {},
+        st.outputs_error};
     for (const task_report& t : report.tasks)
       for (const auto& [step, s] : t.perf) {
         step_stats& merged = report.perf[step];
@@ -91,7 +93,11 @@ void wrap_up(campaign_pointer self) {
               [deliver](caf::error&) { deliver({}); });
   };
   self->request(st.reporter, caf::infinite, report_now{true})
-      .then([with_stats](ack&) { with_stats(); }, [with_stats](caf::error&) { with_stats(); });
+      .then([with_stats](ack&) { with_stats(); },
+            [self, with_stats](caf::error& e) {
+              self->state.outputs_error = describe(e);
+              with_stats();
+            });
 }
 
 void check_other_budgets(campaign_pointer self);

@@ -2,9 +2,13 @@
 
 #include "actors/campaign_tasks.hpp"
 #include "actors/console.hpp"
+#include "agents/transcript.hpp"
 #include "base/text.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <thread>
 
@@ -35,6 +39,23 @@ std::string now_iso8601() {
   return buffer;
 }
 
+engine::search_limits search_limits_of(const config::campaign_config& config) {
+  return engine::search_limits{config.search.branches,
+                               config.search.depth,
+                               config.campaign.candidates_per_task,
+                               config.search.stop_roofline_fraction,
+                               config.search.stop_patience,
+                               config.search.min_gain};
+}
+
+engine::expected<void> check_search(const config::campaign_config& config) {
+  if (auto ok = engine::validate(search_limits_of(config)); !ok)
+    return ok;
+  if (auto ok = engine::make_policy(config.search.policy, policy_options_for(config)); !ok)
+    return tl::unexpected(ok.error());
+  return {};
+}
+
 engine::expected<campaign_tasks> load_tasks(const config::campaign_config& config,
                                             const run_options& options) {
   auto loaded = load_campaign_tasks(config);
@@ -60,27 +81,22 @@ engine::expected<campaign_tasks> load_tasks(const config::campaign_config& confi
     order.push_back(t.name);
     table->emplace(t.name, std::move(t));
   }
-  engine::search_limits limits{config.search.branches,
-                               config.search.depth,
-                               config.campaign.candidates_per_task,
-                               config.search.stop_roofline_fraction,
-                               config.search.stop_patience,
-                               config.search.min_gain};
-  if (auto ok = engine::validate(limits); !ok)
-    return tl::unexpected(ok.error());
-  if (auto ok = engine::make_policy(config.search.policy, policy_options_for(config)); !ok)
+  engine::search_limits limits = search_limits_of(config);
+  if (auto ok = check_search(config); !ok)
     return tl::unexpected(ok.error());
   return campaign_tasks{std::move(table), std::move(order), std::move(baselines), limits};
 }
 
-engine::expected<fs::path> make_output_folder(const config::campaign_config& config) {
-  fs::path output = config.output_dir();
-  std::error_code ec;
-  fs::create_directories(output, ec);
-  if (ec)
-    return fail(errc::io,
-                "cannot create the output folder " + output.string() + ": " + ec.message());
-  return output;
+engine::expected<output_folder> make_output_folder(const config::campaign_config& config,
+                                                   const run_options& options, run_kind kind) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0)
+    host[0] = '\0';
+  std::string owner = "pid " + std::to_string(::getpid()) + " on " +
+                      (host[0] != '\0' ? std::string(host) : std::string("this machine")) + ", " +
+                      (kind == run_kind::dry_run ? "a dry run" : "a campaign") + " started at " +
+                      now_iso8601();
+  return open_output_folder(config.output_dir(), options.foreign, owner);
 }
 
 engine::expected<skill_memory> open_skill_memory(const config::campaign_config& config,
@@ -133,7 +149,8 @@ make_compiler(const config::campaign_config& config, const run_options& options,
 engine::expected<std::optional<model_side>> open_model(caf::actor_system& sys, exit_guard& guard,
                                                        const config::campaign_config& config,
                                                        const fs::path& folder, run_kind kind,
-                                                       store_actor store) {
+                                                       store_actor store,
+                                                       const agents::usage_totals& spent_floor) {
   if (!agents::needs_model(config.agents.backend))
     return std::optional<model_side>{};
   model_side out;
@@ -160,6 +177,7 @@ engine::expected<std::optional<model_side>> open_model(caf::actor_system& sys, e
   s.transcripts_dir = folder / "transcripts";
   s.usage_file = folder / "llm_usage.json";
   s.replay_dir = config.replay_dir();
+  s.spent_floor = spent_floor;
   if (kind == run_kind::dry_run) {
     std::error_code ec;
     fs::remove(s.usage_file, ec);
@@ -168,6 +186,7 @@ engine::expected<std::optional<model_side>> open_model(caf::actor_system& sys, e
   if (!service)
     return tl::unexpected(service.error());
   out.service = std::move(*service);
+  out.at_start = out.service->stats();
   out.gateway = guard.keep(spawn_llm_gateway(sys, out.service, std::move(store)));
   out.wiring = agents::model_wiring{gateway_client(sys, out.gateway), out.prompts};
   return std::optional<model_side>(std::move(out));
@@ -191,6 +210,26 @@ engine::backend_settings backend_settings_for(const config::campaign_config& con
   s.reply_tokens = a.reply_tokens;
   s.temperature = a.temperature;
   return s;
+}
+
+// The worker runs candidates: it gets no secret of ours, and a sandbox when asked for.
+tl::expected<gpu::worker_boundary, campaign_error>
+worker_boundary_for(const config::campaign_config& config, const run_options& options) {
+  gpu::worker_boundary boundary;
+  boundary.sandbox = config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
+  boundary.secret_env = config.bench.secret_env;
+  if (!config.agents.api_key_env.empty())
+    boundary.secret_env.push_back(config.agents.api_key_env);
+  boundary.readable = {options.cache_dir.empty() ? config.output_dir() / "cache"
+                                                 : options.cache_dir};
+  if (config.bench.sandbox) {
+    if (auto sandbox = gpu::probe_sandbox(boundary); !sandbox) {
+      campaign_error e{sandbox.error()};
+      e.environment = true;
+      return tl::unexpected(std::move(e));
+    }
+  }
+  return boundary;
 }
 
 engine::policy_options policy_options_for(const config::campaign_config& config) {
@@ -246,8 +285,35 @@ engine::expected<team> spawn_team(caf::actor_system& sys, exit_guard& guard,
   return out;
 }
 
-void count_model_use(campaign_summary& summary, const agents::gateway_stats& s) {
+agents::usage_totals spent_in_store(const memory::store& db,
+                                    const std::vector<std::string>& tasks) {
+  agents::usage_totals spent;
+  std::vector<std::string> names = tasks;
+  names.emplace_back("_campaign");
+  for (const std::string& task : names) {
+    auto records = db.transcripts(task);
+    if (!records)
+      continue;
+    for (const memory::transcript_record& r : *records) {
+      auto t = agents::parse_transcript(r.json);
+      if (!t || t->outcome != "ok")
+        continue;
+      agents::model_reply counted;
+      counted.input_tokens = std::clamp<int64_t>(t->input_tokens, 0, agents::max_reply_tokens);
+      counted.output_tokens = std::clamp<int64_t>(t->output_tokens, 0, agents::max_reply_tokens);
+      counted.cost = std::isfinite(t->cost) && t->cost > 0 ? t->cost : 0;
+      spent.add(counted);
+    }
+  }
+  return spent;
+}
+
+void count_model_use(campaign_summary& summary, const model_side& model) {
+  const agents::gateway_stats s = model.service->stats();
   summary.model_used = true;
+  summary.model_answered_now = s.succeeded - model.at_start.succeeded;
+  summary.model_failed_now = s.failed - model.at_start.failed;
+  summary.model_last_error = s.last_error;
   summary.model_requests = s.total.requests;
   summary.model_retries = s.retries;
   summary.model_input_tokens = s.total.input_tokens;

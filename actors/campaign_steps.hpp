@@ -8,6 +8,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/fwd.hpp"
 #include "actors/llm_gateway_actor.hpp"
+#include "actors/output_folder.hpp"
 #include "actors/run_campaign.hpp"
 #include "actors/team.hpp"
 #include "actors/torch_baselines.hpp"
@@ -21,7 +22,9 @@
 #include "engine/search_policy.hpp"
 #include "engine/skill_library.hpp"
 #include "gpu/compiler.hpp"
+#include "gpu/worker_sandbox.hpp"
 #include "memory/skill_store.hpp"
+#include "memory/store.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
@@ -127,9 +130,24 @@ struct campaign_tasks {
 [[nodiscard]] engine::expected<campaign_tasks> load_tasks(const config::campaign_config& config,
                                                           const run_options& options);
 
-/// Creates the output folder of `config` (step 2) and returns it.
-[[nodiscard]] engine::expected<std::filesystem::path>
-make_output_folder(const config::campaign_config& config);
+/// Returns the search limits `config` sets.
+engine::search_limits search_limits_of(const config::campaign_config& config);
+
+/// Checks the search limits and the policy (with its options) of `config`.
+[[nodiscard]] engine::expected<void> check_search(const config::campaign_config& config);
+
+/// Returns the boundary every worker starts in: no secret of ours in its environment, and the
+/// bubblewrap sandbox when bench.sandbox asks for it, probed here (a sandbox that cannot be made
+/// is an environment error, before any worker runs without it).
+tl::expected<gpu::worker_boundary, campaign_error>
+worker_boundary_for(const config::campaign_config& config, const run_options& options);
+
+/// Creates the output folder of `config` (step 2) and locks it for this run (output_folder.hpp):
+/// a folder another run holds, or one that holds something else (unless options.foreign says
+/// overwrite), is refused before anything is written.
+[[nodiscard]] engine::expected<output_folder>
+make_output_folder(const config::campaign_config& config, const run_options& options,
+                   run_kind kind);
 
 /// The long-term skill memory of a campaign and the library loaded from it.
 struct skill_memory {
@@ -157,6 +175,7 @@ struct model_side {
   std::shared_ptr<const agents::prompt_library> prompts;
   llm_gateway_actor gateway;
   agents::model_wiring wiring;
+  agents::gateway_stats at_start; ///< the service's counters before this run (earlier runs')
 };
 
 /// Opens the model side when config.agents.backend thinks with a model (step 5a), else
@@ -164,10 +183,12 @@ struct model_side {
 /// retries and the budgets are the campaign's. `folder` holds its transcripts and
 /// llm_usage.json; a dry run's usage file starts empty (it counts its own requests only).
 /// The gateway keeps every transcript in `store` too, unless that is a null handle (a dry
-/// run has no store).
+/// run has no store). The budgets start from `spent_floor` at least (spent_in_store), so that
+/// a deleted llm_usage.json does not reset them.
 [[nodiscard]] engine::expected<std::optional<model_side>>
 open_model(caf::actor_system& sys, exit_guard& guard, const config::campaign_config& config,
-           const std::filesystem::path& folder, run_kind kind, store_actor store);
+           const std::filesystem::path& folder, run_kind kind, store_actor store,
+           const agents::usage_totals& spent_floor = {});
 
 /// Returns what every backend of the campaign is made with: the skills, the arch and the
 /// text of the compiler's kernelskill/abi.h.
@@ -190,7 +211,12 @@ spawn_team(caf::actor_system& sys, exit_guard& guard, const config::campaign_con
            const std::optional<model_side>& model, store_actor store,
            bench_dispatcher_actor dispatcher);
 
-/// Copies what the model service counted into `summary`.
-void count_model_use(campaign_summary& summary, const agents::gateway_stats& stats);
+/// Returns what the transcripts `db` keeps for `tasks` (and for no task) say was spent: the
+/// answered requests, their tokens and cost. A transcript that does not read is skipped.
+agents::usage_totals spent_in_store(const memory::store& db, const std::vector<std::string>& tasks);
+
+/// Copies what the model service of `model` counted into `summary`, over every run of the
+/// campaign, and what this run's requests came to.
+void count_model_use(campaign_summary& summary, const model_side& model);
 
 } // namespace ks::actors

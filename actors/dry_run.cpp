@@ -176,7 +176,7 @@ campaign_summary summary_of(const std::vector<task_report>& reports, bool interr
     summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
                                          t.phase == engine::task_phase::failed, t.stop_text});
   if (model)
-    count_model_use(summary, model->service->stats());
+    count_model_use(summary, *model);
   return summary;
 }
 

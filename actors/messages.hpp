@@ -859,13 +859,14 @@ struct campaign_report {
   double wall_s = 0;
   bench_stats bench;
   bool interrupted = false;
-  perf_tree perf; ///< every supervisor's steps, merged: the campaign's perf tree
+  perf_tree perf;            ///< every supervisor's steps, merged: the campaign's perf tree
+  std::string outputs_error; ///< why the last write of the outputs failed; empty: written
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, campaign_report& x) {
   return f(caf::meta::type_name("campaign_report"), x.tasks, x.wall_s, x.bench, x.interrupted,
-           x.perf);
+           x.perf, x.outputs_error);
 }
 
 /// Asks the reporter to print and write the outputs now; answered by ack once written.

@@ -326,20 +326,22 @@ void collect(reporter_pointer self, std::function<void()> then) {
           [one_done](caf::error&) { one_done(); });
 }
 
-// Has the store write the outputs, then runs `then` (whatever came of it).
-void write(reporter_pointer self, std::function<void()> then) {
+// Has the store write the outputs, then runs `then` with why they could not be written
+// (empty when they were), whatever came of it.
+void write(reporter_pointer self, std::function<void(std::string)> then) {
   auto& st = self->state;
   st.last_write = clock_type::now();
   if (st.setup.store == nullptr || st.setup.output_dir.empty()) {
-    then();
+    then({});
     return;
   }
   self->request(st.setup.store, caf::infinite, write_outputs{st.setup.output_dir})
-      .then([then](ack&) { then(); },
+      .then([then](ack&) { then({}); },
             [then](caf::error& e) {
+              std::string why = describe(e);
               console::line(console::stream::err,
-                            "kernelskill: cannot write the campaign's outputs: " + describe(e));
-              then();
+                            "kernelskill: cannot write the campaign's outputs: " + why);
+              then(std::move(why));
             });
 }
 
@@ -371,7 +373,7 @@ reporter_actor::behavior_type reporter(reporter_pointer self, reporter_setup set
               std::chrono::duration<double>(clock_type::now() - self->state.last_write).count();
           if (self->state.setup.write_interval_s > 0 &&
               since_write >= self->state.setup.write_interval_s)
-            write(self, [] {});
+            write(self, [](const std::string&) {});
           schedule_tick(self);
         });
       },
@@ -402,7 +404,14 @@ reporter_actor::behavior_type reporter(reporter_pointer self, reporter_setup set
           // The final table follows on stdout: the block leaves the screen to it.
           if (last)
             console::clear();
-          write(self, [promise]() mutable { promise.deliver(ack{}); });
+          // The last write's failure is the campaign's (run exits non-zero): the caller hears
+          // of it as an error.
+          write(self, [promise](std::string why) mutable {
+            if (why.empty())
+              promise.deliver(ack{});
+            else
+              promise.deliver(make_actor_error(actor_errc::store, std::move(why)));
+          });
         });
         return promise;
       },

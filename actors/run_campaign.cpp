@@ -4,7 +4,12 @@
 //   1. load_tasks: the tasks (campaign.tasks globs), so that a typo costs no worker start; the
 //      torch baselines file, if named (run_options.baselines, else report.torch_baselines),
 //      read and its entries checked against the tasks' shapes, for the same reason;
-//   2. make_output_folder, open_state: <output>/state is the store (LMDB), and the baselines'
+//      then preflight: every other check that needs no GPU (the output folder, the skills,
+//      the model's prompts and key, the sandbox), all reported at once, as `config --check`
+//      reports them;
+//   2. make_output_folder (locked for the run; refused when another run holds it, or when it
+//      holds something else: output_folder.hpp), open_state: <output>/state is the store
+//      (LMDB), and the baselines'
 //      checked copy goes beside it (torch_baselines.hpp); a store that holds the campaign
 //      means a resume. open_skill_memory: the long-term skill memory, seeded from skills/;
 //   3. open_gpus: one bench actor per GPU (detached: its worker calls block), each asked one
@@ -42,6 +47,7 @@
 #include "actors/distiller_actor.hpp"
 #include "actors/dry_run.hpp"
 #include "actors/messages.hpp"
+#include "actors/preflight.hpp"
 #include "actors/records_json.hpp"
 #include "agents/llm_backend.hpp"
 #include "base/text.hpp"
@@ -115,28 +121,6 @@ bench_settings bench_settings_for(const config::campaign_config& config) {
   settings.timing.min_trials = static_cast<int32_t>(config.bench.min_timing_trials);
   settings.timing.max_ms = config.bench.max_timing_ms;
   return settings;
-}
-
-// Returns the boundary every worker starts in. The worker runs candidates: it gets no secret
-// of ours, and a sandbox when asked for. A sandbox that cannot be made stops the campaign
-// here, before any worker runs without it.
-tl::expected<gpu::worker_boundary, campaign_error>
-worker_boundary_for(const config::campaign_config& config, const run_options& options) {
-  gpu::worker_boundary boundary;
-  boundary.sandbox = config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
-  boundary.secret_env = config.bench.secret_env;
-  if (!config.agents.api_key_env.empty())
-    boundary.secret_env.push_back(config.agents.api_key_env);
-  boundary.readable = {options.cache_dir.empty() ? config.output_dir() / "cache"
-                                                 : options.cache_dir};
-  if (config.bench.sandbox) {
-    if (auto sandbox = gpu::probe_sandbox(boundary); !sandbox) {
-      campaign_error e{sandbox.error()};
-      e.environment = true;
-      return tl::unexpected(std::move(e));
-    }
-  }
-  return boundary;
 }
 
 gpu::worker_options worker_options_for(const config::campaign_config& config,
@@ -473,6 +457,7 @@ campaign_summary summary_of(const campaign_report& report, const store_side& sto
   campaign_summary summary;
   summary.interrupted = report.interrupted;
   summary.resumed = store.prior.found;
+  summary.outputs_error = report.outputs_error;
   summary.wall_s = report.wall_s;
   for (const task_report& t : report.tasks) {
     summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms,
@@ -486,7 +471,7 @@ campaign_summary summary_of(const campaign_report& report, const store_side& sto
   summary.gpu_names = gpu_names_of(gpus);
   summary.baselines = std::move(baselines);
   if (model)
-    count_model_use(summary, model->service->stats());
+    count_model_use(summary, *model);
   return summary;
 }
 
@@ -498,9 +483,20 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   auto tasks = load_tasks(config, options);
   if (!tasks)
     return tl::unexpected(tasks.error());
-  auto output = make_output_folder(config);
-  if (!output)
-    return tl::unexpected(output.error());
+  // Every other check that needs no GPU, all at once, before anything is written: the same
+  // that `config --check` makes (preflight.hpp).
+  if (std::vector<engine::error> problems = preflight(config, options); !problems.empty()) {
+    std::string message;
+    for (const engine::error& e : problems)
+      message += (message.empty() ? "" : "\n") + e.message();
+    return tl::unexpected(campaign_error{engine::error{problems.front().code(), message}});
+  }
+  // Held until this function returns: no other run writes into the folder meanwhile.
+  auto folder =
+      make_output_folder(config, options, options.dry_run ? run_kind::dry_run : run_kind::campaign);
+  if (!folder)
+    return tl::unexpected(folder.error());
+  const fs::path* output = &folder->path;
   if (options.dry_run)
     return run_dry_campaign(config, options, *tasks, *output);
 
@@ -545,7 +541,10 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   if (!compiler)
     return tl::unexpected(compiler.error());
   // The agents (with the model gateway when they think with a model) and the bench dispatcher.
-  auto model = open_model(sys, guard, config, *output, run_kind::campaign, store->store);
+  // The budgets go on from what the store's transcripts say was spent, whatever llm_usage.json
+  // says (it is a file in the output folder: deleted, it would reset them).
+  auto model = open_model(sys, guard, config, *output, run_kind::campaign, store->store,
+                          spent_in_store(*state->db, tasks->order));
   if (!model)
     return tl::unexpected(model.error());
   std::vector<bench_actor> benches;

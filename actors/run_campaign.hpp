@@ -5,6 +5,7 @@
 // again on the same output folder resumes: finished nodes are read back from the store and
 // never redone; work that was in flight when the campaign died is redone.
 
+#include "actors/output_folder.hpp"
 #include "actors/torch_baselines.hpp"
 #include "config/campaign_config.hpp"
 #include "engine/error.hpp"
@@ -33,6 +34,7 @@ struct run_options {
                                                ///< report.torch_baselines
   double progress_interval_s = 5;              ///< live progress on stderr; 0 = none
   std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
+  foreign_output foreign = foreign_output::refuse; ///< an output folder holding something else
 };
 
 /// One task's outcome (a dry run: whether it would run).
@@ -66,8 +68,12 @@ struct campaign_summary {
   int64_t model_retries = 0;          ///< HTTP attempts beyond each request's first
   int64_t model_input_tokens = 0;
   int64_t model_output_tokens = 0;
-  double model_cost = 0;                    ///< at agents.prices
-  std::string model_budget_spent;           ///< why no model request started any more; empty: none
+  double model_cost = 0;          ///< at agents.prices
+  std::string model_budget_spent; ///< why no model request started any more; empty: none
+  int64_t model_answered_now = 0; ///< answered model requests of this run
+  int64_t model_failed_now = 0;   ///< model requests of this run that failed
+  std::string model_last_error;   ///< why the last failed model request failed
+  std::string outputs_error; ///< why results.json or report.md could not be written; empty: written
   std::vector<std::string> gpu_names;       ///< the campaign's GPUs, by bench actor
   std::optional<torch_baselines> baselines; ///< the torch baselines compared with, if any
 };

@@ -11,6 +11,7 @@
 #include "agents/usage_file.hpp"
 #include "engine/offline_backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -104,6 +105,12 @@ engine::expected<std::shared_ptr<model_service>> make_model_service(const servic
     if (*read)
       earlier = std::move((*read)->stats);
   }
+  // The budgets count from the larger of the two accounts, field by field.
+  usage_totals& t = earlier.total;
+  t.requests = std::max(t.requests, s.spent_floor.requests);
+  t.input_tokens = std::max(t.input_tokens, s.spent_floor.input_tokens);
+  t.output_tokens = std::max(t.output_tokens, s.spent_floor.output_tokens);
+  t.cost = std::max(t.cost, s.spent_floor.cost);
   if (s.backend == "replay") {
     if (s.replay_dir.empty())
       return fail(errc::invalid_input, "agents.backend \"replay\" needs agents.replay (the "

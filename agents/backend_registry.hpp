@@ -58,13 +58,16 @@ struct service_settings {
   std::filesystem::path transcripts_dir; ///< empty: none written
   std::filesystem::path usage_file;      ///< llm_usage.json: read (earlier runs), then kept
   std::filesystem::path replay_dir;      ///< "replay": the transcripts to answer from
+  usage_totals spent_floor; ///< what earlier runs spent at least (the store's transcripts): the
+                            ///< budgets start from the larger of it and usage_file's
 };
 
 /// Makes the model service `settings.backend` needs: an llm_gateway for openai and anthropic
 /// (the API key read from the environment variable api_key_env names, never written
 /// anywhere), a replay_service for replay; either starts from what usage_file says earlier
-/// runs spent. Fails with invalid_input when api_key_env names a variable that is not set, when
-/// usage_file is malformed, or for a backend that needs no model.
+/// runs spent, or from spent_floor where that says more (a usage file deleted or rewritten
+/// does not reset a budget). Fails with invalid_input when api_key_env names a variable that
+/// is not set, when usage_file is malformed, or for a backend that needs no model.
 [[nodiscard]] engine::expected<std::shared_ptr<model_service>>
 make_model_service(const service_settings& settings);
 

@@ -2,6 +2,7 @@
 
 #include "agents/reply_parser.hpp"
 #include "base/text.hpp"
+#include "engine/skill_check.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -163,6 +164,9 @@ engine::expected<engine::skill> llm_backend::distill(const distill_request& requ
     auto loaded = engine::load_skill(folder, engine::skill_origin::learned);
     if (!loaded)
       return fail(errc::bad_reply, "the skill does not load:\n" + loaded.error().message());
+    // Its expressions are evaluated before the skill is tried or stored (skill_check.hpp).
+    if (auto evaluates = engine::check_skill_evaluates(*loaded); !evaluates)
+      return fail(errc::bad_reply, evaluates.error().message());
     if (std::find(request.existing_ids.begin(), request.existing_ids.end(), loaded->id) !=
         request.existing_ids.end())
       return fail(errc::bad_reply, "the id '" + loaded->id + "' is taken: choose a new one");

@@ -55,20 +55,74 @@ double ms_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// The most header bytes one answer may send: curl bounds each header line, not their number.
+constexpr size_t max_header_bytes = size_t{256} * 1024;
+
+} // namespace
+
+// -- the state of one request ------------------------------------------------------------------
+
+struct request_state {
+  int64_t id = 0;
+  model_request request;
+  http_request http;
+  model_service::callback done;
+  clock_type::time_point submitted;
+  std::string started_at;
+  clock_type::time_point not_before;
+  std::vector<attempt_record> attempts;
+  // The attempt in flight.
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  std::string response;
+  std::string retry_after;
+  size_t header_bytes = 0;
+  size_t reply_limit = max_reply_bytes;
+  bool too_large = false; ///< the answer passed reply_limit or max_header_bytes: cut there
+  clock_type::time_point attempt_start;
+
+  void release_transfer(CURLM* multi) {
+    if (easy != nullptr) {
+      curl_multi_remove_handle(multi, easy);
+      curl_easy_cleanup(easy);
+      easy = nullptr;
+    }
+    if (headers != nullptr) {
+      curl_slist_free_all(headers);
+      headers = nullptr;
+    }
+  }
+};
+
+namespace {
+
+// Returning less than it was given makes curl end the transfer (CURLE_WRITE_ERROR): a flooding
+// endpoint costs at most reply_limit bytes of memory (issue 27: 4.2 GB in 3 s before).
 size_t append_body(char* data, size_t size, size_t count, void* target) {
-  static_cast<std::string*>(target)->append(data, size * count);
+  auto* r = static_cast<request_state*>(target);
+  if (r->response.size() + size * count > r->reply_limit) {
+    r->too_large = true;
+    return 0;
+  }
+  r->response.append(data, size * count);
   return size * count;
 }
 
 size_t read_header(char* data, size_t size, size_t count, void* target) {
+  auto* r = static_cast<request_state*>(target);
   std::string_view line(data, size * count);
+  r->header_bytes += line.size();
+  if (r->header_bytes > max_header_bytes) {
+    r->too_large = true;
+    return 0;
+  }
   constexpr std::string_view name = "retry-after:";
   if (line.size() > name.size()) {
     bool match = true;
     for (size_t i = 0; i < name.size() && match; ++i)
       match = std::tolower(static_cast<unsigned char>(line[i])) == name[i];
     if (match)
-      *static_cast<std::string*>(target) = std::string(line.substr(name.size()));
+      r->retry_after = std::string(line.substr(name.size()));
   }
   return size * count;
 }
@@ -89,37 +143,6 @@ std::string seconds_text(double s) {
 }
 
 } // namespace
-
-// -- the state of one request ------------------------------------------------------------------
-
-struct request_state {
-  int64_t id = 0;
-  model_request request;
-  http_request http;
-  model_service::callback done;
-  clock_type::time_point submitted;
-  std::string started_at;
-  clock_type::time_point not_before;
-  std::vector<attempt_record> attempts;
-  // The attempt in flight.
-  CURL* easy = nullptr;
-  curl_slist* headers = nullptr;
-  std::string response;
-  std::string retry_after;
-  clock_type::time_point attempt_start;
-
-  void release_transfer(CURLM* multi) {
-    if (easy != nullptr) {
-      curl_multi_remove_handle(multi, easy);
-      curl_easy_cleanup(easy);
-      easy = nullptr;
-    }
-    if (headers != nullptr) {
-      curl_slist_free_all(headers);
-      headers = nullptr;
-    }
-  }
-};
 
 using request_ptr = std::unique_ptr<request_state>;
 
@@ -167,10 +190,10 @@ struct llm_gateway::impl {
   /// Returns why no request may start, or empty; call under `mutex`.
   std::string spent_reason() const {
     const usage_totals& t = stats.total;
-    if (options.token_budget > 0 && t.input_tokens + t.output_tokens >= options.token_budget)
+    int64_t used = saturating_add(t.input_tokens, t.output_tokens);
+    if (options.token_budget > 0 && used >= options.token_budget)
       return "the campaign's token budget (" + std::to_string(options.token_budget) +
-             " tokens) is spent: " + std::to_string(t.input_tokens + t.output_tokens) +
-             " tokens used";
+             " tokens) is spent: " + std::to_string(used) + " tokens used";
     if (options.cost_budget > 0 && t.cost >= options.cost_budget) {
       char text[160];
       std::snprintf(text, sizeof text, "the campaign's cost budget (%.6g) is spent: %.6g used",
@@ -264,6 +287,9 @@ struct llm_gateway::impl {
   void start_attempt(request_ptr r) {
     r->response.clear();
     r->retry_after.clear();
+    r->header_bytes = 0;
+    r->too_large = false;
+    r->reply_limit = options.max_reply_bytes;
     r->attempt_start = clock_type::now();
     CURL* e = curl_easy_init();
     for (const auto& [name, value] : r->http.headers)
@@ -276,9 +302,11 @@ struct llm_gateway::impl {
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r->http.body.size()));
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, append_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &r->response);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r.get());
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, read_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &r->retry_after);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, r.get());
+    // A compressed answer is limited after decompression (append_body sees decoded bytes).
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(r->reply_limit));
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
                      static_cast<long>(std::max(1.0, 1000 * options.request_timeout_s)));
     // Signals would reach the whole process; curl's resolver threads need none.
@@ -326,6 +354,17 @@ struct llm_gateway::impl {
     std::optional<double> retry_after;
     bool retry = false;
     engine::error final_error{errc::internal, ""};
+    if (r->too_large || code == CURLE_FILESIZE_EXCEEDED) {
+      // Final: another try would cost as much again, and the endpoint is not answering as a
+      // chat API does.
+      a.error = "the answer is larger than " + std::to_string(r->reply_limit) +
+                " bytes (or its headers than " + std::to_string(max_header_bytes) +
+                "); it was cut there";
+      r->attempts.push_back(a);
+      auto failed = fail(errc::protocol, "the model endpoint " + r->http.url + ": " + a.error);
+      finish(std::move(r), std::move(failed), "failed");
+      return;
+    }
     if (code != CURLE_OK) {
       a.error = code == CURLE_OPERATION_TIMEDOUT
                     ? "no answer within " + seconds_text(options.request_timeout_s) +
@@ -335,7 +374,7 @@ struct llm_gateway::impl {
       final_error = engine::error{retry ? errc::transient : errc::invalid_input,
                                   "the model endpoint " + r->http.url + ": " + a.error};
     } else if (status >= 200 && status < 300) {
-      auto reply = parse_model_reply(options.api, r->response);
+      auto reply = parse_model_reply(options.api, r->response, r->http.body.size());
       if (reply) {
         r->attempts.push_back(a);
         succeed(std::move(r), std::move(*reply));
@@ -450,18 +489,15 @@ struct llm_gateway::impl {
       std::lock_guard lock(mutex);
       if (result) {
         ++stats.succeeded;
-        for (usage_totals* u : {&stats.total, &stats.by_task[r->request.task]}) {
-          u->requests += 1;
-          u->input_tokens += result->input_tokens;
-          u->output_tokens += result->output_tokens;
-          u->cost += result->cost;
-        }
+        for (usage_totals* u : {&stats.total, &stats.by_task[r->request.task]})
+          u->add(*result);
       } else if (result.error().code() == errc::cancelled) {
         ++stats.cancelled;
       } else if (result.error().code() == errc::budget_spent) {
         ++stats.refused;
       } else {
         ++stats.failed;
+        stats.last_error = result.error().message();
       }
       if (stats.budget_spent.empty())
         stats.budget_spent = spent_reason();

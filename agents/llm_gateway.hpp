@@ -15,7 +15,11 @@
 //   (errc::transient, saying how long the endpoint asked to wait);
 // - cancel() ends every request queued or in flight at once (errc::cancelled);
 // - budgets: once the tokens or the cost of the answers so far reach a budget, no request
-//   (and no retry) starts: it fails with errc::budget_spent; requests in flight finish;
+//   (and no retry) starts: it fails with errc::budget_spent; requests in flight finish; a
+//   usage an answer gives is checked (negative, fractional, absurd or past int64: a protocol
+//   error), one it does not give is estimated from the bytes, and totals never wrap;
+// - an answer's body is received up to max_reply_bytes (its headers up to 256 KiB): past it the
+//   transfer is cut and the request fails (errc::protocol), not retried;
 // - the API key is held in memory only: it is sent in a header and redacted from every
 //   transcript; never logged.
 
@@ -37,12 +41,13 @@ struct gateway_options {
   api_kind api = api_kind::openai;
   std::string endpoint; ///< base URL; empty: the API's public one
   std::string model;
-  std::string api_key;                   ///< in memory only; empty: no key is sent
-  int64_t max_concurrency = 4;           ///< HTTP requests in flight, at most
-  double request_timeout_s = 120;        ///< one attempt, at most
-  int64_t max_retries = 4;               ///< attempts after the first, at most
-  double retry_base_s = 1;               ///< the first backoff before jitter
-  double retry_max_s = 60;               ///< the longest wait before a retry
+  std::string api_key;                              ///< in memory only; empty: no key is sent
+  int64_t max_concurrency = 4;                      ///< HTTP requests in flight, at most
+  double request_timeout_s = 120;                   ///< one attempt, at most
+  int64_t max_retries = 4;                          ///< attempts after the first, at most
+  double retry_base_s = 1;                          ///< the first backoff before jitter
+  double retry_max_s = 60;                          ///< the longest wait before a retry
+  size_t max_reply_bytes = agents::max_reply_bytes; ///< an answer's body, at most; cut past it
   int64_t token_budget = 0;              ///< input + output tokens of the campaign; 0: unlimited
   double cost_budget = 0;                ///< cost of the campaign at `price`; 0: unlimited
   model_price price;                     ///< of `model`

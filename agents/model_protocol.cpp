@@ -1,6 +1,7 @@
 #include "agents/model_protocol.hpp"
 
 #include "base/text.hpp"
+#include "json/decode.hpp"
 
 #include <boost/json.hpp>
 
@@ -37,16 +38,38 @@ std::string text_of(const json::value* v) {
   return {};
 }
 
-int64_t integer_of(const json::value* v) {
-  if (v == nullptr)
-    return 0;
-  if (v->is_int64())
-    return std::max<int64_t>(0, v->as_int64());
-  if (v->is_uint64())
-    return static_cast<int64_t>(v->as_uint64());
-  if (v->is_double() && std::isfinite(v->as_double()))
-    return std::max<int64_t>(0, static_cast<int64_t>(v->as_double()));
-  return 0;
+int64_t estimated_tokens(size_t bytes) {
+  return static_cast<int64_t>((bytes + 3) / 4);
+}
+
+/// Reads the token count `key` of `usage` into `out`; leaves `out` (an estimate) when there is
+/// none. A count that is not an integer from 0 to max_reply_tokens is a protocol error: a
+/// negative one would count as nothing and a huge one would wrap a total, and either way the
+/// budget would never trip (issue 27). Returns whether the answer gave it.
+bool read_tokens(const json::value& usage, std::string_view key, int64_t& out) {
+  const json::value* v = member(usage, key);
+  if (v == nullptr || v->is_null())
+    return false;
+  bool in_range = false;
+  int64_t n = 0;
+  if (v->is_int64()) {
+    n = v->as_int64();
+    in_range = n >= 0 && n <= max_reply_tokens;
+  } else if (v->is_uint64()) {
+    in_range = v->as_uint64() <= static_cast<uint64_t>(max_reply_tokens);
+    n = in_range ? static_cast<int64_t>(v->as_uint64()) : 0;
+  } else if (v->is_double()) {
+    double d = v->as_double();
+    in_range = std::isfinite(d) && d >= 0 && d <= static_cast<double>(max_reply_tokens) &&
+               d == std::floor(d);
+    n = in_range ? static_cast<int64_t>(d) : 0;
+  }
+  if (!in_range)
+    throw decode::malformed("usage." + std::string(key) + " = " + json::serialize(*v) +
+                            " is not a token count (an integer from 0 to " +
+                            std::to_string(max_reply_tokens) + ")");
+  out = n;
+  return true;
 }
 
 std::string collapsed(std::string_view text, size_t limit) {
@@ -133,12 +156,15 @@ http_request make_http_request(api_kind api, std::string_view endpoint, std::str
   return out;
 }
 
-engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec)
-    return fail(errc::protocol, "the endpoint's answer is not JSON (" + ec.message() +
-                                    "): " + collapsed(body, 120));
+engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view body,
+                                                size_t request_bytes) {
+  json::value v;
+  try {
+    v = decode::parse(body, max_reply_bytes);
+  } catch (const decode::malformed& m) {
+    return fail(errc::protocol,
+                "the endpoint's answer is " + std::string(m.what()) + ": " + collapsed(body, 120));
+  }
   if (!v.is_object())
     return fail(errc::protocol, "the endpoint's answer is not a JSON object");
   model_reply reply;
@@ -154,10 +180,6 @@ engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view b
       return fail(errc::protocol, "the endpoint's first choice has no \"message\"");
     reply.text = text_of(member(*message, "content"));
     reply.finish_reason = text_of(member(first, "finish_reason"));
-    if (usage != nullptr) {
-      reply.input_tokens = integer_of(member(*usage, "prompt_tokens"));
-      reply.output_tokens = integer_of(member(*usage, "completion_tokens"));
-    }
   } else {
     const json::value* content = member(v, "content");
     if (content == nullptr || !content->is_array())
@@ -166,10 +188,21 @@ engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view b
       if (text_of(member(block, "type")) == "text")
         reply.text += text_of(member(block, "text"));
     reply.finish_reason = text_of(member(v, "stop_reason"));
-    if (usage != nullptr) {
-      reply.input_tokens = integer_of(member(*usage, "input_tokens"));
-      reply.output_tokens = integer_of(member(*usage, "output_tokens"));
-    }
+  }
+  // What the answer says it used; an estimate where it says nothing.
+  reply.input_tokens = estimated_tokens(request_bytes);
+  reply.output_tokens = estimated_tokens(reply.text.size());
+  bool openai = api == api_kind::openai;
+  try {
+    bool given = usage != nullptr &&
+                 read_tokens(*usage, openai ? "prompt_tokens" : "input_tokens", reply.input_tokens);
+    given =
+        usage != nullptr &&
+        read_tokens(*usage, openai ? "completion_tokens" : "output_tokens", reply.output_tokens) &&
+        given;
+    reply.usage_estimated = !given;
+  } catch (const decode::malformed& m) {
+    return fail(errc::protocol, std::string("the endpoint's answer has ") + m.what());
   }
   return reply;
 }
@@ -198,9 +231,14 @@ std::optional<double> parse_retry_after(std::string_view value, std::time_t now)
 }
 
 std::string error_summary(std::string_view body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (!ec) {
+  json::value v;
+  bool parsed = true;
+  try {
+    v = decode::parse(body, max_reply_bytes);
+  } catch (const decode::malformed&) {
+    parsed = false;
+  }
+  if (parsed) {
     const json::value* error = member(v, "error");
     std::string message = error != nullptr ? text_of(member(*error, "message")) : "";
     if (message.empty() && error != nullptr)

@@ -19,6 +19,7 @@
 
 #include "engine/error.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <ctime>
 #include <optional>
@@ -28,6 +29,20 @@
 #include <vector>
 
 namespace ks::agents {
+
+/// The largest answer body an endpoint may send, in bytes (a reply of 200,000 tokens is about
+/// 1 MB): the gateway stops receiving past it, and parse_model_reply refuses a longer one.
+inline constexpr size_t max_reply_bytes = size_t{4} * 1024 * 1024;
+
+/// The most tokens one answer may say it used, input or output: more is absurd (no model reads
+/// a context that long), so a usage beyond it is a protocol error, as a negative one is.
+inline constexpr int64_t max_reply_tokens = 100'000'000;
+
+/// Returns `a + b` for token counts and totals, held at INT64_MAX instead of wrapping.
+inline int64_t saturating_add(int64_t a, int64_t b) noexcept {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? (b < 0 ? INT64_MIN : INT64_MAX) : sum;
+}
 
 /// Names the chat API an endpoint speaks.
 enum class api_kind { openai, anthropic };
@@ -65,10 +80,11 @@ struct model_reply {
   std::string finish_reason; ///< "stop", "length", "end_turn", ...
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
-  double cost = 0;        ///< at the configured prices; 0 when none is configured
-  double latency_ms = 0;  ///< from the request's start to its answer, retries included
-  int64_t attempts = 1;   ///< HTTP requests sent, retries included
-  std::string transcript; ///< the transcript file written for it; empty: none
+  bool usage_estimated = false; ///< the answer gave no usage: tokens are bytes / 4, rounded up
+  double cost = 0;              ///< at the configured prices; 0 when none is configured
+  double latency_ms = 0;        ///< from the request's start to its answer, retries included
+  int64_t attempts = 1;         ///< HTTP requests sent, retries included
+  std::string transcript;       ///< the transcript file written for it; empty: none
 };
 
 /// An HTTP POST to send.
@@ -87,9 +103,14 @@ http_request make_http_request(api_kind api, std::string_view endpoint, std::str
                                std::string_view api_key, const model_request& request);
 
 /// Reads a 2xx answer's body. Fails with errc::protocol when it is not JSON of the API's
-/// shape (naming what is missing). A reply with no text is an answer (its tokens were paid):
-/// what the text must hold is for the backend to judge.
-[[nodiscard]] engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view body);
+/// shape (naming what is missing), is longer than max_reply_bytes or nested deeper than
+/// decode::max_depth, or when a usage count it gives is not an integer from 0 to
+/// max_reply_tokens (negative, fractional, absurd, past int64). An answer without usage (or
+/// without one of its counts) is estimated: its text's bytes / 4 as output, `request_bytes` / 4
+/// as input, rounded up, so that a token budget counts it all the same. A reply with no text is an
+/// answer (its tokens were paid): what the text must hold is for the backend to judge.
+[[nodiscard]] engine::expected<model_reply> parse_model_reply(api_kind api, std::string_view body,
+                                                              size_t request_bytes = 0);
 
 /// Checks whether an HTTP `status` is worth another try: 408, 409, 425, 429 and 5xx.
 bool retryable_status(long status) noexcept;

@@ -30,6 +30,14 @@ struct usage_totals {
   int64_t output_tokens = 0;
   double cost = 0;
 
+  /// Counts `reply`: one request, its tokens (held at INT64_MAX, never wrapped) and its cost.
+  void add(const model_reply& reply) noexcept {
+    requests = saturating_add(requests, 1);
+    input_tokens = saturating_add(input_tokens, reply.input_tokens);
+    output_tokens = saturating_add(output_tokens, reply.output_tokens);
+    cost += reply.cost;
+  }
+
   friend bool operator==(const usage_totals&, const usage_totals&) = default;
 };
 
@@ -47,6 +55,7 @@ struct gateway_stats {
   usage_totals total;
   std::map<std::string, usage_totals> by_task; ///< "" for requests of no task
   std::string budget_spent; ///< why no request starts any more; empty while within budget
+  std::string last_error;   ///< why the last failed request failed (not kept in llm_usage.json)
 
   friend bool operator==(const gateway_stats&, const gateway_stats&) = default;
 };

@@ -1,6 +1,8 @@
 #include "agents/prompt_library.hpp"
 
 #include "base/text.hpp"
+#include "engine/bounded_context.hpp"
+#include "engine/candidate_checks.hpp"
 #include "engine/skill.hpp"
 #include "engine/skill_template.hpp"
 
@@ -21,24 +23,6 @@ using engine::fail;
 namespace {
 
 using data = mustache::data;
-
-/// Remembers every name a template looked up and did not find.
-class strict_context : public mustache::context<std::string> {
-public:
-  using mustache::context<std::string>::context;
-
-  const data* get(const std::string& name) const override {
-    const data* found = mustache::context<std::string>::get(name);
-    if (found == nullptr)
-      missing_.insert(name);
-    return found;
-  }
-
-  const std::set<std::string>& missing() const noexcept { return missing_; }
-
-private:
-  mutable std::set<std::string> missing_;
-};
 
 std::string number(double value) {
   char buffer[32];
@@ -250,6 +234,9 @@ engine::expected<prompt_library> prompt_library::load(const fs::path& dir) {
       return fail(errc::not_found, "the prompt folder " + dir.string() + " has no " + name +
                                        " (agents.prompts names the folder; \"\" for the "
                                        "installed one)");
+    if (auto problem = engine::template_limit_error(*text))
+      return fail(errc::invalid_input,
+                  path.string() + ": " + problem->second + " at " + std::to_string(problem->first));
     mustache::mustache tmpl(*text);
     if (!tmpl.is_valid())
       return fail(errc::invalid_input, path.string() + ": " + tmpl.error_message());
@@ -265,8 +252,14 @@ engine::expected<std::string> render_one(const std::map<std::string, std::string
   root.set("_task", data(texts.at("_task.md")));
   mustache::mustache tmpl(texts.at(name));
   tmpl.set_custom_escape([](const std::string& text) { return text; });
-  strict_context context(&root);
-  std::string text = tmpl.render(context);
+  engine::render_budget budget(texts.at(name).size());
+  engine::bounded_context context(&root, budget);
+  std::string text;
+  try {
+    text = tmpl.render(context);
+  } catch (const engine::render_limit_reached& limit) {
+    return fail(errc::invalid_input, (dir / name).string() + ": " + limit.what);
+  }
   if (!tmpl.is_valid())
     return fail(errc::invalid_input, (dir / name).string() + ": " + tmpl.error_message());
   if (!context.missing().empty()) {
@@ -424,12 +417,14 @@ prompt_library::repairer(const engine::repair_request& request,
   root.set("source", request.source);
   root.set("failure_kind", request.failure_kind);
   root.set("compile_error", flag(request.failure_kind == "compile_error"));
-  root.set("error_text", request.error_text);
+  // Only the candidate's own lines of a compile error reach the model: nvcc quotes the lines
+  // of any file the candidate made it read (engine/candidate_checks.hpp).
+  root.set("error_text", engine::own_diagnostics(request.error_text));
   std::vector<data> history;
   for (const engine::repair_round& r : request.history) {
     data item(data::type::object);
     item.set("round", std::to_string(r.round));
-    item.set("error_first_line", first_line(r.error_text));
+    item.set("error_first_line", first_line(engine::own_diagnostics(r.error_text)));
     item.set("diagnosis", r.diagnosis);
     item.set("fix_summary", r.fix_summary);
     history.push_back(item);

@@ -3,6 +3,7 @@
 #include "agents/transcript.hpp"
 #include "agents/usage_file.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -115,6 +116,7 @@ int64_t replay_service::submit(model_request request, callback done) {
                         " (a replay answers only the requests the recorded run made)");
       t.outcome = "failed";
       ++impl_->stats.failed;
+      impl_->stats.last_error = result.error().message();
     } else {
       impl_->used[*found] = true;
       const transcript& r = impl_->recorded[*found];
@@ -122,18 +124,15 @@ int64_t replay_service::submit(model_request request, callback done) {
       reply.text = r.reply;
       reply.model = r.model;
       reply.finish_reason = r.finish_reason;
-      reply.input_tokens = r.input_tokens;
-      reply.output_tokens = r.output_tokens;
-      reply.cost = cost_of(r.input_tokens, r.output_tokens, impl_->options.price);
+      // A transcript is a file: counts outside 0..max_reply_tokens are held at its bounds.
+      reply.input_tokens = std::clamp<int64_t>(r.input_tokens, 0, max_reply_tokens);
+      reply.output_tokens = std::clamp<int64_t>(r.output_tokens, 0, max_reply_tokens);
+      reply.cost = cost_of(reply.input_tokens, reply.output_tokens, impl_->options.price);
       reply.attempts = 1;
       ++impl_->stats.succeeded;
       ++impl_->stats.attempts;
-      for (usage_totals* u : {&impl_->stats.total, &impl_->stats.by_task[request.task]}) {
-        u->requests += 1;
-        u->input_tokens += reply.input_tokens;
-        u->output_tokens += reply.output_tokens;
-        u->cost += reply.cost;
-      }
+      for (usage_totals* u : {&impl_->stats.total, &impl_->stats.by_task[request.task]})
+        u->add(reply);
       if (impl_->stats.budget_spent.empty())
         impl_->stats.budget_spent = impl_->spent_reason();
       t.reply = reply.text;

@@ -1,7 +1,9 @@
 #include "agents/reply_parser.hpp"
 
+#include "agents/model_protocol.hpp"
 #include "base/text.hpp"
 #include "engine/skill.hpp"
+#include "json/decode.hpp"
 
 #include <boost/json.hpp>
 
@@ -35,6 +37,17 @@ bool defines_ks_forward(const std::string& text) {
   return text.find("ks_forward") != std::string::npos;
 }
 
+/// Returns `text` parsed as JSON within the reply's limits (max_reply_bytes, decode::max_depth),
+/// or nullopt with `problem` saying why not.
+std::optional<json::value> bounded_json(std::string_view text, std::string& problem) {
+  try {
+    return decode::parse(text, max_reply_bytes);
+  } catch (const decode::malformed& m) {
+    problem = m.what();
+    return std::nullopt;
+  }
+}
+
 /// Returns the JSON object of a reply: its first ```json block, else the whole reply, else
 /// the text from the first '{' to the last '}'.
 engine::expected<json::object> json_object_of(std::string_view reply, std::string_view what) {
@@ -49,12 +62,12 @@ engine::expected<json::object> json_object_of(std::string_view reply, std::strin
     candidates.emplace_back(reply.substr(open, close - open + 1));
   std::string first_problem;
   for (const std::string& text : candidates) {
-    boost::system::error_code ec;
-    json::value v = json::parse(text, ec);
-    if (!ec && v.is_object())
-      return std::move(v.as_object());
+    std::string problem;
+    std::optional<json::value> v = bounded_json(text, problem);
+    if (v && v->is_object())
+      return std::move(v->as_object());
     if (first_problem.empty())
-      first_problem = ec ? ec.message() : "not a JSON object";
+      first_problem = v ? "not a JSON object" : problem;
   }
   return fail(errc::bad_reply,
               "the reply holds no JSON object " + std::string(what) + " (" + first_problem + ")");
@@ -167,10 +180,10 @@ engine::expected<std::vector<engine::plan>> parse_plans(std::string_view reply,
     std::optional<json::array> bare;
     for (const fenced_block& b : fenced_blocks(reply))
       if (b.info == "json" || b.info.empty()) {
-        boost::system::error_code ec;
-        json::value v = json::parse(b.text, ec);
-        if (!ec && v.is_array()) {
-          bare = std::move(v.as_array());
+        std::string problem;
+        std::optional<json::value> v = bounded_json(b.text, problem);
+        if (v && v->is_array()) {
+          bare = std::move(v->as_array());
           break;
         }
       }

@@ -52,6 +52,19 @@ int64_t integer_at(const json::object& o, std::string_view key, int64_t otherwis
   return static_cast<int64_t>(number_at(o, key, static_cast<double>(otherwise)));
 }
 
+/// Returns `text` cut to at most `limit` bytes at a UTF-8 character's start, with a note of
+/// what was cut.
+std::string cut(std::string_view text, size_t limit) {
+  if (text.size() <= limit)
+    return std::string(text);
+  size_t keep = limit;
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80)
+    --keep;
+  return std::string(text.substr(0, keep)) + "\n[... " + std::to_string(text.size() - keep) +
+         " bytes cut: the transcript is at most " + std::to_string(max_transcript_bytes) +
+         " bytes]";
+}
+
 } // namespace
 
 std::string redact(std::string_view text, std::string_view secret) {
@@ -69,7 +82,17 @@ std::string redact(std::string_view text, std::string_view secret) {
 }
 
 std::string transcript_json(const transcript& t, std::string_view secret) {
+  // The long texts (the messages, the reply, the error) share max_transcript_bytes: when they
+  // are longer together, each one longer than its share is cut to it.
+  size_t long_texts = t.reply.size() + t.error.size();
+  for (const chat_message& m : t.messages)
+    long_texts += m.content.size();
+  const bool truncated = long_texts > max_transcript_bytes;
+  const size_t share = max_transcript_bytes / (t.messages.size() + 2);
   auto r = [secret](std::string_view s) { return json::string(redact(s, secret)); };
+  auto r_long = [&](std::string_view s) {
+    return truncated ? json::string(redact(cut(s, share), secret)) : r(s);
+  };
   json::array attempts;
   for (const attempt_record& a : t.attempts)
     attempts.push_back(json::object{{"status", a.status},
@@ -78,7 +101,7 @@ std::string transcript_json(const transcript& t, std::string_view secret) {
                                     {"retry_after_s", a.retry_after_s}});
   json::array messages;
   for (const chat_message& m : t.messages)
-    messages.push_back(json::object{{"role", r(m.role)}, {"content", r(m.content)}});
+    messages.push_back(json::object{{"role", r(m.role)}, {"content", r_long(m.content)}});
   json::object o{{"v", 1},
                  {"type", "llm_transcript"},
                  {"id", t.id},
@@ -92,13 +115,15 @@ std::string transcript_json(const transcript& t, std::string_view secret) {
                  {"latency_ms", t.latency_ms},
                  {"attempts", std::move(attempts)},
                  {"outcome", r(t.outcome)},
-                 {"error", r(t.error)},
+                 {"error", r_long(t.error)},
                  {"messages", std::move(messages)},
-                 {"reply", r(t.reply)},
+                 {"reply", r_long(t.reply)},
                  {"finish_reason", r(t.finish_reason)},
                  {"input_tokens", t.input_tokens},
                  {"output_tokens", t.output_tokens},
                  {"cost", t.cost}};
+  if (truncated)
+    o["truncated"] = true;
   // Every string was redacted; the whole text once more, in case JSON escaping of a field
   // and the key's own characters ever line up differently.
   return redact(json::serialize(o), secret) + "\n";

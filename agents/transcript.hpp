@@ -14,7 +14,10 @@
 //     "outcome": "ok" | "failed" | "cancelled" | "refused",
 //     "error": str, "messages": [ { "role": str, "content": str } ],
 //     "reply": str, "finish_reason": str, "input_tokens": int, "output_tokens": int,
-//     "cost": real }
+//     "cost": real, "truncated": true (only when the texts were cut) }
+//
+// A transcript is at most about max_transcript_bytes: when its messages, reply and error are
+// longer together, each one longer than its share is cut, saying how much was cut.
 //
 // Ids number the requests of a campaign's output folder: a service starts after the highest
 // id its folder already holds (next_transcript_id), so that a resumed campaign adds files
@@ -29,6 +32,7 @@
 #include "agents/model_protocol.hpp"
 #include "engine/error.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -36,6 +40,9 @@
 #include <vector>
 
 namespace ks::agents {
+
+/// The most bytes the messages, reply and error of one transcript hold together (see the top).
+inline constexpr size_t max_transcript_bytes = size_t{8} * 1024 * 1024;
 
 /// One HTTP attempt of a request.
 struct attempt_record {

@@ -1,10 +1,12 @@
 // `kernelskill config`: the commented defaults, or a check of a config file that goes as far as
 // `run` would before it needs a GPU: the file's keys and values, then campaign.tasks resolved
-// and every manifest it matches loaded. "ok" means `run` would start.
+// and every manifest it matches loaded, then actors::preflight (the checks `run` itself makes
+// through the same function). "ok" means `run` gets as far as the GPUs.
 
 #include "cli/config_command.hpp"
 
 #include "actors/campaign_tasks.hpp"
+#include "actors/preflight.hpp"
 #include "actors/torch_baselines.hpp"
 #include "cli/config_loading.hpp"
 #include "cli/exit_codes.hpp"
@@ -52,9 +54,13 @@ CLI::App* add_config_command(CLI::App& app, config_options& opt) {
       "campaign config; --check FILE checks a config file as far as `run` goes before it needs a "
       "GPU: every unknown key, wrong type "
       "and out-of-range value, then campaign.tasks resolved against the file's folder and "
-      "every manifest it matches loaded. Each problem is printed as FILE:LINE:COL: message. A "
-      "config that does not set campaign.tasks is refused: a campaign names its tasks. A valid "
-      "file prints \"ok\" and the tasks it would run.");
+      "every manifest it matches loaded, then every other check `run` makes before it needs a "
+      "GPU: the search limits and policy, the output folder (in use by another run, holding "
+      "something else, not writable), the skills, the skill memory's folder, the model's "
+      "prompts, API key variable and replay folder, the sandbox. Every problem is printed at "
+      "once, a manifest's as FILE:LINE:COL: message, and counted. A config that does not set "
+      "campaign.tasks is refused: a campaign names its tasks. A valid file prints \"ok\" and "
+      "the tasks it would run: `run` gets as far as the GPUs.");
   CLI::Option* defaults =
       cmd->add_flag("--defaults", opt.defaults,
                     "Print the default config, every option with its description, accepted "
@@ -62,6 +68,9 @@ CLI::App* add_config_command(CLI::App& app, config_options& opt) {
   CLI::Option* check =
       cmd->add_option("--check", opt.check, "Check this config file and the tasks it names")
           ->type_name("FILE");
+  cmd->add_flag("--overwrite", opt.overwrite,
+                "Check as `run --overwrite` would: an output folder that holds something else "
+                "is no problem");
   defaults->excludes(check);
   cmd->footer(exit_code_help(command_codes::files_only(), width));
   return cmd;
@@ -83,24 +92,45 @@ command_result run_config(const config_options& opt) {
     }
     return tl::unexpected(loaded.error());
   }
+  // Every problem at once: the tasks, the baselines, then what `run` checks before it needs a
+  // GPU (actors/preflight.hpp), each counted once.
+  std::string problems;
+  int64_t count = 0;
+  std::string hint;
   auto tasks = actors::load_campaign_tasks(*loaded);
   if (!tasks) {
-    std::string hint;
     if (tasks.error().code() == engine::errc::not_found)
       hint = "  (campaign.tasks: globs and folders are relative to the config's folder, " +
              relative_to_cwd(loaded->source.parent_path()) + ")\n";
-    return invalid(opt.check, tasks.error().message(), "its tasks cannot be loaded", hint);
+    problems += tasks.error().message() + "\n";
+    count += count_lines(tasks.error().message());
   }
   // The torch baselines, read and checked against the tasks as `run` does before it starts.
   std::optional<actors::torch_baselines> baselines;
   std::vector<std::string> baseline_warnings;
   if (fs::path file = loaded->torch_baselines_file(); !file.empty()) {
     auto read = actors::read_torch_baselines(file);
-    if (!read)
-      return invalid(opt.check, "report.torch_baselines: " + read.error().message(),
-                     "its torch baselines cannot be read");
-    baseline_warnings = actors::check_shapes(*read, *tasks);
-    baselines = std::move(*read);
+    if (!read) {
+      problems += "report.torch_baselines: " + read.error().message() + "\n";
+      ++count;
+    } else {
+      if (tasks)
+        baseline_warnings = actors::check_shapes(*read, *tasks);
+      baselines = std::move(*read);
+    }
+  }
+  actors::run_options as_run;
+  as_run.foreign =
+      opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
+  for (const engine::error& e : actors::preflight(*loaded, as_run)) {
+    problems += e.message() + "\n";
+    ++count;
+  }
+  if (count > 0) {
+    std::cout << problems << hint << std::flush;
+    return stop(stop_reason::task, opt.check.string() + ": `run` would stop (" +
+                                       std::to_string(count) +
+                                       (count == 1 ? " problem)" : " problems)"));
   }
   std::cout << "ok: " << tasks->size() << (tasks->size() == 1 ? " task" : " tasks")
             << ", results in " << relative_to_cwd(loaded->output_dir()) << "\n";

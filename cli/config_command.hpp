@@ -14,6 +14,7 @@ namespace ks::cli {
 struct config_options {
   bool defaults = false;       ///< print the commented default config
   std::filesystem::path check; ///< validate this config file
+  bool overwrite = false;      ///< as `run --overwrite`: a folder holding something else is fine
 };
 
 /// Adds the `config` subcommand to `app`, its options stored in `opt`; returns it.

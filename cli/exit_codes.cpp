@@ -52,10 +52,11 @@ std::vector<exit_code_info> make_table() {
       {2, "task error",
        "a task manifest or campaign config is invalid (each problem as FILE:LINE:COL) or names "
        "no task; a task cannot run (its reference does not compile or fails against itself, "
-       "the planner or coder fails on it); an output folder holds no campaign"},
+       "the planner or coder fails on it); an output folder holds no campaign, or holds "
+       "something other than a kernelskill output (run without --overwrite)"},
       {3, "environment error",
-       "nvcc or kernelskill/abi.h is missing, a folder cannot be written, or an internal "
-       "error"},
+       "nvcc or kernelskill/abi.h is missing, a folder cannot be written or is in use by "
+       "another run, or an internal error"},
   };
   for (int32_t n = 1; n <= 12; ++n) {
     auto kind = static_cast<gpu::failure_kind>(n);

@@ -93,13 +93,21 @@ void print_model_use(std::ostream& out, const actors::campaign_summary& s,
 void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
                            const std::string& arch) {
   int64_t failed = 0;
-  for (const actors::task_summary& t : s.tasks)
+  int64_t not_reached = 0; // interrupted before its round ended: neither would nor would not
+  for (const actors::task_summary& t : s.tasks) {
     failed += t.failed ? 1 : 0;
-  int64_t would_run = static_cast<int64_t>(s.tasks.size()) - failed;
-  out << "dry run for " << arch << ": " << would_run << " of " << s.tasks.size()
-      << (s.tasks.size() == 1 ? " task" : " tasks") << " would run";
-  if (s.interrupted)
-    out << " so far (interrupted)";
+    not_reached += !t.failed && t.stop_reason == "interrupted" ? 1 : 0;
+  }
+  const int64_t all = static_cast<int64_t>(s.tasks.size());
+  const int64_t would_run = all - failed - not_reached;
+  out << "dry run for " << arch << ": ";
+  if (s.interrupted && not_reached > 0)
+    out << "interrupted: " << (all - not_reached) << " of " << all
+        << (all == 1 ? " task" : " tasks") << " checked (" << would_run << " would run, " << failed
+        << " would not), " << not_reached << " not reached";
+  else
+    out << would_run << " of " << all << (all == 1 ? " task" : " tasks") << " would run"
+        << (s.interrupted ? " (interrupted after the last)" : "");
   out << "; nothing was measured, no state was saved (" << format_duration(s.wall_s) << ")\n";
   for (const actors::task_summary& t : s.tasks)
     if (t.failed)
@@ -209,7 +217,11 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
       "one round and compiles it, printing each step as it happens and writing the candidates "
       "to <output>/dry-run/<task>/. It saves no state, and exits 0 only if every task would "
       "run (2 if a reference does not compile or the planner or coder fails), so it can gate "
-      "CI.");
+      "CI.\n"
+      "One run at a time per output folder: a second `run` on a folder in use is refused (exit "
+      "3), naming the process that holds it (<output>/.kernelskill.lock; the lock goes when "
+      "that process ends, however it ends). A folder that holds something other than a "
+      "kernelskill output is refused (exit 2) unless --overwrite is given.");
   cmd->add_option("CONFIG.toml", opt.config, "Campaign config (TOML)")->required()->type_name("");
   cmd->add_flag("--dry-run", opt.dry_run,
                 "Compile the references, plan, code and compile one round of every task; "
@@ -230,6 +242,10 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
                   "is also compared with torch eager and torch.compile (default: the config's "
                   "report.torch_baselines)")
       ->type_name("FILE");
+  cmd->add_flag("--overwrite", opt.overwrite,
+                "Use campaign.output even when it holds files that are not a kernelskill output "
+                "(its results.json, report.md, best/, state/ and cache/ are written; nothing "
+                "else in it is touched)");
   cmd->add_option("--progress", opt.progress_s,
                   "Seconds between progress lines when stderr is not a terminal, 0 to 3600 (on "
                   "a terminal the display updates every second); 0 turns progress off, results "
@@ -269,6 +285,8 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
       opt.baselines.empty() ? opt.baselines : std::filesystem::absolute(opt.baselines);
   options.progress_interval_s = opt.progress_s;
   options.stop_requested = &stop_flag;
+  options.foreign =
+      opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
 
   auto summary = actors::run_campaign(*loaded, options);
   if (!summary)
@@ -296,6 +314,20 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
                                               shown(loaded->output_dir() / "state") +
                                               "; run the same command again to resume");
   }
+  // Outputs that could not be written are no result, whatever the table above says.
+  if (!summary->outputs_error.empty())
+    return stop(stop_reason::environment,
+                "the campaign's outputs could not be written (" + summary->outputs_error +
+                    "); every step is kept in " + shown(loaded->output_dir() / "state") +
+                    ": `kernelskill status " + shown(loaded->output_dir()) +
+                    " --export DIR` writes them from it, and the same `run` resumes");
+  // A model that answered nothing did none of the work the table credits to it. (A dry run
+  // says so per task below: a task whose planner failed would not run.)
+  if (!opt.dry_run && summary->model_used && summary->model_failed_now > 0 &&
+      summary->model_answered_now == 0)
+    return stop(stop_reason::environment, "every model request of this run failed (" +
+                                              std::to_string(summary->model_failed_now) +
+                                              "); the last: " + summary->model_last_error);
   // A task that failed (its reference does not compile, crashes or disagrees with itself; in
   // a dry run, one that would not run) is a task error, as --help says, once every other task
   // has run and the outputs are written.

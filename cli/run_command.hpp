@@ -21,6 +21,7 @@ struct run_command_options {
   std::filesystem::path cache_dir; ///< empty: <output>/cache
   std::filesystem::path baselines; ///< torch baselines file; empty: report.torch_baselines
   double progress_s = 5;           ///< live progress on stderr every this many seconds; 0: none
+  bool overwrite = false;          ///< use an output folder that holds something else
 };
 
 /// Adds the `run` subcommand to `app`, its options stored in `opt`; returns it.

@@ -10,6 +10,7 @@
 
 #include "base/text.hpp"
 #include "config/campaign_config.hpp"
+#include "config/spelling.hpp"
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
@@ -148,9 +149,18 @@ command_result show(const places& p, const std::string& id) {
   auto stored = store->skill(id);
   if (!stored)
     return stop(stop_reason::environment, stored.error().message());
-  if (!*stored)
-    return stop(stop_reason::usage, "no skill '" + id + "' in " + p.memory.string() +
-                                        " (kernelskill skills list shows them)");
+  if (!*stored) {
+    std::string guess;
+    if (auto all = store->skills()) {
+      std::vector<std::string_view> ids;
+      for (const memory::stored_skill& known : *all)
+        ids.push_back(known.id);
+      if (auto near = config::closest(id, ids))
+        guess = " (did you mean '" + std::string(*near) + "'?)";
+    }
+    return stop(stop_reason::usage, "no skill '" + id + "' in " + p.memory.string() + guess +
+                                        "; kernelskill skills list shows them");
+  }
   auto loaded =
       engine::load_skill(engine::skill_files{"<" + id + ">", (*stored)->files}, (*stored)->origin);
   if (!loaded)

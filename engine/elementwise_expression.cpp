@@ -17,6 +17,11 @@
 // precise functions (expf, erff, log1pf, expm1f, not __expf), propagating NaN as torch does;
 // a function that reads its argument twice becomes an immediately called lambda, so the text
 // stays one self-contained expression that any template can drop in.
+//
+// A manifest comes from outside (a user, `kernelskill import`), so the parser is bounded: a
+// text longer than max_elementwise_bytes, or nested (parentheses, calls, unary operators,
+// powers, or the tree a long chain of operators builds) deeper than max_elementwise_depth, is
+// refused, so that neither parsing, writing nor freeing a tree can exhaust the stack.
 
 #include "engine/elementwise_expression.hpp"
 
@@ -37,7 +42,8 @@ struct elementwise_expression::node {
   double value = 0; // number
   std::string text; // name, operator or function
   std::vector<std::shared_ptr<const node>> args;
-  size_t at = 0; // offset of the node in the source text
+  size_t at = 0;     // offset of the node in the source text
+  int32_t depth = 1; // levels of the tree below and including this node
 };
 
 namespace {
@@ -201,12 +207,19 @@ std::string python_number(double value) {
   return std::signbit(value) ? "(-" + text + ")" : text;
 }
 
+std::string too_deep() {
+  return "the operation is nested deeper than " + std::to_string(max_elementwise_depth) + " levels";
+}
+
 class parser {
 public:
   parser(std::string_view text, const std::vector<std::string>& inputs)
     : text_(text), inputs_(inputs) {}
 
   node_ptr parse() {
+    if (text_.size() > max_elementwise_bytes)
+      throw parse_problem{0, "the operation is longer than " +
+                                 std::to_string(max_elementwise_bytes) + " characters"};
     node_ptr root = comparison();
     skip_blanks();
     if (pos_ != text_.size())
@@ -300,6 +313,10 @@ private:
     n->text = std::move(op);
     n->args = std::move(args);
     n->at = at;
+    for (const node_ptr& a : n->args)
+      n->depth = std::max(n->depth, a->depth + 1);
+    if (n->depth > max_elementwise_depth)
+      throw parse_problem{at, too_deep()};
     return folded(std::move(n), f);
   }
 
@@ -351,14 +368,22 @@ private:
     }
   }
 
+  // Every cycle of the recursion (a parenthesis, a call, a unary operator, a power) passes
+  // through here, so this one counter bounds the parser's stack.
   node_ptr unary() {
     skip_blanks();
     size_t at = pos_;
+    if (++nesting_ > max_elementwise_depth)
+      throw parse_problem{at, too_deep()};
+    node_ptr n;
     if (accept("-"))
-      return operation(node::kind::negate, "-", {unary()}, at);
-    if (accept("+"))
-      return unary();
-    return power();
+      n = operation(node::kind::negate, "-", {unary()}, at);
+    else if (accept("+"))
+      n = unary();
+    else
+      n = power();
+    --nesting_;
+    return n;
   }
 
   node_ptr power() {
@@ -490,6 +515,7 @@ private:
   std::string_view text_;
   const std::vector<std::string>& inputs_;
   size_t pos_ = 0;
+  int32_t nesting_ = 0;
 };
 
 /// Writes a tree out in CUDA and torch, counting operations and the inputs used.

@@ -8,6 +8,7 @@
 
 #include "engine/error.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,13 +17,21 @@
 
 namespace ks::engine {
 
+/// The longest operation text parse() accepts, in bytes.
+inline constexpr size_t max_elementwise_bytes = 65536;
+
+/// The deepest nesting parse() accepts: parentheses, calls, unary operators and powers, and the
+/// depth of the tree a chain of operators builds.
+inline constexpr int32_t max_elementwise_depth = 256;
+
 /// A parsed elementwise operation; cheap to copy (the tree is shared and immutable).
 class elementwise_expression {
 public:
   /// Parses `text` over the tensors named `inputs`. Fails with errc::invalid_input whose message
   /// starts with the 0-based offset of the problem in `text`, then ": ", then what is wrong
   /// (a syntax error, an unknown name or function, a wrong number of arguments, an argument
-  /// that torch needs as a number, an expression that uses no input).
+  /// that torch needs as a number, an expression that uses no input, a text longer than
+  /// max_elementwise_bytes or nested deeper than max_elementwise_depth).
   [[nodiscard]] static expected<elementwise_expression>
   parse(std::string_view text, const std::vector<std::string>& inputs);
 

@@ -16,6 +16,14 @@
 // unknown, and unknown spreads through arithmetic and comparisons; && and || follow Kleene's
 // three-valued logic (no && unknown is no, yes || unknown is yes), so a precondition on a
 // diagnosis that has not been made yet neither holds nor fails: the caller decides.
+//
+// Skills come from outside (a model's distillation, `skills import`), so both halves are
+// total: a text longer than max_expression_bytes, or nested (parentheses, unary operators, or
+// the tree a long chain of binary operators builds) deeper than max_expression_depth, is a
+// syntax error; integer arithmetic that does not fit int64 (INT64_MIN / -1, a sum or product
+// that overflows, -INT64_MIN) and a division by zero are evaluation errors. Nothing here
+// recurses deeper than the limit, so neither parsing, evaluating nor freeing a tree can
+// exhaust the stack.
 
 #include "engine/expression.hpp"
 
@@ -23,6 +31,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <system_error>
 
@@ -34,6 +43,7 @@ struct expression::node {
   std::string name; // name
   std::string op;   // unary, binary
   std::shared_ptr<const node> left, right;
+  int32_t depth = 1; // levels of the tree below and including this node
 };
 
 namespace {
@@ -46,11 +56,18 @@ struct syntax_error {
   std::string what;
 };
 
+std::string too_deep() {
+  return "the expression is nested deeper than " + std::to_string(max_expression_depth) + " levels";
+}
+
 class parser {
 public:
   explicit parser(std::string_view text) : text_(text) {}
 
   node_ptr parse() {
+    if (text_.size() > max_expression_bytes)
+      throw syntax_error{0, "the expression is longer than " +
+                                std::to_string(max_expression_bytes) + " characters"};
     node_ptr root = parse_or();
     skip_blanks();
     if (pos_ != text_.size())
@@ -72,12 +89,26 @@ private:
     return true;
   }
 
-  static node_ptr binary(std::string op, node_ptr l, node_ptr r) {
+  node_ptr binary(std::string op, node_ptr l, node_ptr r) const {
     auto n = std::make_shared<node>();
     n->k = node::kind::binary;
     n->op = std::move(op);
+    n->depth = 1 + std::max(l->depth, r->depth);
     n->left = std::move(l);
     n->right = std::move(r);
+    if (n->depth > max_expression_depth)
+      throw syntax_error{pos_, too_deep()};
+    return n;
+  }
+
+  node_ptr unary(std::string op, node_ptr operand) const {
+    auto n = std::make_shared<node>();
+    n->k = node::kind::unary;
+    n->op = std::move(op);
+    n->depth = 1 + operand->depth;
+    n->left = std::move(operand);
+    if (n->depth > max_expression_depth)
+      throw syntax_error{pos_, too_deep()};
     return n;
   }
 
@@ -131,23 +162,21 @@ private:
     }
   }
 
+  // Every cycle of the recursion (a parenthesis, a unary operator) passes through here, so
+  // this one counter bounds the parser's stack.
   node_ptr parse_unary() {
+    if (++nesting_ > max_expression_depth)
+      throw syntax_error{pos_, too_deep()};
     skip_blanks();
-    if (text_.substr(pos_, 2) != "!=" && accept("!")) {
-      auto n = std::make_shared<node>();
-      n->k = node::kind::unary;
-      n->op = "!";
-      n->left = parse_unary();
-      return n;
-    }
-    if (accept("-")) {
-      auto n = std::make_shared<node>();
-      n->k = node::kind::unary;
-      n->op = "-";
-      n->left = parse_unary();
-      return n;
-    }
-    return parse_primary();
+    node_ptr n;
+    if (text_.substr(pos_, 2) != "!=" && accept("!"))
+      n = unary("!", parse_unary());
+    else if (accept("-"))
+      n = unary("-", parse_unary());
+    else
+      n = parse_primary();
+    --nesting_;
+    return n;
   }
 
   node_ptr parse_primary() {
@@ -221,6 +250,7 @@ private:
 
   std::string_view text_;
   size_t pos_ = 0;
+  int32_t nesting_ = 0;
 };
 
 void collect_names(const node& n, std::set<std::string>& out) {
@@ -306,16 +336,20 @@ maybe arithmetic(const std::string& op, const fact_value& a, const fact_value& b
     if ((op == "/" || op == "%") && j == 0)
       throw type_error{"division by zero"};
     int64_t out = 0;
+    bool overflow = false;
     if (op == "+")
-      out = i + j;
+      overflow = __builtin_add_overflow(i, j, &out);
     else if (op == "-")
-      out = i - j;
+      overflow = __builtin_sub_overflow(i, j, &out);
     else if (op == "*")
-      out = i * j;
-    else if (op == "/")
-      out = i / j;
+      overflow = __builtin_mul_overflow(i, j, &out);
+    else if (i == std::numeric_limits<int64_t>::min() && j == -1)
+      overflow = true; // the one quotient (and remainder, on x86) that traps
     else
-      out = i % j;
+      out = op == "/" ? i / j : i % j;
+    if (overflow)
+      throw type_error{std::to_string(i) + " " + op + " " + std::to_string(j) +
+                       " overflows a 64-bit integer"};
     return fact_value{out};
   }
   if (op == "%")
@@ -346,8 +380,11 @@ maybe eval(const node& n, const fact_map& facts) {
       return fact_value{int64_t{truthy(*v) ? 0 : 1}};
     if (!is_number(*v))
       throw type_error{"'-' needs a number, not a string"};
-    if (const auto* i = std::get_if<int64_t>(&*v))
+    if (const auto* i = std::get_if<int64_t>(&*v)) {
+      if (*i == std::numeric_limits<int64_t>::min())
+        throw type_error{"-(" + std::to_string(*i) + ") overflows a 64-bit integer"};
       return fact_value{-*i};
+    }
     return fact_value{-std::get<double>(*v)};
   }
   case node::kind::binary:

@@ -6,6 +6,7 @@
 
 #include "engine/error.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,6 +17,13 @@
 #include <vector>
 
 namespace ks::engine {
+
+/// The longest expression text parse() accepts, in bytes.
+inline constexpr size_t max_expression_bytes = 65536;
+
+/// The deepest nesting parse() accepts: parentheses and unary operators, and the depth of the
+/// tree a chain of binary operators builds ("1 + 1 + ... + 1" with 256 terms is too deep).
+inline constexpr int32_t max_expression_depth = 256;
 
 /// Holds one value of an expression: an integer, a real or a string. Booleans are the
 /// integers 0 and 1.
@@ -36,7 +44,8 @@ class expression {
 public:
   /// Parses `text`. On a syntax error, returns errc::invalid_input whose message starts with
   /// the 0-based offset of the offending character in `text`, then ": ", then what is wrong
-  /// (so that a loader can turn it into FILE:LINE:COL).
+  /// (so that a loader can turn it into FILE:LINE:COL). A text longer than
+  /// max_expression_bytes or nested deeper than max_expression_depth is such an error.
   [[nodiscard]] static expected<expression> parse(std::string_view text);
 
   /// Returns the text it was parsed from.
@@ -47,7 +56,7 @@ public:
 
   /// Evaluates it as a condition over `facts`: yes or no; unknown when it needs a name that
   /// `facts` lacks. Returns errc::invalid_input for a type error (a string in arithmetic, a
-  /// division by zero), naming the expression.
+  /// division by zero, integer arithmetic that overflows int64), naming the expression.
   [[nodiscard]] expected<truth> holds(const fact_map& facts) const;
 
   /// Evaluates it to a value over `facts`; nullopt when it needs a missing name.

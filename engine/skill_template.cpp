@@ -14,6 +14,7 @@
 #include "engine/skill_template.hpp"
 
 #include "base/text.hpp"
+#include "engine/mustache_limits.hpp"
 #include "engine/op_family.hpp"
 #include "engine/template_context.hpp"
 
@@ -320,6 +321,8 @@ expected<std::string> render(const skill& s, const skill_template& t, const task
 }
 
 std::optional<std::pair<size_t, std::string>> template_syntax_error(const std::string& text) {
+  if (auto problem = template_limit_error(text))
+    return problem;
   mustache::mustache tmpl(text);
   if (tmpl.is_valid())
     return std::nullopt;

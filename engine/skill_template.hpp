@@ -87,8 +87,8 @@ first_valid(const skill_template& t, const std::vector<param_space>& space, cons
                                            const task& subject, const param_values& values,
                                            std::string_view reference_source);
 
-/// Checks the Mustache syntax of `text`: nullopt when it parses, else the byte offset of the
-/// problem and what is wrong.
+/// Checks the Mustache syntax of `text` and its size and section depth (mustache_limits.hpp):
+/// nullopt when it parses within them, else the byte offset of the problem and what is wrong.
 std::optional<std::pair<size_t, std::string>> template_syntax_error(const std::string& text);
 
 } // namespace ks::engine

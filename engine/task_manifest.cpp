@@ -155,11 +155,14 @@ public:
     // A family's reference is rendered from its template; any other task brings its own.
     if (const toml::node* node = root.get("reference"))
       result.reference_path = read_reference(*node);
-    else if (!result.family.empty() && !family)
+    else if (!result.family.empty() && !family) {
+      auto guess = closest(result.family, family_names());
       report(root, "missing required key 'reference' (a string: the reference .cu, relative to "
                    "this file): family '" +
                        result.family + "' is none of docs/tasks.md's (" +
+                       (guess ? "did you mean '" + std::string(*guess) + "'? " : "") +
                        config::joined(family_names()) + "), whose references are rendered");
+    }
     size_t problems_before = problems_.size();
     if (const toml::node* node = required(root, "inputs", "",
                                           "an array of tables: [ { name = ..., dtype = ..., "

@@ -1,6 +1,7 @@
 #include "engine/template_context.hpp"
 
 #include "base/text.hpp"
+#include "engine/bounded_context.hpp"
 #include "engine/expression.hpp"
 #include "engine/op_family.hpp"
 
@@ -9,31 +10,6 @@
 namespace ks::engine::template_detail {
 
 namespace {
-
-/// A Mustache context that remembers every name it could not resolve.
-class strict_context : public mustache::context<std::string> {
-public:
-  using mustache::context<std::string>::context;
-
-  const mustache::data* get(const std::string& name) const override {
-    const mustache::data* found = mustache::context<std::string>::get(name);
-    if (found == nullptr)
-      missing_.insert(name);
-    return found;
-  }
-
-  const mustache::data* get_partial(const std::string& name) const override {
-    const mustache::data* found = mustache::context<std::string>::get_partial(name);
-    if (found == nullptr)
-      missing_.insert("> " + name);
-    return found;
-  }
-
-  const std::set<std::string>& missing() const noexcept { return missing_; }
-
-private:
-  mutable std::set<std::string> missing_;
-};
 
 bool is_silent(const param_value& value) {
   return std::holds_alternative<bool>(value) || std::holds_alternative<std::vector<int64_t>>(value);
@@ -157,14 +133,24 @@ silent_names put_task(mustache::data& root, const task& subject) {
 render_outcome render_strict(const std::string& text, const mustache::data& root,
                              const silent_names& silent) {
   render_outcome outcome;
+  if (auto problem = template_limit_error(text)) {
+    outcome.syntax_error = problem->second + " at " + std::to_string(problem->first);
+    return outcome;
+  }
   mustache::mustache tmpl(text);
   if (!tmpl.is_valid()) {
     outcome.syntax_error = tmpl.error_message();
     return outcome;
   }
   tmpl.set_custom_escape([](const std::string& s) { return s; });
-  strict_context context(&root);
-  outcome.text = tmpl.render(context);
+  render_budget budget(text.size());
+  bounded_context context(&root, budget);
+  try {
+    outcome.text = tmpl.render(context);
+  } catch (const render_limit_reached& limit) {
+    outcome.syntax_error = limit.what;
+    return outcome;
+  }
   if (!tmpl.is_valid())
     outcome.syntax_error = tmpl.error_message();
   outcome.missing = context.missing();

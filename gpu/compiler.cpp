@@ -24,6 +24,7 @@
 #include "gpu/compiler.hpp"
 
 #include "base/text.hpp"
+#include "engine/candidate_checks.hpp"
 #include "gpu/child_process.hpp"
 #include "gpu/content_hash.hpp"
 
@@ -582,6 +583,12 @@ compile_result compiler::compile(const compile_request& request) const {
 
   if (auto asked = parse_ks_flags(request.source); !asked) {
     result.diagnostics = asked.error().message() + "\n";
+    return finish(std::move(result));
+  }
+  // nvcc quotes what it includes in its errors, and those go to a model: a candidate includes
+  // the system's headers and ours, nothing else (engine/candidate_checks.hpp).
+  if (auto refused = engine::refused_includes(request.source)) {
+    result.diagnostics = *refused;
     return finish(std::move(result));
   }
 

@@ -1,5 +1,7 @@
 #include "json/decode.hpp"
 
+#include <boost/json/parse.hpp>
+
 #include <limits>
 
 namespace json = boost::json;
@@ -13,6 +15,19 @@ namespace {
 }
 
 } // namespace
+
+json::value parse(std::string_view text, std::size_t max_bytes, std::size_t depth) {
+  if (text.size() > max_bytes)
+    throw malformed("the text is " + std::to_string(text.size()) + " bytes, more than the " +
+                    std::to_string(max_bytes) + " allowed");
+  json::parse_options options;
+  options.max_depth = depth;
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec, {}, options);
+  if (ec)
+    throw malformed("not JSON (" + ec.message() + ")");
+  return v;
+}
 
 const json::value& field(const json::object& o, std::string_view key) {
   auto it = o.find(key);

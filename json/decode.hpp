@@ -11,6 +11,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -19,10 +20,20 @@
 
 namespace ks::decode {
 
+/// The deepest nesting of arrays and objects parse() accepts by default (Boost.JSON's own
+/// default is 32; a record or reply of ours nests at most 6).
+inline constexpr std::size_t max_depth = 64;
+
 /// Says what is wrong with a record or line being decoded.
 struct malformed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// Parses `text` as one JSON value: throws malformed when it is longer than `max_bytes`,
+/// nested deeper than `depth`, or not JSON ("not JSON (syntax error)"). Boost.JSON's parser
+/// is not recursive, so a deep text costs no stack; the limits bound memory.
+boost::json::value parse(std::string_view text, std::size_t max_bytes,
+                         std::size_t depth = max_depth);
 
 /// Returns the field `key` of `o`; throws ("missing field 'key'") when there is none.
 const boost::json::value& field(const boost::json::object& o, std::string_view key);

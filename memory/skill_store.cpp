@@ -5,6 +5,7 @@
 
 #include "memory/skill_store.hpp"
 
+#include "engine/skill_check.hpp"
 #include "json/decode.hpp"
 #include "memory/json_text.hpp"
 #include "memory/record_codec.hpp"
@@ -404,6 +405,11 @@ expected<void> skill_store::import_skills(std::vector<stored_skill> skills,
     if (auto ok = detail::check_name("a skill id", s.id); !ok)
       return ok;
     auto loaded = validate(s);
+    // A skill from outside has its expressions evaluated before it is stored: one that cannot
+    // be evaluated would only ever fail in a campaign.
+    if (loaded)
+      if (auto evaluates = engine::check_skill_evaluates(*loaded); !evaluates)
+        loaded = tl::unexpected(evaluates.error());
     if (!loaded)
       return fail(errc::invalid_input, "skill '" + s.id +
                                            "' is not valid; nothing was imported:\n" +

@@ -51,4 +51,12 @@ std::string read_file(const std::filesystem::path& path) {
   return base::read_text(path).value_or("");
 }
 
+std::string repeated(std::string_view part, size_t times) {
+  std::string out;
+  out.reserve(part.size() * times);
+  for (size_t i = 0; i < times; ++i)
+    out += part;
+  return out;
+}
+
 } // namespace ks::test

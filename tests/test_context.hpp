@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace ks::test {
 
@@ -35,5 +36,8 @@ std::filesystem::path bin_dir();
 
 /// Reads a whole file; empty if it cannot be read.
 std::string read_file(const std::filesystem::path& path);
+
+/// Returns `part` repeated `times` times (deep or long inputs for the parsers' limits).
+std::string repeated(std::string_view part, size_t times);
 
 } // namespace ks::test

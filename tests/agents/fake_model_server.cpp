@@ -224,6 +224,11 @@ scripted_reply plausible_reply(api_kind api, const received_request& request,
     r.body = error_body("rate limited: slow down");
     return r;
   }
+  if (fault == "401") {
+    r.status = 401;
+    r.body = error_body("invalid api key");
+    return r;
+  }
   if (fault == "500") {
     r.status = 500;
     r.body = error_body("internal server error");

@@ -11,6 +11,7 @@
 // of arrival) with a spec such as "1:429,3:500,5:drop,7:slow,9:malformed,11:nocode,13:broken":
 //
 //   429        status 429 with Retry-After: 0 and an error body
+//   401        status 401 with an error body (a key the endpoint refuses)
 //   500        status 500 with an error body
 //   drop       the connection closed without an answer
 //   slow       the answer delayed by slow_s (longer than the client's deadline)

@@ -2,6 +2,7 @@
 // scripted replies and injected faults: what is retried and how long it waits, the deadline,
 // the concurrency limit, cancellation, budgets, accounting, transcripts and the API key.
 
+#include "agents/backend_registry.hpp"
 #include "agents/llm_gateway.hpp"
 #include "agents/transcript.hpp"
 #include "tests/agents/fake_model_server.hpp"
@@ -343,6 +344,119 @@ TEST_CASE("the cost budget stops new requests too", "[agents][gateway]") {
   auto second = gateway.complete(hello());
   REQUIRE_FALSE(second.has_value());
   CHECK(second.error().code() == engine::errc::budget_spent);
+}
+
+TEST_CASE("an answer larger than max_reply_bytes is cut there and fails, not tried again",
+          "[agents][gateway]") {
+  test::fake_model_server server(api_kind::openai);
+  // Issue 27: a flooding endpoint took the engine to 4.2 GB in 3 s.
+  server.push(ok(api_kind::openai, std::string(size_t{3} * 1024 * 1024, 'x')));
+  server.push(ok(api_kind::openai, "small"));
+  auto o = options_for(server, api_kind::openai);
+  o.max_reply_bytes = size_t{1024} * 1024;
+  test::test_context ctx;
+  o.transcripts_dir = ctx.dir() / "transcripts";
+  agents::llm_gateway gateway(o);
+  auto large = gateway.complete(hello());
+  REQUIRE_FALSE(large.has_value());
+  CHECK(large.error().code() == engine::errc::protocol);
+  CHECK_THAT(large.error().message(), Catch::Contains("larger than 1048576 bytes"));
+  CHECK(server.requests().size() == 1); // not tried again
+  // The next request is answered as usual.
+  auto small = gateway.complete(hello());
+  REQUIRE(small.has_value());
+  CHECK(small->text == "small");
+  CHECK(all_files_text(o.transcripts_dir).size() < size_t{64} * 1024);
+}
+
+TEST_CASE("a usage that is negative, fractional, absurd or past int64 is a protocol error, and "
+          "an answer without usage is counted by its bytes",
+          "[agents][gateway]") {
+  const char* bad[] = {R"({"prompt_tokens": -5, "completion_tokens": 3})",
+                       R"({"prompt_tokens": 9223372036854775807, "completion_tokens": 3})",
+                       R"({"prompt_tokens": 18446744073709551615, "completion_tokens": 3})",
+                       R"({"prompt_tokens": 1.5, "completion_tokens": 3})",
+                       R"({"prompt_tokens": 1e300, "completion_tokens": 3})",
+                       R"({"prompt_tokens": 3, "completion_tokens": "3"})"};
+  for (const char* usage : bad) {
+    auto reply = agents::parse_model_reply(
+        api_kind::openai,
+        std::string(R"({"choices":[{"message":{"content":"hi"}}],"usage":)") + usage + "}");
+    INFO(usage);
+    REQUIRE_FALSE(reply.has_value());
+    CHECK(reply.error().code() == engine::errc::protocol);
+    CHECK_THAT(reply.error().message(), Catch::Contains("is not a token count"));
+  }
+  // No usage: estimated (request bytes / 4 in, text bytes / 4 out), so a budget still counts it.
+  auto none = agents::parse_model_reply(api_kind::anthropic,
+                                        R"({"content":[{"type":"text","text":"12345678"}]})", 400);
+  REQUIRE(none.has_value());
+  CHECK(none->usage_estimated);
+  CHECK(none->input_tokens == 100);
+  CHECK(none->output_tokens == 2);
+  // Through the gateway: answers without usage spend the token budget all the same.
+  test::fake_model_server server(api_kind::openai);
+  test::scripted_reply silent;
+  silent.body = R"({"choices":[{"message":{"content":")" + std::string(4000, 'a') + R"("}}]})";
+  server.push(silent);
+  server.push(silent);
+  auto o = options_for(server, api_kind::openai);
+  o.token_budget = 1000;
+  agents::llm_gateway gateway(o);
+  REQUIRE(gateway.complete(hello()).has_value());
+  auto second = gateway.complete(hello());
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error().code() == engine::errc::budget_spent);
+}
+
+TEST_CASE("token totals never wrap: the budget trips on the largest counts allowed",
+          "[agents][gateway]") {
+  agents::usage_totals t;
+  agents::model_reply huge;
+  huge.input_tokens = agents::max_reply_tokens;
+  huge.output_tokens = agents::max_reply_tokens;
+  t.input_tokens = INT64_MAX - 5;
+  t.add(huge);
+  CHECK(t.input_tokens == INT64_MAX);
+  CHECK(t.output_tokens == agents::max_reply_tokens);
+  CHECK(agents::saturating_add(INT64_MAX, INT64_MAX) == INT64_MAX);
+}
+
+TEST_CASE("a deleted llm_usage.json does not reset the token budget: it starts from what the "
+          "store's transcripts say was spent",
+          "[agents][gateway]") {
+  test::fake_model_server server(api_kind::openai);
+  server.push(ok(api_kind::openai, "never"));
+  test::test_context ctx;
+  agents::service_settings s;
+  s.backend = "openai";
+  s.endpoint = server.endpoint();
+  s.model = "fake-model";
+  s.token_budget = 1000;
+  s.usage_file = ctx.dir() / "llm_usage.json"; // not there: deleted
+  s.spent_floor.requests = 3;
+  s.spent_floor.input_tokens = 900;
+  s.spent_floor.output_tokens = 200;
+  auto service = agents::make_model_service(s);
+  REQUIRE(service.has_value());
+  CHECK_FALSE((*service)->stats().budget_spent.empty());
+  auto refused = (*service)->complete(hello());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code() == engine::errc::budget_spent);
+  CHECK(server.requests().empty());
+}
+
+TEST_CASE("a transcript longer than max_transcript_bytes is cut, saying so", "[agents][gateway]") {
+  agents::transcript t;
+  t.messages = {{"system", "s"}, {"user", std::string(size_t{6} * 1024 * 1024, 'u')}};
+  t.reply = std::string(size_t{6} * 1024 * 1024, 'r') + "\xc3\xa9"; // ends in a two-byte character
+  std::string text = agents::transcript_json(t, "");
+  CHECK(text.size() < agents::max_transcript_bytes + 4096);
+  CHECK(text.find("\"truncated\":true") != std::string::npos);
+  CHECK(text.find("bytes cut") != std::string::npos);
+  auto back = agents::parse_transcript(text);
+  REQUIRE(back.has_value()); // still valid JSON (cut at a character's start)
+  CHECK(back->reply.size() < size_t{3} * 1024 * 1024);
 }
 
 TEST_CASE("a transcript holds the prompt, the reply, every attempt, tokens, latency and "

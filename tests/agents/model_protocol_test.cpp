@@ -63,6 +63,23 @@ TEST_CASE("an answer that is not the API's JSON is a protocol error saying what 
   CHECK_THAT(wrong_api.error().message(), Catch::Contains("no \"choices\""));
 }
 
+TEST_CASE("an answer larger than max_reply_bytes or nested too deep is a protocol error",
+          "[agents][protocol]") {
+  // Valid JSON of the API's shape, 9 MiB of text: refused by its size, not parsed.
+  std::string flood = R"({"choices":[{"message":{"content":")" +
+                      std::string(agents::max_reply_bytes + 1024, 'a') + R"("}}]})";
+  auto large = agents::parse_model_reply(api_kind::openai, flood);
+  REQUIRE_FALSE(large.has_value());
+  CHECK(large.error().code() == engine::errc::protocol);
+  CHECK_THAT(large.error().message(), Catch::Contains("allowed"));
+  CHECK(agents::error_summary(flood).size() < 300);
+  std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto nested = agents::parse_model_reply(api_kind::anthropic, deep);
+  REQUIRE_FALSE(nested.has_value());
+  CHECK(nested.error().code() == engine::errc::protocol);
+  CHECK_THAT(nested.error().message(), Catch::Contains("not JSON"));
+}
+
 TEST_CASE("retryable statuses are 408, 409, 425, 429 and 5xx", "[agents][protocol]") {
   for (long s : {408L, 409L, 425L, 429L, 500L, 502L, 503L, 529L})
     CHECK(agents::retryable_status(s));

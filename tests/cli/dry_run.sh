@@ -98,6 +98,20 @@ grep -q $'\x1b\[' err.txt && fail "slow dry run: escape sequences off a terminal
 dups=$(sed -E 's/^\[[0-9]+s\] //' err.txt | grep '^dry run:' | uniq -d | wc -l)
 [ "$dups" -eq 0 ] || fail "slow dry run: the same progress line twice in a row: $(cat err.txt)"
 
+# Interrupted: it says how many tasks it checked and how many it never reached, not "2 of 2
+# would run" (issue 27).
+rm -rf out
+KS_NVCC="$tmp/slow_nvcc.sh" "$ks" run campaign.toml --dry-run --progress 0 --cache-dir int-cache \
+  >int.out 2>int.err &
+pid=$!
+sleep 1.5
+kill -INT "$pid"
+wait "$pid"; rc=$?
+[ "$rc" -eq 130 ] || fail "interrupted dry run: exit $rc, wanted 130: $(cat int.err)"
+grep -qE 'dry run for sm_90a: interrupted: [0-1] of 2 tasks checked \([0-1] would run, 0 would not\), [1-2] not reached' int.out \
+  || fail "interrupted dry run: does not say what it checked: $(cat int.out)"
+grep -q '2 of 2 tasks would run' int.out && fail "interrupted dry run: claims every task would run"
+
 # On a terminal (script(1) gives it one): a display redrawn in place, never the same block
 # printed again below the last.
 if command -v script >/dev/null; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `kernelskill eval` gives every error its own message and exit code: a bad manifest (2, with
 # file:line), a missing manifest or candidate (1), a candidate that does not compile (11, with
-# nvcc's diagnostics naming the candidate's file and line, not the cache's kernel.cu). The
+# nvcc's diagnostics naming the candidate's file and line, not the cache's kernel.cu; one that
+# includes a file by an absolute path is refused before nvcc runs, 11 too). The
 # compile check uses --arch sm_90a, so it needs nvcc but no GPU.
 # Usage: eval_errors.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
@@ -63,6 +64,16 @@ grep -q 'compiling' err || fail "broken candidate: no progress line on stderr: $
 [ "$rc" -eq 11 ] || fail "broken candidate --json: exit $rc, wanted 11"
 grep -q '"kind": "compile_error"' out || fail "broken candidate --json: $(cat out)"
 grep -q 'no_such_identifier' out || fail "broken candidate --json: no diagnostics in: $(cat out)"
+
+# A candidate that includes a file by its absolute path: refused before nvcc runs (11), and
+# the file's content appears nowhere (issue 27: nvcc quoted it, and it went to the model).
+echo 'planted-secret-5f3a' >"$tmp/secret.txt"
+{ printf '#include "%s"\n' "$tmp/secret.txt"; cat ref.cu; } >planted.cu
+"$ks" eval task.toml planted.cu --arch sm_90a --cache-dir cache >out 2>err; rc=$?
+[ "$rc" -eq 11 ] || fail "planted include: exit $rc, wanted 11 (compile_error): $(cat err)"
+grep -q 'planted.cu:1: error: #include ".*secret.txt": an absolute path' err \
+  || fail "planted include: not refused by name: $(cat err)"
+grep -q 'planted-secret-5f3a' out err && fail "planted include: the file's content was shown"
 
 # A good candidate compiles; without a GPU the next step says there is none (19).
 if [ ! -e /dev/nvidia0 ]; then

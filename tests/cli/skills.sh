@@ -30,6 +30,9 @@ for word in guidance anti-patterns 'template block_row' 'never tried'; do
 done
 "$ks" skills show no_such_skill --memory mem >out 2>err; rc=$?
 [ "$rc" -eq 1 ] || fail "skills show of an unknown id: exit $rc, wanted 1"
+"$ks" skills show softmax_online_row --memory mem >out 2>err; rc=$?
+[ "$rc" -eq 1 ] || fail "skills show of a misspelt id: exit $rc, wanted 1"
+grep -q "did you mean 'softmax_online_rows'" err || fail "skills show of a misspelt id: no suggestion: $(cat err)"
 
 "$ks" skills stats --memory mem --gpu sm_90a >out 2>err; rc=$?
 [ "$rc" -eq 0 ] || fail "skills stats: exit $rc: $(cat err)"

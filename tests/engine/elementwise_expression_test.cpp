@@ -1,4 +1,5 @@
 #include "engine/elementwise_expression.hpp"
+#include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -6,6 +7,7 @@
 #include <vector>
 
 using namespace ks::engine;
+using ks::test::repeated;
 
 namespace {
 
@@ -121,4 +123,21 @@ TEST_CASE("a wrong expression is refused with the offset of the problem", "[engi
   CHECK(error_of("1 + 2") == "0: the operation uses no input; it is the number 3.0");
   CHECK(error_of("x * 1e39") == "4: '1e39' does not fit a float32");
   CHECK(error_of("x / 0 * 0 + log(0)").starts_with("12: 'log' uses no input"));
+}
+
+TEST_CASE("nesting and size are bounded: a deep operation is refused, not a crash",
+          "[engine][elementwise]") {
+  // Issue 27: an op nested 10,000 deep crashed the manifest loader.
+  CHECK_THAT(error_of(repeated("(", 10000) + "x" + repeated(")", 10000)),
+             Catch::Contains("nested deeper than"));
+  CHECK_THAT(error_of(repeated("relu(", 10000) + "x" + repeated(")", 10000)),
+             Catch::Contains("nested deeper than"));
+  CHECK_THAT(error_of(repeated("-", 10000) + "x"), Catch::Contains("nested deeper than"));
+  CHECK_THAT(error_of("x" + repeated(" ** x", 10000)), Catch::Contains("nested deeper than"));
+  CHECK_THAT(error_of("x" + repeated(" + x", 5000)), Catch::Contains("nested deeper than"));
+  // Past the size limit, nothing is parsed at all.
+  CHECK_THAT(error_of(repeated("x", 70000)), Catch::Contains("longer than 65536"));
+  CHECK_THAT(error_of(repeated("-", 100000) + "x"), Catch::Contains("longer than 65536"));
+  CHECK(parsed(repeated("(", 50) + "x" + repeated(")", 50)).cuda() == "v_x");
+  CHECK(parsed("x" + repeated(" + x", 100)).operations() == 100);
 }

@@ -377,6 +377,10 @@ TEST_CASE("a task of another family keeps free params and needs its own referenc
             "matmul, matvec, norm, pool, reduce, scan, softmax), whose references are "
             "rendered\n" +
             at(ctx, 1, 1) + "missing required key 'cost' (a table: { flops = ..., bytes = ... })");
+  // A misspelt family is most likely one of ours: the message suggests it.
+  std::string misspelt = one_to_one("softmx", "[4]", "[4]", "{ dim = 0 }");
+  CHECK_THAT(problems(ctx, misspelt), Catch::Contains("family 'softmx' is none of docs/tasks.md's "
+                                                      "(did you mean 'softmax'? elementwise, "));
   ctx.write("conv.cu", "// conv\n");
   task t =
       loaded(ctx, manifest + "reference = \"conv.cu\"\ncost = { flops = 1.0, bytes = 32.0 }\n");

@@ -111,6 +111,37 @@ TEST_CASE("an import is validated whole and writes nothing when one skill is bro
   CHECK_FALSE(memory.import_skills({renamed}, "t").has_value());
 }
 
+TEST_CASE("an imported or learned skill whose constraint cannot be evaluated is refused",
+          "[memory][skills]") {
+  test::test_context ctx;
+  skill_store memory = open_memory(ctx.dir() / "memory");
+  // Issue 27's distilled constraint: SIGFPE in every campaign on this memory before.
+  memory::stored_skill fpe{"fpe", engine::skill_origin::learned, 1, "", "",
+                           "",    skill_named("fpe").files};
+  fpe.files["skill.toml"] += "constraints = [\"(-9223372036854775807 - 1) / (n - n - 1) != 0\"]\n";
+  auto ok = memory.import_skills({fpe}, "t");
+  REQUIRE_FALSE(ok.has_value());
+  CHECK_THAT(ok.error().message(), Catch::Contains("skill 'fpe' is not valid"));
+  CHECK_THAT(ok.error().message(), Catch::Contains("overflows"));
+  CHECK_THAT(ok.error().message(), Catch::Contains("n = 1"));
+  // A division by zero at one instantiation of the space (n = 2) is found by the walk.
+  memory::stored_skill zero{"zero", engine::skill_origin::user, 1, "", "",
+                            "",     skill_named("zero").files};
+  zero.files["skill.toml"] += "constraints = [\"4 / (2 - n) > 0\"]\n";
+  ok = memory.import_skills({zero}, "t");
+  REQUIRE_FALSE(ok.has_value());
+  CHECK_THAT(ok.error().message(), Catch::Contains("division by zero"));
+  CHECK_THAT(ok.error().message(), Catch::Contains("n = 2"));
+  // A constraint on task facts is left to the task: they are unknown here.
+  memory::stored_skill facts{"facts", engine::skill_origin::user, 1, "", "",
+                             "",      skill_named("facts").files};
+  facts.files["skill.toml"] += "constraints = [\"task.cols / (task.rows - 1) > n\"]\n";
+  CHECK(memory.import_skills({facts}, "t").has_value());
+  auto all = memory.skills();
+  REQUIRE(all.has_value());
+  CHECK(all->size() == 1);
+}
+
 TEST_CASE("an export reads back and imports as the user's skills", "[memory][skills]") {
   test::test_context ctx;
   std::string text;

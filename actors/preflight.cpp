@@ -1,0 +1,131 @@
+// The checks of preflight(), each independent of the others, so that every problem is found
+// in one pass. None writes: a folder that does not exist yet is judged by the nearest folder
+// above it that does (can it be created there?), the lock of the output folder is tested with
+// a shared flock that is dropped at once, the skill memory is not opened (opening creates it).
+// Each check is the one the step of run_campaign that would stop on it makes, called the same
+// way, so the two cannot drift apart: where run_campaign has a function for a step, this calls
+// it; where the step writes, this checks what the write needs.
+
+#include "actors/preflight.hpp"
+
+#include "actors/campaign_steps.hpp"
+#include "actors/output_folder.hpp"
+#include "agents/backend_registry.hpp"
+#include "agents/prompt_library.hpp"
+#include "agents/usage_file.hpp"
+#include "base/folder_lock.hpp"
+#include "engine/skill_library.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace ks::actors {
+
+namespace fs = std::filesystem;
+using engine::errc;
+
+namespace {
+
+/// Checks that `folder` can be written, or created and then written: the nearest existing
+/// folder at or above it must be a writable folder. Returns why not.
+std::optional<std::string> cannot_write(const fs::path& folder) {
+  std::error_code ec;
+  fs::path at = fs::absolute(folder, ec);
+  while (!at.empty() && !fs::exists(at, ec)) {
+    if (at == at.parent_path())
+      break;
+    at = at.parent_path();
+  }
+  if (!fs::is_directory(at, ec))
+    return at.string() + " is not a folder";
+  if (::access(at.c_str(), W_OK | X_OK) != 0)
+    return at.string() + " cannot be written";
+  return std::nullopt;
+}
+
+void check_output(const config::campaign_config& config, const run_options& options,
+                  std::vector<engine::error>& out) {
+  const fs::path folder = config.output_dir();
+  std::error_code ec;
+  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec)) {
+    out.emplace_back(errc::invalid_input,
+                     "campaign.output " + folder.string() + " is a file, not a folder");
+    return;
+  }
+  if (auto holder = base::folder_lock::holder(folder, output_lock_file))
+    out.emplace_back(errc::io, base::folder_lock::busy_message(folder, *holder));
+  if (auto refused = refuse_foreign(folder, options.foreign))
+    out.push_back(*refused);
+  if (auto why = cannot_write(folder))
+    out.emplace_back(errc::io, "campaign.output " + folder.string() + ": " + *why);
+  if (!options.cache_dir.empty())
+    if (auto why = cannot_write(options.cache_dir))
+      out.emplace_back(errc::io, "--cache-dir " + options.cache_dir.string() + ": " + *why);
+}
+
+void check_skills(const config::campaign_config& config, const run_options& options,
+                  std::vector<engine::error>& out) {
+  fs::path builtin =
+      config.skills_dir().empty() ? engine::default_skills_dir() : config.skills_dir();
+  if (auto library = engine::load_skill_library(builtin); !library)
+    out.push_back(library.error());
+  if (!options.dry_run)
+    if (auto why = cannot_write(config.memory_dir()))
+      out.emplace_back(errc::io, "memory.path " + config.memory_dir().string() + ": " + *why);
+}
+
+void check_model(const config::campaign_config& config, std::vector<engine::error>& out) {
+  if (!agents::needs_model(config.agents.backend))
+    return;
+  if (auto prompts = agents::prompt_library::load(
+          config.prompts_dir().empty() ? agents::default_prompts_dir() : config.prompts_dir());
+      !prompts)
+    out.push_back(prompts.error());
+  const std::string& variable = config.agents.api_key_env;
+  if (config.agents.backend != "replay" && !variable.empty()) {
+    const char* key = std::getenv(variable.c_str());
+    if (key == nullptr || *key == '\0')
+      out.emplace_back(errc::invalid_input,
+                       "agents.api_key_env names " + variable +
+                           ", which is not set in the environment (export it, or set "
+                           "api_key_env = \"\" for an endpoint that needs no key)");
+  }
+  if (config.agents.backend == "replay") {
+    std::error_code ec;
+    if (config.replay_dir().empty())
+      out.emplace_back(errc::invalid_input, "agents.backend \"replay\" needs agents.replay (the "
+                                            "transcripts folder of the run to replay)");
+    else if (!fs::is_directory(config.replay_dir(), ec))
+      out.emplace_back(errc::not_found,
+                       "agents.replay " + config.replay_dir().string() + " is not a folder");
+  }
+  if (auto usage = agents::read_usage(config.output_dir() / "llm_usage.json"); !usage)
+    out.push_back(usage.error());
+}
+
+void check_sandbox(const config::campaign_config& config, const run_options& options,
+                   std::vector<engine::error>& out) {
+  if (options.dry_run || !config.bench.sandbox)
+    return;
+  if (auto boundary = worker_boundary_for(config, options); !boundary)
+    out.push_back(boundary.error().error);
+}
+
+} // namespace
+
+std::vector<engine::error> preflight(const config::campaign_config& config,
+                                     const run_options& options) {
+  std::vector<engine::error> problems;
+  if (auto ok = check_search(config); !ok)
+    problems.push_back(ok.error());
+  check_output(config, options, problems);
+  check_skills(config, options, problems);
+  check_model(config, problems);
+  check_sandbox(config, options, problems);
+  return problems;
+}
+
+} // namespace ks::actors

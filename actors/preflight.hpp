@@ -1,0 +1,25 @@
+#pragma once
+
+// Every check `run` makes before it needs a GPU, beyond loading the tasks: shared by `run`
+// (which stops on them before anything is written) and `config --check` (which prints them
+// all), so that "ok" from the check means `run` gets as far as the GPUs. See preflight.cpp.
+
+#include "actors/run_campaign.hpp"
+#include "config/campaign_config.hpp"
+#include "engine/error.hpp"
+
+#include <vector>
+
+namespace ks::actors {
+
+/// Returns every problem `run` with `options` would stop on before it needs a GPU, past its
+/// tasks and baselines (load_tasks): the search limits and policy; the output folder (a file,
+/// in use by another run, holding something else unless options.foreign allows it, not
+/// writable); the built-in skills; the skill memory's folder (not writable); with a model
+/// backend, the prompts, the API key's variable, the replay folder and llm_usage.json; with
+/// bench.sandbox (not in a dry run), bubblewrap. Writes nothing. Empty: `run` gets as far as
+/// the GPUs.
+[[nodiscard]] std::vector<engine::error> preflight(const config::campaign_config& config,
+                                                   const run_options& options);
+
+} // namespace ks::actors

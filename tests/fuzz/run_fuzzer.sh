@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target of tests/fuzz/ with clang (ASan and UBSan, a signed overflow
+# fails) and runs it for a bounded time on a copy of its corpus (tests/fuzz/corpus/NAME/).
+# Usage: run_fuzzer.sh NAME SOURCE_DIR BUILD_DIR [SECONDS]
+# Exits 125 (ctest: skipped, with the reason) where clang or its libFuzzer runtime is missing
+# (apt-get install clang libclang-rt-14-dev). A crash, a leak, a timeout of one input (10 s)
+# or more than 2 GB of memory fails it; the input that did is kept in BUILD_DIR/fuzz/NAME/.
+set -u
+name=$1
+src=$2
+build=$3
+seconds=${4:-5}
+
+case "$name" in
+  expression) sources="engine/expression.cpp base/error.cpp" ;;
+  elementwise) sources="engine/elementwise_expression.cpp config/spelling.cpp base/error.cpp" ;;
+  mustache) sources="engine/mustache_limits.cpp" ;;
+  json) sources="json/decode.cpp json/json_impl.cpp agents/model_protocol.cpp base/text.cpp base/error.cpp" ;;
+  *) echo "run_fuzzer.sh: unknown target '$name'" >&2; exit 2 ;;
+esac
+
+cxx=""
+for candidate in clang++ clang++-14; do
+  if command -v "$candidate" >/dev/null 2>&1; then cxx=$candidate; break; fi
+done
+if [ -z "$cxx" ]; then
+  echo "SKIP: no clang++ (apt-get install clang libclang-rt-14-dev)"
+  exit 125
+fi
+
+out="$build/fuzz/$name"
+mkdir -p "$out"
+probe="$build/fuzz/probe"
+if [ ! -x "$probe" ]; then
+  printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' \
+    > "$build/fuzz/probe.cpp"
+  if ! "$cxx" -fsanitize=fuzzer "$build/fuzz/probe.cpp" -o "$probe" 2>"$build/fuzz/probe.log"; then
+    echo "SKIP: $cxx cannot link libFuzzer (apt-get install libclang-rt-14-dev): $(head -c 300 "$build/fuzz/probe.log")"
+    exit 125
+  fi
+fi
+
+binary="$out/${name}_fuzz"
+inputs="$src/tests/fuzz/${name}_fuzz.cpp"
+for s in $sources; do inputs="$inputs $src/$s"; done
+# Rebuild only when a source or a header of ours is newer than the binary.
+stale=1
+if [ -x "$binary" ]; then
+  stale=0
+  for f in $inputs $(find "$src/base" "$src/engine" "$src/json" "$src/agents" "$src/config" -name '*.hpp'); do
+    if [ "$f" -nt "$binary" ]; then stale=1; break; fi
+  done
+fi
+if [ "$stale" = 1 ]; then
+  echo "building $binary"
+  # shellcheck disable=SC2086
+  if ! "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+       -DBOOST_JSON_NO_LIB -DBOOST_CONTAINER_NO_LIB -I"$src" $inputs -o "$binary.tmp" \
+       >"$out/build.log" 2>&1; then
+    cat "$out/build.log" >&2
+    echo "FAIL: cannot build the $name fuzzer" >&2
+    exit 1
+  fi
+  mv "$binary.tmp" "$binary"
+fi
+
+# A copy of the corpus: what the run finds stays in the build folder, the repository's corpus
+# changes only by hand.
+work="$out/corpus"
+rm -rf "$work"
+mkdir -p "$work"
+cp "$src/tests/fuzz/corpus/$name"/* "$work"/
+cd "$out" || exit 1
+"$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  -print_final_stats=1 "$work" 2>&1 | tail -n 25
+status=${PIPESTATUS[0]}
+if [ "$status" != 0 ]; then
+  echo "FAIL: the $name fuzzer found an input that fails (exit $status); see crash-* in $out" >&2
+  exit 1
+fi
+echo "ok: $name fuzzed for $seconds s without a failure"
