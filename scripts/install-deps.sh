@@ -14,6 +14,7 @@ packages=(
   libkainjow-mustache-dev          # Mustache for skill templates (header-only)
   bubblewrap                       # bench.sandbox = true: the bench worker inside bwrap
   clang-format clang-tidy          # the lint tests (tests/lint/): format and clang-tidy, v14
+  clang libclang-rt-14-dev         # the fuzz tests (tests/fuzz/): libFuzzer, ASan, UBSan
 )
 
 missing=()
