@@ -7,6 +7,7 @@
 
 #include "actors/torch_baselines.hpp"
 #include "config/campaign_config.hpp"
+#include "engine/bench_memory.hpp"
 #include "engine/error.hpp"
 #include "gpu/failure.hpp"
 
@@ -33,6 +34,9 @@ struct run_options {
                                                ///< report.torch_baselines
   double progress_interval_s = 5;              ///< live progress on stderr; 0 = none
   std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
+  /// A dry run: the GPU whose memory each task's tensors must fit (task warnings); unset:
+  /// engine::assumed_gpu_memory()
+  std::optional<engine::gpu_memory> gpu_memory;
 };
 
 /// One task's outcome (a dry run: whether it would run).
@@ -48,6 +52,7 @@ struct task_summary {
                          ///< did; a dry run: it could not run (the reference does not compile,
                          ///< the planner or the coder failed)
   std::string stop_text; ///< why it stopped, for people
+  int64_t warnings = 0;  ///< a dry run: the manifest's warnings (engine/task_warnings.hpp)
 };
 
 /// What a campaign did.

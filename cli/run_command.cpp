@@ -9,6 +9,7 @@
 
 #include "actors/run_campaign.hpp"
 #include "cli/arch_check.hpp"
+#include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
 #include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
@@ -101,9 +102,13 @@ void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
   if (s.interrupted)
     out << " so far (interrupted)";
   out << "; nothing was measured, no state was saved (" << format_duration(s.wall_s) << ")\n";
-  for (const actors::task_summary& t : s.tasks)
+  for (const actors::task_summary& t : s.tasks) {
     if (t.failed)
       out << "  " << t.name << " would not: " << first_line(t.stop_text) << "\n";
+    if (t.warnings > 0)
+      out << "  " << t.name << ": " << t.warnings << (t.warnings == 1 ? " warning" : " warnings")
+          << " about its manifest (above)\n";
+  }
   out << "candidates: " << shown(s.dry_run_dir)
       << "/<task>/; every line above: " << shown(s.dry_run_dir / "summary.txt") << "\n";
   print_model_use(out, s, s.dry_run_dir);
@@ -269,6 +274,8 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
       opt.baselines.empty() ? opt.baselines : std::filesystem::absolute(opt.baselines);
   options.progress_interval_s = opt.progress_s;
   options.stop_requested = &stop_flag;
+  if (opt.dry_run)
+    options.gpu_memory = memory_target(cache_dir_or_default(opt.cache_dir), std::nullopt);
 
   auto summary = actors::run_campaign(*loaded, options);
   if (!summary)
