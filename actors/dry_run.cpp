@@ -4,6 +4,7 @@
 #include "actors/dry_run_actor.hpp"
 #include "actors/messages.hpp"
 #include "actors/reporter_actor.hpp"
+#include "engine/task_warnings.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
@@ -56,6 +57,8 @@ dry_round spawn_dry_round(caf::actor_system& sys, exit_guard& guard,
     d.count = std::min(config.search.branches, config.campaign.candidates_per_task);
     d.arch = arch;
     d.folder = folder / name;
+    if (options.gpu_memory)
+      d.gpu = *options.gpu_memory;
     out.runs.push_back(guard.keep(spawn_dry_run(sys, std::move(d))));
   }
   reporter_setup rs;
@@ -237,7 +240,15 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
       reports.push_back(std::move(it->second));
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_dry_run_summary(*folder, arch, reports, answers.interrupted);
-  return summary_of(reports, answers.interrupted, wall_s, *folder, *model);
+  campaign_summary summary = summary_of(reports, answers.interrupted, wall_s, *folder, *model);
+  // Each dry run printed its task's warnings first; the summary counts them again.
+  for (task_summary& t : summary.tasks)
+    if (auto it = tasks.table->find(t.name); it != tasks.table->end())
+      t.warnings = static_cast<int64_t>(
+          engine::task_warnings(it->second,
+                                options.gpu_memory.value_or(engine::assumed_gpu_memory()))
+              .size());
+  return summary;
 }
 
 } // namespace ks::actors

@@ -1,5 +1,7 @@
 // The dry run of one task, step by step (each step starts when the one before answered):
 //
+//   warnings:  the manifest's (a hand-written reference beside a family's params, tensors
+//              the GPU cannot hold), printed, no failure
 //   reference: compile it           -> fails the task when it does not compile
 //   planner:   the first K plans    -> fails the task when the planner fails
 //   per plan:  code it, write it to <folder>/<n>_<plan>.cu, compile it
@@ -16,6 +18,7 @@
 #include "actors/messages.hpp"
 #include "engine/plan.hpp"
 #include "engine/search_tree.hpp"
+#include "engine/task_warnings.hpp"
 #include "gpu/compiler.hpp"
 
 #include <caf/actor_system.hpp>
@@ -128,6 +131,9 @@ struct dry_run_state {
     if (found == setup.tasks->end())
       return cannot_start("no task named '" + setup.task + "'");
     subject = &found->second;
+    // Before a GPU is needed: what a campaign would only learn on the GPU host.
+    for (const engine::task_warning& w : engine::task_warnings(*subject, setup.gpu))
+      say(engine::located(shown(subject->manifest_path), w));
     auto source = engine::read_reference(*subject);
     if (!source)
       return cannot_start("cannot read its reference " + shown(subject->reference_path));

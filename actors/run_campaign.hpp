@@ -8,6 +8,7 @@
 #include "actors/output_folder.hpp"
 #include "actors/torch_baselines.hpp"
 #include "config/campaign_config.hpp"
+#include "engine/bench_memory.hpp"
 #include "engine/error.hpp"
 #include "gpu/failure.hpp"
 
@@ -35,6 +36,9 @@ struct run_options {
   double progress_interval_s = 5;              ///< live progress on stderr; 0 = none
   std::atomic<bool>* stop_requested = nullptr; ///< set by a SIGINT handler: stop cleanly
   foreign_output foreign = foreign_output::refuse; ///< an output folder holding something else
+  /// A dry run: the GPU whose memory each task's tensors must fit (task warnings); unset:
+  /// engine::assumed_gpu_memory()
+  std::optional<engine::gpu_memory> gpu_memory;
 };
 
 /// One task's outcome (a dry run: whether it would run).
@@ -50,6 +54,7 @@ struct task_summary {
                          ///< did; a dry run: it could not run (the reference does not compile,
                          ///< the planner or the coder failed)
   std::string stop_text; ///< why it stopped, for people
+  int64_t warnings = 0;  ///< a dry run: the manifest's warnings (engine/task_warnings.hpp)
 };
 
 /// What a campaign did.

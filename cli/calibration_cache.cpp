@@ -61,6 +61,7 @@ void write_cache(const fs::path& file, const gpu::device_info& device,
                  {"name", device.name},
                  {"arch", device.arch},
                  {"driver_version", device.driver_version},
+                 {"device", gpu::device_info_json(device)},
                  {"measured_at_unix_s", std::chrono::duration_cast<std::chrono::seconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count()},
@@ -118,6 +119,50 @@ gpu::job_result<cached_calibration> calibrate_cached(gpu::worker_client& client,
     write_cache(result.file, device, result.peaks);
   result.ms = ms_since(start);
   return result;
+}
+
+engine::gpu_memory memory_target(const fs::path& cache_dir, std::optional<double> gigabytes) {
+  if (gigabytes) {
+    engine::gpu_memory given = engine::assumed_gpu_memory();
+    given.bytes = static_cast<int64_t>(*gigabytes * 1e9);
+    given.origin = "as --gpu-memory says";
+    given.assumed = false;
+    return given;
+  }
+  std::optional<engine::gpu_memory> smallest;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(cache_dir / "calibration", ec)) {
+    if (entry.path().extension() != ".json")
+      continue;
+    std::optional<std::string> text = base::read_text(entry.path());
+    if (!text)
+      continue;
+    std::error_code parse_ec;
+    json::value v = json::parse(*text, parse_ec);
+    const json::object* file = parse_ec ? nullptr : v.if_object();
+    const json::value* device = file != nullptr ? file->if_contains("device") : nullptr;
+    if (device == nullptr || !device->is_object())
+      continue; // written before files recorded the device
+    try {
+      gpu::device_info info = gpu::device_info_from_json(device->get_object());
+      if (info.memory_bytes <= 0 || (smallest && smallest->bytes <= info.memory_bytes))
+        continue;
+      engine::gpu_memory g;
+      g.bytes = info.memory_bytes;
+      g.l2_bytes = info.l2_bytes;
+      g.name = info.name;
+      g.origin = "from the calibration cache " + (cache_dir / "calibration").string();
+      smallest = g;
+    } catch (const std::exception&) {
+      continue; // a file of another version: not ours to judge
+    }
+  }
+  if (smallest)
+    return *smallest;
+  engine::gpu_memory assumed = engine::assumed_gpu_memory();
+  assumed.origin += " (`kernelskill devices` on the GPU host records its GPUs in " +
+                    (cache_dir / "calibration").string() + ")";
+  return assumed;
 }
 
 } // namespace ks::cli

@@ -2,10 +2,14 @@
 
 // Device peaks are measured once per device and kept in <cache>/calibration/<uuid>.json, so
 // that `devices` and every `eval` after the first report the roofline without re-measuring.
+// The file also records the device (its memory among the rest), so that `task check` and a
+// dry run know the GPUs of this host without one.
 
+#include "engine/bench_memory.hpp"
 #include "gpu/worker_client.hpp"
 
 #include <filesystem>
+#include <optional>
 
 namespace ks::cli {
 
@@ -31,5 +35,12 @@ gpu::job_result<cached_calibration> calibrate_cached(gpu::worker_client& client,
                                                      const gpu::device_info& device,
                                                      const std::filesystem::path& cache_dir,
                                                      recalibrate again);
+
+/// Returns the GPU a task's memory is checked against before a GPU is needed: `gigabytes`
+/// (10^9 bytes) when given, else the device with the least memory among the calibration
+/// files under `cache_dir` that record it (`devices`, `eval` and `profile` write them), else
+/// engine::assumed_gpu_memory(). Its origin says which.
+engine::gpu_memory memory_target(const std::filesystem::path& cache_dir,
+                                 std::optional<double> gigabytes);
 
 } // namespace ks::cli

@@ -9,6 +9,7 @@
 
 #include "actors/run_campaign.hpp"
 #include "cli/arch_check.hpp"
+#include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
 #include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
@@ -109,9 +110,13 @@ void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
     out << would_run << " of " << all << (all == 1 ? " task" : " tasks") << " would run"
         << (s.interrupted ? " (interrupted after the last)" : "");
   out << "; nothing was measured, no state was saved (" << format_duration(s.wall_s) << ")\n";
-  for (const actors::task_summary& t : s.tasks)
+  for (const actors::task_summary& t : s.tasks) {
     if (t.failed)
       out << "  " << t.name << " would not: " << first_line(t.stop_text) << "\n";
+    if (t.warnings > 0)
+      out << "  " << t.name << ": " << t.warnings << (t.warnings == 1 ? " warning" : " warnings")
+          << " about its manifest (above)\n";
+  }
   out << "candidates: " << shown(s.dry_run_dir)
       << "/<task>/; every line above: " << shown(s.dry_run_dir / "summary.txt") << "\n";
   print_model_use(out, s, s.dry_run_dir);
@@ -287,6 +292,8 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   options.stop_requested = &stop_flag;
   options.foreign =
       opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
+  if (opt.dry_run)
+    options.gpu_memory = memory_target(cache_dir_or_default(opt.cache_dir), std::nullopt);
 
   auto summary = actors::run_campaign(*loaded, options);
   if (!summary)

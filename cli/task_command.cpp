@@ -6,25 +6,32 @@
 // (#ifndef NAME / #define NAME DEFAULT) with its default among the listed values, or the
 // planner fails on the task; then the reference is compiled, its diagnostics naming its file.
 //
-// `new` writes a manifest and a reference that pass `check` and run in a campaign as they
-// are (an elementwise copy, y = x), with comments that say what to change.
+// Then the manifest's warnings (engine/task_warnings.hpp): a hand-written reference beside a
+// family's params, tensors the target GPU cannot hold. They do not fail the manifest unless
+// --strict says so.
+//
+// `new` writes the skeleton engine/task_skeleton.hpp makes for the family: a family manifest
+// that passes `check` and runs in a campaign as it is, or for custom a manifest and a
+// hand-written reference (an elementwise copy, y = x), with comments that say what to change.
 
 #include "cli/task_command.hpp"
 
 #include "base/text.hpp"
 #include "cli/arch_check.hpp"
+#include "cli/calibration_cache.hpp"
 #include "cli/command_line.hpp"
 #include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "engine/task_manifest.hpp"
+#include "engine/task_skeleton.hpp"
+#include "engine/task_warnings.hpp"
 #include "gpu/compiler.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -132,135 +139,41 @@ std::vector<std::string> tunable_problems(const engine::task& t, const fs::path&
 
 // -- task new ---------------------------------------------------------------------------------
 
-// Writes a float as TOML wants it ("1048576.0", "4.294967296e+09").
-std::string toml_float(double x) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.10g", x);
-  std::string out = text;
-  if (out.find_first_of(".e") == std::string::npos)
-    out += ".0";
-  return out;
+// Returns the --family help: the engine's families, then custom.
+std::string family_help() {
+  std::string names;
+  for (const std::string& f : engine::skeleton_families())
+    if (f != engine::custom_family)
+      names += (names.empty() ? "" : ", ") + f;
+  return "Op family: one of " + names +
+         " (docs/tasks.md: a family manifest, its reference rendered from the family's params), "
+         "or custom (an op no family states: a manifest beside a hand-written reference)";
 }
 
-std::string manifest_text(const task_options& opt) {
-  int64_t elements = 1;
-  std::string shape;
-  std::string shape_words;
-  for (int64_t d : opt.shape) {
-    elements *= d;
-    shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-    shape_words += (shape_words.empty() ? "" : " x ") + std::to_string(d);
+// Returns the --shape help: what the values mean per family (families that read them alike
+// share a line), and each default.
+std::string shape_help() {
+  std::vector<std::pair<std::string, std::string>> meanings; // meaning (default) -> families
+  for (const std::string& f : engine::skeleton_families()) {
+    std::optional<engine::skeleton_shape> s = engine::skeleton_shape_of(f);
+    if (!s)
+      continue;
+    std::string fallback;
+    for (int64_t d : s->fallback)
+      fallback += (fallback.empty() ? "" : ",") + std::to_string(d);
+    std::string meaning = s->meaning + " (default " + fallback + ")";
+    auto same = std::find_if(meanings.begin(), meanings.end(),
+                             [&](const auto& m) { return m.first == meaning; });
+    if (same == meanings.end())
+      meanings.emplace_back(meaning, f);
+    else
+      same->second += ", " + f;
   }
-  const std::string& n = opt.name;
-  std::ostringstream out;
-  out << "# " << n << ": written by `kernelskill task new`. To make it your op:\n"
-      << "#   1. " << n << "_ref.cu: write the operator where it says \"your operator\"; keep it\n"
-      << "#      simple and obviously correct: it is what every candidate is verified and timed\n"
-      << "#      against.\n"
-      << "#   2. here: the inputs and outputs (in the order ks_forward gets them), the tolerance\n"
-      << "#      and the cost; tasks/README.md explains every key.\n"
-      << "#   3. kernelskill task check " << n << ".toml   (no GPU needed)\n"
-      << "name = \"" << n << "\"\n"
-      << "family = \"" << opt.family << "\"\n"
-      << "about = \"" << n << ", " << shape_words << " fp32 (say what it computes)\"\n"
-      << "reference = \"" << n << "_ref.cu\"\n"
-      << "inputs = [\n"
-      << "  { name = \"x\", dtype = \"f32\", shape = [" << shape << "], init = \"normal\" },\n"
-      << "]\n"
-      << "outputs = [\n"
-      << "  { name = \"y\", dtype = \"f32\", shape = [" << shape << "] },\n"
-      << "]\n"
-      << (opt.family == "elementwise"
-              ? "# params: the op as an expression over the inputs (docs/tasks.md): skills write\n"
-                "# kernels from it, so keep it what the reference computes (\"x\" is the copy).\n"
-                "# Without `reference`, the reference is rendered from it.\n"
-                "params = { op = \"x\" }\n"
-              : "")
-      << "# tolerance: float32 defaults; an op that loses precision by nature may loosen atol or\n"
-      << "# rtol, never norm_rel past ~1e-5 (that would let TF32 or fp16 shortcuts pass)\n"
-      << "tolerance = { atol = 1e-5, rtol = 1e-5, norm_rel = 1e-5 }\n"
-      << "# cost: flops = one operation per element (" << elements << "); bytes = x read once\n"
-      << "# and y written once, 4 bytes each. Count your op's useful flops per element.\n"
-      << "cost = { flops = " << toml_float(static_cast<double>(elements))
-      << ", bytes = " << toml_float(8.0 * static_cast<double>(elements)) << " }\n"
-      << "# tunables: launch parameters of the reference that the offline planner varies\n"
-      << "tunables = { KS_BLOCK_THREADS = [64, 128, 256, 512, 1024], KS_MAX_BLOCKS = [1024, "
-         "4096, 16384, 1048576] }\n";
-  return out.str();
-}
-
-std::string reference_text(const task_options& opt) {
-  std::ostringstream out;
-  out << "// Reference of task " << opt.name << " (written by `kernelskill task new`): y = op(x),\n"
-      << "// elementwise, x and y float32 of the same shape, contiguous. One thread per element\n"
-      << "// in a grid-stride loop with 64-bit indices. As written it copies x (y = x): write\n"
-      << "// your operator where it says so. It is the judge of every candidate: keep it simple\n"
-      << "// and obviously correct (accumulate in double where order matters).\n"
-      << "//\n"
-      << "// Return codes: 0 ok; 1 n_inputs != 1; 2 n_outputs != 1; 3 a tensor is not f32;\n"
-      << "// 4 the shapes differ; 5 a tensor is not contiguous; 10 a CUDA error at launch.\n"
-      << "#include \"kernelskill/abi.h\"\n"
-      << "\n"
-      << "#include <cuda_runtime.h>\n"
-      << "#include <stdint.h>\n"
-      << "\n"
-      << "// Launch parameters the offline planner tunes (the manifest's tunables): threads per\n"
-      << "// block, and the grid's cap.\n"
-      << "#ifndef KS_BLOCK_THREADS\n"
-      << "#define KS_BLOCK_THREADS 256\n"
-      << "#endif\n"
-      << "#ifndef KS_MAX_BLOCKS\n"
-      << "#define KS_MAX_BLOCKS 1048576\n"
-      << "#endif\n"
-      << "static_assert(KS_BLOCK_THREADS >= 1 && KS_BLOCK_THREADS <= 1024, \"threads per "
-         "block\");\n"
-      << "\n"
-      << "namespace {\n"
-      << "\n"
-      << "bool is_contiguous(const ks_tensor& t) {\n"
-      << "  int64_t expect = 1;\n"
-      << "  for (int32_t d = t.ndim - 1; d >= 0; --d) {\n"
-      << "    if (t.shape[d] != 1 && t.stride[d] != expect) return false;\n"
-      << "    expect *= t.shape[d];\n"
-      << "  }\n"
-      << "  return true;\n"
-      << "}\n"
-      << "\n"
-      << "__global__ void " << opt.name
-      << "_ref_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {\n"
-      << "  const int64_t step = (int64_t)gridDim.x * blockDim.x;\n"
-      << "  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {\n"
-      << "    const float v = x[i];\n"
-      << "    y[i] = v;  // your operator: y[i] = f(v)\n"
-      << "  }\n"
-      << "}\n"
-      << "\n"
-      << "} // namespace\n"
-      << "\n"
-      << "extern \"C\" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, ks_tensor* "
-         "outputs,\n"
-      << "                          int32_t n_outputs, void* cuda_stream) {\n"
-      << "  if (n_inputs != 1) return 1;\n"
-      << "  if (n_outputs != 1) return 2;\n"
-      << "  const ks_tensor& x = inputs[0];\n"
-      << "  ks_tensor& y = outputs[0];\n"
-      << "  if (x.dtype != KS_F32 || y.dtype != KS_F32) return 3;\n"
-      << "  if (x.ndim != y.ndim) return 4;\n"
-      << "  for (int32_t d = 0; d < x.ndim; ++d)\n"
-      << "    if (x.shape[d] != y.shape[d]) return 4;\n"
-      << "  if (!is_contiguous(x) || !is_contiguous(y)) return 5;\n"
-      << "  const int64_t n = ks_numel(&x);\n"
-      << "  if (n == 0) return 0;\n"
-      << "  const int block = KS_BLOCK_THREADS;\n"
-      << "  int64_t grid = (n + block - 1) / block;\n"
-      << "  if (grid > KS_MAX_BLOCKS) grid = KS_MAX_BLOCKS;  // the grid-stride loop covers the "
-         "rest\n"
-      << "  " << opt.name
-      << "_ref_kernel<<<(unsigned)grid, block, 0, (cudaStream_t)cuda_stream>>>(\n"
-      << "    (const float*)x.data, (float*)y.data, n);\n"
-      << "  return cudaGetLastError() != cudaSuccess ? 10 : 0;\n"
-      << "}\n";
-  return out.str();
+  std::string text = "The shape the op works on, by family:";
+  for (const auto& [meaning, families] : meanings)
+    text += " " + families + ": " + meaning + ";";
+  text.back() = '.';
+  return text;
 }
 
 bool write_text(const fs::path& path, const std::string& text) {
@@ -275,8 +188,9 @@ bool write_text(const fs::path& path, const std::string& text) {
 task_commands add_task_command(CLI::App& app, task_options& opt) {
   const size_t width = help_width();
   CLI::App* task = app.add_subcommand(
-      "task", "Adds an op of your own. `task new` writes a manifest and a reference to start "
-              "from, `task check` checks a manifest as a campaign would, without a GPU.");
+      "task", "Adds an op of your own. `task new` writes a manifest to start from (for a family "
+              "of docs/tasks.md, or with a hand-written reference), `task check` checks a "
+              "manifest as a campaign would, without a GPU.");
   task->require_subcommand(1);
   task->footer(exit_code_help(command_codes::task_check(), width));
 
@@ -284,45 +198,54 @@ task_commands add_task_command(CLI::App& app, task_options& opt) {
   out.check = task->add_subcommand(
       "check",
       "Checks task manifests. It goes as far as a campaign goes before it needs a GPU: every key "
-      "and "
-      "value (each problem as FILE:LINE:COL: message), that each tunable is an overridable "
+      "and value (each problem as FILE:LINE:COL: message), that each tunable is an overridable "
       "macro of the reference with its default among the listed values, and that the "
       "reference compiles (nvcc, for --arch; its diagnostics name the reference's file and "
-      "line). Prints \"ok\" and what the task holds for each good manifest.");
+      "line). Then it warns (FILE:LINE:COL: warning: ...) of a hand-written reference beside a "
+      "family's params, which the skills write their candidates from, and of tensors the GPU "
+      "cannot hold in the bench worker: the GPU with the least memory that `devices`, `eval` or "
+      "`profile` recorded in the calibration cache, else --gpu-memory, else an assumed 80 GB. "
+      "Prints \"ok\" and what the task holds for each good manifest.");
   out.check->add_option("TASK.toml", opt.manifests, "Task manifests (TOML)")
       ->required()
       ->type_name("");
   out.check->add_flag("--no-compile", opt.no_compile, "Do not compile the reference");
+  out.check->add_flag("--strict", opt.strict, "A warning fails the manifest (exit 2)");
   out.check->add_option("--arch", opt.arch, "nvcc architecture the reference is compiled for")
       ->capture_default_str()
       ->type_name("SM");
   out.check
+      ->add_option("--gpu-memory", opt.gpu_memory_gb,
+                   "Memory of the GPU the tasks will run on, in GB (10^9 bytes); default: the "
+                   "calibration cache's smallest GPU, else 80 GB assumed")
+      ->check(within(0.001, 1e6, "GB"))
+      ->type_name("GB");
+  out.check
       ->add_option("--cache-dir", opt.cache_dir,
-                   "Compile cache folder (default: $XDG_CACHE_HOME/kernelskill or "
-                   "~/.cache/kernelskill)")
+                   "Compile and calibration cache folder (default: $XDG_CACHE_HOME/kernelskill "
+                   "or ~/.cache/kernelskill)")
       ->type_name("DIR");
   out.check->footer(exit_code_help(command_codes::task_check(), width));
 
   out.create = task->add_subcommand(
       "new",
-      "Writes a new task to start from. DIR/NAME.toml and DIR/NAME_ref.cu: a task manifest and its "
-      "reference kernel, an "
-      "elementwise float32 op (as written, a copy: y = x) that checks, compiles and runs in a "
-      "campaign as it is. Write your operator where the reference says so, adjust the shapes, "
-      "tolerance and cost in the manifest, then `kernelskill task check DIR/NAME.toml`.");
+      "Writes a new task to start from, which checks, compiles and runs in a campaign as it "
+      "is. For a family of docs/tasks.md, DIR/NAME.toml: a family manifest whose tensors "
+      "follow --shape, whose params are set (each explained in a comment) and whose reference "
+      "is rendered from them; set the params and shapes. For --family custom, an op no family "
+      "states, DIR/NAME.toml and DIR/NAME_ref.cu: a manifest without a family's params and a "
+      "hand-written elementwise reference (a copy: y = x); write your operator where it says "
+      "so. Then `kernelskill task check DIR/NAME.toml`.");
   out.create->add_option("NAME", opt.name, "The task's name: lowercase letters, digits and _")
       ->required()
       ->type_name("");
-  out.create
-      ->add_option("--family", opt.family,
-                   "Op family (elementwise, softmax, norm, reduce, scan, pool, matvec, "
-                   "matmul): skill retrieval keys on it")
+  out.create->add_option("--family", opt.family, family_help())
       ->capture_default_str()
       ->type_name("FAMILY");
-  out.create->add_option("--dir", opt.dir, "Folder to write the two files into (created)")
+  out.create->add_option("--dir", opt.dir, "Folder to write the files into (created)")
       ->capture_default_str()
       ->type_name("DIR");
-  out.create->add_option("--shape", opt.shape, "Shape of x and y, e.g. --shape 4096,4096")
+  out.create->add_option("--shape", opt.shape, shape_help())
       ->delimiter(',')
       ->expected(1, 8)
       ->check(within(1, 1099511627776.0, ""))
@@ -349,7 +272,12 @@ command_result run_task_check(const task_options& opt) {
     compiler = std::move(*made);
   }
 
+  // The GPU the tensors must fit, before a GPU is needed.
+  const engine::gpu_memory gpu =
+      memory_target(cache_dir_or_default(opt.cache_dir),
+                    opt.gpu_memory_gb > 0 ? std::optional(opt.gpu_memory_gb) : std::nullopt);
   int64_t bad = 0;
+  int64_t warned = 0;
   for (const fs::path& manifest : opt.manifests) {
     std::optional<std::string> text = base::read_text(manifest);
     if (!text)
@@ -401,25 +329,36 @@ command_result run_task_check(const task_options& opt) {
             std::string(", its reference compiles for ") + opt.arch + (r.cached ? " (cached)" : "");
       }
     }
-    if (!problems.empty()) {
-      for (const std::string& p : problems)
-        std::cout << p << "\n";
+    for (const std::string& p : problems)
+      std::cout << p << "\n";
+    std::vector<engine::task_warning> warnings = engine::task_warnings(*task, gpu);
+    for (const engine::task_warning& w : warnings)
+      std::cout << engine::located(manifest.string(), w) << "\n";
+    warned += warnings.empty() ? 0 : 1;
+    if (!problems.empty() || (opt.strict && !warnings.empty())) {
       ++bad;
       continue;
     }
     int64_t tunable_count = static_cast<int64_t>(task->tunables.size());
+    auto warning_count = static_cast<int64_t>(warnings.size());
     std::cout << "ok: " << task->name << " (" << manifest.string() << "): family " << task->family
               << ", " << task->inputs.size()
               << (task->inputs.size() == 1 ? " input, " : " inputs, ") << task->outputs.size()
               << (task->outputs.size() == 1 ? " output, " : " outputs, ") << tunable_count
-              << (tunable_count == 1 ? " tunable" : " tunables") << compiled << "\n";
+              << (tunable_count == 1 ? " tunable" : " tunables") << compiled
+              << (warning_count == 0   ? ""
+                  : warning_count == 1 ? "; 1 warning (above)"
+                                       : "; " + std::to_string(warning_count) + " warnings (above)")
+              << "\n";
   }
   std::cout << std::flush;
   if (bad > 0)
-    return stop(stop_reason::task, std::to_string(bad) + " of " +
-                                       std::to_string(opt.manifests.size()) +
-                                       (opt.manifests.size() == 1 ? " manifest" : " manifests") +
-                                       " cannot run (see above)");
+    return stop(
+        stop_reason::task,
+        std::to_string(bad) + " of " + std::to_string(opt.manifests.size()) +
+            (opt.manifests.size() == 1 ? " manifest" : " manifests") +
+            (opt.strict && warned > 0 ? " cannot run or warned with --strict" : " cannot run") +
+            " (see above)");
   return {};
 }
 
@@ -429,13 +368,12 @@ command_result run_task_new(const task_options& opt) {
     return stop(stop_reason::usage, "task new: '" + opt.name +
                                         "' is not a task name: lowercase letters, digits and _ "
                                         "only (e.g. gelu, layer_norm_4k)");
-  if (opt.family.empty())
-    return stop(stop_reason::usage, "task new: --family must not be empty");
-  fs::path manifest = opt.dir / (opt.name + ".toml");
-  fs::path reference = opt.dir / (opt.name + "_ref.cu");
+  auto skeleton = engine::make_task_skeleton(opt.name, opt.family, opt.shape);
+  if (!skeleton)
+    return stop(stop_reason::usage, "task new: " + skeleton.error().message());
   std::error_code ec;
-  for (const fs::path& file : {manifest, reference})
-    if (fs::exists(file, ec) && !opt.force)
+  for (const engine::skeleton_file& f : skeleton->files)
+    if (fs::path file = opt.dir / f.name; fs::exists(file, ec) && !opt.force)
       return stop(stop_reason::usage, "task new: " + file.string() +
                                           " exists; pass --force to overwrite it, or choose "
                                           "another NAME or --dir");
@@ -443,23 +381,30 @@ command_result run_task_new(const task_options& opt) {
   if (ec)
     return stop(stop_reason::environment,
                 "task new: cannot create " + opt.dir.string() + ": " + ec.message());
-  if (!write_text(manifest, manifest_text(opt)) || !write_text(reference, reference_text(opt)))
-    return stop(stop_reason::environment, "task new: cannot write into " + opt.dir.string());
-  std::cout << "wrote " << manifest.string() << " and " << reference.string()
-            << ": an elementwise float32 op that copies x to y\n"
-            << "next:\n"
-            << "  1. write your operator in " << reference.string()
-            << " (\"your operator\"), and the\n"
-            << "     shapes, tolerance and cost in " << manifest.string() << "\n"
-            << "  2. kernelskill task check " << manifest.string() << "\n"
+  std::string written;
+  for (const engine::skeleton_file& f : skeleton->files) {
+    if (!write_text(opt.dir / f.name, f.text))
+      return stop(stop_reason::environment, "task new: cannot write into " + opt.dir.string());
+    written += (written.empty() ? "" : " and ") + (opt.dir / f.name).string();
+  }
+  fs::path manifest = opt.dir / skeleton->files.front().name;
+  bool custom = opt.family == engine::custom_family;
+  std::cout << "wrote " << written << ": " << skeleton->what << "\n"
+            << "next:\n";
+  if (custom)
+    std::cout << "  1. write your operator in " << (opt.dir / skeleton->files.back().name).string()
+              << " (\"your operator\"), and the\n"
+              << "     shapes, tolerance and cost in " << manifest.string() << "\n";
+  else
+    std::cout << "  1. set the params and the shapes in " << manifest.string()
+              << " (each param is explained there;\n"
+              << "     the reference, cost and torch expression are derived from them)\n";
+  std::cout << "  2. kernelskill task check " << manifest.string() << "\n"
             << "  3. add \"" << fs::absolute(manifest).lexically_normal().string()
             << "\" to campaign.tasks of a config\n"
             << "     (kernelskill config --defaults > my.toml), then kernelskill run my.toml "
-               "--dry-run\n";
-  if (opt.family != "elementwise")
-    std::cout << "note: the reference is an elementwise skeleton; for family '" << opt.family
-              << "', change its kernel and the outputs' shapes to match the op\n";
-  std::cout << std::flush;
+               "--dry-run\n"
+            << std::flush;
   return {};
 }
 

@@ -40,6 +40,7 @@
 // context, so the session answers the job and marks itself for exit; the engine's client
 // then starts a fresh worker for the next job.
 
+#include "engine/bench_memory.hpp"
 #include "gpu/worker/bench_session.hpp"
 #include "gpu/worker/calibration.hpp"
 #include "gpu/worker/device_kernels.hpp"
@@ -249,7 +250,9 @@ struct bench_session::impl {
   cudaStream_t stream = nullptr;
   cudaDeviceProp prop{};
 
-  // The current task's tensors, reused while the task's signature stays the same.
+  // The current task's tensors, reused while the task's signature stays the same. What they
+  // and the buffers below take is counted in engine/bench_memory.hpp, which `task check` and the
+  // dry run compare with a GPU's memory: keep the two in step.
   std::string signature;
   std::vector<device_buffer> inputs, input_copies, outputs, ref_outputs;
   device_buffer flush_buffer;
@@ -262,7 +265,7 @@ struct bench_session::impl {
   };
   std::map<std::string, cached_outputs> ref_cache;
   int64_t ref_cache_bytes = 0;
-  static constexpr int64_t ref_cache_budget = int64_t{4} << 30;
+  static constexpr int64_t ref_cache_budget = engine::bench_reference_cache_bytes;
 
   std::map<std::string, ks_forward_fn> loaded;
 
@@ -574,7 +577,7 @@ struct bench_session::impl {
   // skipped call leaves a wrong output behind without any marker a candidate could look for
   // (poisoning only the checked calls would tell it which calls are checked). Set 0 lives in
   // `inputs`, set 1 in `input_copies`; verification refills both before it uses them.
-  static constexpr int timing_sets = 2;
+  static constexpr int timing_sets = static_cast<int>(engine::bench_input_sets);
 
   std::vector<device_buffer>& timing_inputs(int set) { return set == 0 ? inputs : input_copies; }
 
@@ -616,7 +619,7 @@ struct bench_session::impl {
   // on the same buffers right after it (an answer of inputs that never recur is left behind,
   // for nothing). A blind check costs a reference call, so the first batch always gets one,
   // and later batches one each while they stay within check_budget of the timed GPU time.
-  static constexpr double fresh_intensity = 8;
+  static constexpr double fresh_intensity = engine::bench_fresh_intensity;
   static constexpr double check_budget = 0.1;
   bool fresh_inputs = false;
   ks_forward_fn timing_reference = nullptr;
@@ -923,8 +926,9 @@ struct bench_session::impl {
     undo_l2_persistence();
     prepare_timing_sets(t, ref, req.reference, req.verify.seed);
     if (opt.flush_l2 && !flush_buffer.ptr)
-      flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
-                              "the L2 flush buffer");
+      flush_buffer =
+          allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, engine::bench_min_flush_bytes),
+                   "the L2 flush buffer");
     check(cudaDeviceSynchronize(), "preparing inputs");
 
     timing_result r;
@@ -1187,8 +1191,9 @@ struct bench_session::impl {
     prepare(t);
     auto fn = load(req.kernel);
     if (!flush_buffer.ptr)
-      flush_buffer = allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, 64 << 20),
-                              "the L2 flush buffer");
+      flush_buffer =
+          allocate(std::max<int64_t>(int64_t{4} * prop.l2CacheSize, engine::bench_min_flush_bytes),
+                   "the L2 flush buffer");
     // The inputs a timed call sees (uniform on [0, 1) unless the task says otherwise).
     fill_inputs(t, req.verify.seed, 0, true);
     undo_l2_persistence();
