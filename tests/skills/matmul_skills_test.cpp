@@ -1,5 +1,7 @@
 // The matmul skills' kernels, run: every template is rendered for a spread of shapes (odd
-// M, N and K, a dim of 1, batched with and without a shared operand, each transpose), compiled
+// M, N and K, a dim of 1, batched with and without a shared operand, each transpose, an A of
+// rank 3 folded into the rows of one product; scaled and triangular products for the skills
+// whose preconditions admit them), compiled
 // by the host C++ compiler against tests/skills/matmul_cuda_emulator.hpp, and run on the CPU
 // with both cp.async timings; C must match a double-precision product at float32 accuracy.
 // The emulator's tensor core takes its fragment layouts from the PTX ISA, apart from the
@@ -11,6 +13,7 @@
 #include "engine/task.hpp"
 #include "gpu/child_process.hpp"
 #include "kernelskill/abi.h"
+#include "tests/skills/emulated_kernel.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -43,6 +46,14 @@ struct shape_case {
   bool transpose_a = false;
   bool transpose_b = false;
   bool shared_b = false; ///< B is 2-D while A and C are batched
+  int64_t fold = 1;      ///< > 1: A and C are [fold, m / fold, ...], folded into m rows
+  double alpha = 1.0;    ///< C = alpha * A @ B
+  int triangle = 0;      ///< 1: torch.triu of the product, -1: torch.tril, 0: all of it
+
+  /// Checks whether C[i][j] is 0 for the triangle kept.
+  bool zeroed(int64_t i, int64_t j) const {
+    return (triangle > 0 && j < i) || (triangle < 0 && j > i);
+  }
 };
 
 /// Returns a matmul task of `c` with the params and derived values of docs/tasks.md.
@@ -59,6 +70,10 @@ engine::task make_task(const shape_case& c) {
   t.inputs.push_back({"B", engine::dtype::f32,
                       dims(c.transpose_b ? c.n : c.k, c.transpose_b ? c.k : c.n, !c.shared_b)});
   t.outputs.push_back({"C", engine::dtype::f32, dims(c.m, c.n, true)});
+  if (c.fold > 1) { // A's leading dims folded into m: one product (docs/tasks.md)
+    t.inputs[0].shape = {c.fold, c.m / c.fold, c.k};
+    t.outputs[0].shape = {c.fold, c.m / c.fold, c.n};
+  }
   t.params = {{"m", c.m},
               {"n", c.n},
               {"k", c.k},
@@ -67,7 +82,11 @@ engine::task make_task(const shape_case& c) {
               {"transpose_b", c.transpose_b},
               {"lda", c.transpose_a ? c.m : c.k},
               {"ldb", c.transpose_b ? c.k : c.n},
-              {"ldc", c.n}};
+              {"ldc", c.n},
+              {"alpha", c.alpha},
+              {"triangle_upper", c.triangle > 0},
+              {"triangle_lower", c.triangle < 0},
+              {"triangular", c.triangle != 0}};
   t.tol = {2e-4, 1e-4, 1e-5};
   return t;
 }
@@ -181,17 +200,7 @@ fs::path compile_for_emulator(const std::string& source, const fs::path& dir,
 }
 
 ks_tensor tensor_of(float* data, const std::vector<int64_t>& shape) {
-  ks_tensor t{};
-  t.data = data;
-  t.dtype = KS_F32;
-  t.ndim = static_cast<int32_t>(shape.size());
-  int64_t stride = 1;
-  for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    t.shape[d] = shape[static_cast<size_t>(d)];
-    t.stride[d] = stride;
-    stride *= shape[static_cast<size_t>(d)];
-  }
-  return t;
+  return test::contiguous_tensor(data, KS_F32, shape);
 }
 
 int64_t numel(const std::vector<int64_t>& shape) {
@@ -250,15 +259,16 @@ double run_and_compare(emulated_candidate& candidate, const engine::task& subjec
                                                      (c.transpose_b ? j * c.k + q : q * c.n + j))];
           sum += static_cast<double>(x) * static_cast<double>(y);
         }
+        const double want = c.zeroed(i, j) ? 0.0 : c.alpha * sum;
         const double got = out.data()[(p * c.m + i) * c.n + j];
-        const double e = got - sum;
+        const double e = got - want;
         err2 += e * e;
-        ref2 += sum * sum;
-        if (!(std::fabs(e) <= subject.tol.atol + subject.tol.rtol * std::fabs(sum))) {
+        ref2 += want * want;
+        if (!(std::fabs(e) <= subject.tol.atol + subject.tol.rtol * std::fabs(want))) {
           if (bad++ == 0)
             first_bad = "C[" + std::to_string(p) + "][" + std::to_string(i) + "][" +
                         std::to_string(j) + "] = " + std::to_string(got) + ", expected " +
-                        std::to_string(sum);
+                        std::to_string(want);
         }
       }
   INFO(bad << " elements out of tolerance; the first: " << first_bad);
@@ -326,6 +336,11 @@ const std::vector<shape_case>& shape_cases() {
       {"ta_tb_odd", 1, 70, 66, 131, true, true},
       {"batched_shared_b", 3, 20, 24, 36, false, false, true},
       {"ragged_k_tiles", 1, 96, 130, 100, false, false},
+      {"folded_a_tb", 1, 45, 40, 36, false, true, false, 3},
+      // Scaled and triangular products (the skills whose preconditions admit them): a tile
+      // wholly in the zeroed triangle, batched and transposed.
+      {"upper_alpha", 1, 70, 70, 37, false, false, false, 1, 0.5, 1},
+      {"lower_batched_ta", 2, 40, 33, 20, true, false, false, 1, -2.0, -1},
   };
   return cases;
 }
@@ -349,11 +364,15 @@ void check_skill_on_emulator(const std::string& id) {
       s = &candidate;
   REQUIRE(s != nullptr);
   int64_t runs = 0;
+  int64_t admitted = 0;
   for (const engine::skill_template& tp : s->templates) {
     size_t probe_index = 0;
     size_t case_index = 0;
     for (const shape_case& c : shape_cases()) {
       engine::task subject = make_task(c);
+      if (!engine::check_applies(*s, subject, nullptr, "").applies)
+        continue; // a scaled or triangular product, for a skill that writes A @ B only
+      ++admitted;
       auto space = engine::space_of(tp, subject, "");
       REQUIRE(space.has_value());
       auto first = engine::first_valid(tp, *space, subject);
@@ -393,7 +412,8 @@ void check_skill_on_emulator(const std::string& id) {
       ++runs;
     }
   }
-  CHECK(runs >= static_cast<int64_t>(shape_cases().size()));
+  CHECK(runs == admitted);
+  CHECK(admitted >= static_cast<int64_t>(s->templates.size() * (shape_cases().size() - 2)));
 }
 
 } // namespace

@@ -40,6 +40,8 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 // -- the CUDA C++ dialect, as plain C++ ---------------------------------------------------------
@@ -111,7 +113,9 @@ struct fiber {
 struct block_run {
   dim3 idx;
   std::vector<std::unique_ptr<fiber>> fibers;
-  std::map<int, std::vector<unsigned char>> shared; // by declaration
+  // By declaration and type: one declaration in a template (a block reduction over any type)
+  // is one variable per instantiation.
+  std::map<std::pair<int, size_t>, std::vector<unsigned char>> shared;
   std::vector<unsigned char> dynamic_shared;
   std::vector<std::array<uint64_t, 32>> exchange; // per warp
   bool finished = false;
@@ -170,7 +174,7 @@ inline void fiber_entry() {
 /// Returns the calling block's variable number `id` of type T, poisoned at the block's start.
 template <typename T>
 T& block_shared(int id) {
-  std::vector<unsigned char>& bytes = own_block().shared[id];
+  std::vector<unsigned char>& bytes = own_block().shared[{id, typeid(T).hash_code()}];
   if (bytes.empty()) {
     bytes.assign(sizeof(T) + alignof(std::max_align_t), 0xff);
   }
