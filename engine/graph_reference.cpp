@@ -127,7 +127,9 @@ std::string node_lines(const graph_spec& g) {
   return text;
 }
 
-/// Where the graph's ks_forward finds each name's data.
+/// Where the graph's ks_forward finds each name's data: a C++ expression of a pointer, in
+/// parentheses when it is a sum (a cast before it must apply to the whole: `(uint32_t*)(ws +
+/// 512)`, not to ws).
 class data_plan {
 public:
   data_plan(const task& subject, const graph_spec& g) {
@@ -136,10 +138,10 @@ public:
     for (size_t i = 0; i < subject.outputs.size(); ++i)
       pointer_[subject.outputs[i].name] = "outputs[" + std::to_string(i) + "].data";
     for (const tensor_spec& t : g.intermediates)
-      pointer_[t.name] = "ws + " + std::to_string(allocate(t.bytes()));
+      pointer_[t.name] = "(ws + " + std::to_string(allocate(t.bytes())) + ")";
     for (const graph_view& v : g.views)
-      pointer_[v.name] =
-          v.strided ? "ws + " + std::to_string(allocate(v.tensor.bytes())) : pointer_.at(v.root);
+      pointer_[v.name] = v.strided ? "(ws + " + std::to_string(allocate(v.tensor.bytes())) + ")"
+                                   : pointer_.at(v.root);
   }
 
   const std::string& pointer(const std::string& name) const { return pointer_.at(name); }

@@ -387,7 +387,7 @@ TEST_CASE("a composed graph hoists each include once, wraps each node in its nam
         std::string::npos);
   CHECK(text.find("ks_graph::contiguous(outputs[0].data, KS_F32, {64, 1000})") !=
         std::string::npos);
-  CHECK(text.find("ks_graph::contiguous(ws + 0, KS_F32, {64, 1000})") != std::string::npos);
+  CHECK(text.find("ks_graph::contiguous((ws + 0), KS_F32, {64, 1000})") != std::string::npos);
   CHECK(text.find("strided_copy<") == std::string::npos); // no view, no copy launched
 
   // A strided view is copied once, before the first node that reads it, into the workspace.
