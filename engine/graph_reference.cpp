@@ -17,12 +17,20 @@
 // The graph's ks_forward then does what a node cannot: it checks the graph's own arguments
 // (families/common/abi_checks rendered for the graph, at global scope beside the nodes'
 // namespaced copies), lays out every intermediate and every strided view's copy in one device
-// workspace (256-byte aligned offsets, allocated on the first call and kept in a static: the ABI
-// allows a cached workspace), copies each strided view with one generic kernel
+// workspace (256-byte aligned offsets), copies each strided view with one generic kernel
 // (ks_graph::strided_copy, templated on the element's size) right before the first node that
 // reads it, and calls the nodes in order on the caller's stream with contiguous ks_tensor
 // descriptors (a shape view is the same pointer with its own shape). A node's failure code c
 // comes back as 100 * (i + 1) + c, so the code names the node.
+//
+// The workspace is taken for each call from the device's default memory pool
+// (cudaMallocAsync, given back with cudaFreeAsync on the same stream) rather than kept in a
+// static of the library: the bench worker keeps every library it loaded, so a static workspace
+// would hold one copy of the intermediates per candidate of the task (a few candidates of a
+// graph with GiB-sized intermediates would fill the card). The pool's release threshold is
+// raised to the largest workspace asked for, so after the first call the memory stays in the
+// pool and every call, of this candidate or the next, reuses it: a few microseconds of host
+// time per call, and at most one workspace held.
 
 #include "engine/graph_reference.hpp"
 
@@ -201,19 +209,30 @@ inline ks_tensor contiguous(void* data, int32_t dtype, std::initializer_list<int
   return t;
 }
 
-/// Returns a device workspace of at least `bytes`: allocated on the first call and kept (grown
-/// if ever too small); null when cudaMalloc fails.
-inline char* workspace(size_t bytes) {
-  static char* base = nullptr;
-  static size_t size = 0;
-  if (size < bytes) {
-    if (base != nullptr) cudaFree(base);
-    base = nullptr;
-    size = 0;
-    if (cudaMalloc((void**)&base, bytes) != cudaSuccess) return nullptr;
-    size = bytes;
+/// Takes `bytes` of device memory for one call, stream-ordered on `stream`, from the device's
+/// default memory pool; ks_forward gives it back with cudaFreeAsync before it returns. The
+/// pool keeps up to the largest workspace any graph asked for (its release threshold raised to
+/// that on a library's first call), so later calls, and the other candidates of the task,
+/// reuse that memory. Returns false when the memory cannot be had.
+inline bool take_workspace(char** ws, size_t bytes, cudaStream_t stream) {
+  static bool pooled = false;
+  if (!pooled) {
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess)
+      return false;
+    uint64_t keep = 0;
+    if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+      return false;
+    if (keep < bytes) {
+      keep = bytes;
+      if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+        return false;
+    }
+    pooled = true;
   }
-  return base;
+  return cudaMallocAsync((void**)ws, bytes, stream) == cudaSuccess;
 }
 
 } // namespace ks_graph
@@ -341,19 +360,16 @@ private:
     return text;
   }
 
+  /// Returns ks_graph::run_nodes, which copies the views and calls the nodes in order, and the
+  /// graph's ks_forward around it.
   std::string forward() const {
     bool copies = std::any_of(g_.views.begin(), g_.views.end(),
                               [](const graph_view& v) { return v.strided; });
-    std::string text = "extern \"C\" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, "
-                       "ks_tensor* outputs,\n                          int32_t n_outputs, void* "
-                       "cuda_stream) {\n";
-    text += "  if (const int code = ks_family::check_arguments(inputs, n_inputs, outputs, "
-            "n_outputs)) return code;\n";
-    if (data_.bytes() > 0) {
-      text += "  char* const ws = ks_graph::workspace(" + std::to_string(data_.bytes()) +
-              "); // every intermediate and view copy\n";
-      text += "  if (ws == nullptr) return 11;\n";
-    }
+    bool workspace = data_.bytes() > 0;
+    std::string text = "namespace ks_graph {\n\n/// Copies the strided views and calls the nodes "
+                       "in order; returns the first failure's code.\n";
+    text += std::string("inline int run_nodes(const ks_tensor* inputs, ks_tensor* outputs, ") +
+            (workspace ? "char* ws, " : "") + "void* cuda_stream) {\n";
     if (copies)
       text += "  cudaStream_t stream = (cudaStream_t)cuda_stream;\n";
     std::set<std::string> copied;
@@ -378,7 +394,21 @@ private:
               std::to_string(n.inputs.size()) + ", out, " + std::to_string(n.outputs.size()) +
               ", cuda_stream))\n      return " + std::to_string(100 * (i + 1)) + " + code;\n  }\n";
     }
-    return text + "  return 0;\n}\n";
+    text += "  return 0;\n}\n\n} // namespace ks_graph\n\n";
+    text += "extern \"C\" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, "
+            "ks_tensor* outputs,\n                          int32_t n_outputs, void* "
+            "cuda_stream) {\n";
+    text += "  if (const int code = ks_family::check_arguments(inputs, n_inputs, outputs, "
+            "n_outputs)) return code;\n";
+    if (!workspace)
+      return text + "  return ks_graph::run_nodes(inputs, outputs, cuda_stream);\n}\n";
+    text += "  cudaStream_t stream = (cudaStream_t)cuda_stream;\n";
+    text += "  char* ws = nullptr; // every intermediate and view copy\n";
+    text += "  if (!ks_graph::take_workspace(&ws, " + std::to_string(data_.bytes()) +
+            ", stream)) return 11;\n";
+    text += "  const int code = ks_graph::run_nodes(inputs, outputs, ws, cuda_stream);\n";
+    text += "  cudaFreeAsync(ws, stream);\n";
+    return text + "  return code;\n}\n";
   }
 
   const task& subject_;

@@ -34,7 +34,8 @@ hoisted_source hoist_includes(std::string_view source);
 /// wrapped in `namespace ks_node_<i>` with its `extern "C" int ks_forward` made a plain
 /// function there; then the graph's ks_forward, which checks its own arguments (the codes 1 to
 /// 8 of every reference), takes the intermediates and the copies of strided views from one
-/// device workspace (allocated once and kept; 11 when it cannot be), copies each strided view
+/// device workspace (from the default memory pool, for the call; 11 when it cannot be had),
+/// copies each strided view
 /// before the first node that reads it, calls the nodes in order on the given stream, and
 /// returns the first failure as 100 * (node index + 1) + the node's code (10 for its view copy).
 /// The source of node i is replacements[i] where given, else its reference. Fails with

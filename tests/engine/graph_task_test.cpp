@@ -379,8 +379,9 @@ TEST_CASE("a composed graph hoists each include once, wraps each node in its nam
   CHECK(occurrences(text, "#pragma pop_macro(\"KS_BLOCK_THREADS\")") == 2);
   CHECK(text.find("if (const int code = ks_family::check_arguments(inputs, n_inputs, outputs, "
                   "n_outputs)) return code;") != std::string::npos);
-  CHECK(text.find("char* const ws = ks_graph::workspace(256000);") != std::string::npos);
-  CHECK(text.find("if (ws == nullptr) return 11;") != std::string::npos);
+  CHECK(text.find("if (!ks_graph::take_workspace(&ws, 256000, stream)) return 11;") !=
+        std::string::npos);
+  CHECK(text.find("  cudaFreeAsync(ws, stream);\n  return code;\n}") != std::string::npos);
   CHECK(text.find("ks_node_0::ks_forward(in, 2, out, 1, cuda_stream))\n      return 100 + code;") !=
         std::string::npos);
   CHECK(text.find("ks_node_1::ks_forward(in, 1, out, 1, cuda_stream))\n      return 200 + code;") !=
