@@ -17,6 +17,7 @@
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "kernelskill/abi.h"
+#include "tests/skills/emulated_build.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -189,109 +190,7 @@ std::vector<manifest_case> cases() {
 
 // -- the emulator -------------------------------------------------------------------------------
 
-/// Returns `cuda` rewritten for the host compiler and memops_cuda_emulator.hpp: every launch
-/// `k<<<grid, block, smem, stream>>>(args)` becomes ks_emu::launch of a lambda that calls k with
-/// the args; every `__shared__ T name[dims];` a per-block variable; `extern __shared__ T
-/// name[];` a pointer to the block's dynamic shared memory.
-std::string emulation_source(const std::string& cuda) {
-  std::string src;
-  {
-    static const std::regex shared(
-        R"((extern\s+)?__shared__\s+([\w:<>, ]+?)\s+(\w+)\s*((?:\[[^\]]*\])*)\s*;)");
-    int id = 0;
-    auto it = std::sregex_iterator(cuda.begin(), cuda.end(), shared);
-    size_t at = 0;
-    for (; it != std::sregex_iterator(); ++it) {
-      const std::smatch& m = *it;
-      src += cuda.substr(at, static_cast<size_t>(m.position()) - at);
-      if (m[1].matched)
-        src +=
-            m[2].str() + "* " + m[3].str() + " = (" + m[2].str() + "*)::ks_emu::dynamic_shared();";
-      else
-        src += "auto& " + m[3].str() + " = ::ks_emu::block_shared<" + m[2].str() + m[4].str() +
-               ">(" + std::to_string(++id) + ");";
-      at = static_cast<size_t>(m.position() + m.length());
-    }
-    src += cuda.substr(at);
-  }
-  std::string out;
-  size_t pos = 0;
-  for (;;) {
-    size_t open = src.find("<<<", pos);
-    if (open == std::string::npos) {
-      out += src.substr(pos);
-      return out;
-    }
-    size_t begin = open; // the kernel's name, template arguments included
-    if (src[begin - 1] == '>') {
-      int depth = 0;
-      do {
-        --begin;
-        depth += src[begin] == '>' ? 1 : src[begin] == '<' ? -1 : 0;
-      } while (depth > 0);
-    }
-    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(src[begin - 1])) ||
-                         src[begin - 1] == '_' || src[begin - 1] == ':'))
-      --begin;
-    size_t close = src.find(">>>", open);
-    std::vector<std::string> config{""};
-    int depth = 0;
-    for (size_t i = open + 3; i < close; ++i) {
-      char c = src[i];
-      depth += (c == '(' || c == '[' || c == '{') ? 1 : (c == ')' || c == ']' || c == '}') ? -1 : 0;
-      if (c == ',' && depth == 0)
-        config.emplace_back();
-      else
-        config.back() += c;
-    }
-    size_t args_open = src.find('(', close);
-    size_t args_close = args_open;
-    depth = 0;
-    do {
-      depth += src[args_close] == '(' ? 1 : src[args_close] == ')' ? -1 : 0;
-      ++args_close;
-    } while (depth > 0);
-    out += src.substr(pos, begin - pos);
-    out += "::ks_emu::launch(dim3(" + config[0] + "), dim3(" + config[1] + "), (size_t)(" +
-           (config.size() > 2 ? config[2] : std::string("0")) + "), [=]() { " +
-           src.substr(begin, open - begin) + src.substr(args_open, args_close - args_open) + "; })";
-    pos = args_close;
-  }
-}
-
-/// Compiles `cuda` for the emulator into a shared object (cached by content in `dir`); returns
-/// its path, or empty with the compiler's output in `log`.
-fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log) {
-  std::string src = emulation_source(cuda);
-  fs::create_directories(dir);
-  fs::path include = dir / "include";
-  fs::create_directories(include);
-  {
-    std::string header =
-        "#pragma once\n#include \"" +
-        (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() + "\"\n";
-    if (test::read_file(include / "cuda_runtime.h") != header)
-      std::ofstream(include / "cuda_runtime.h") << header;
-  }
-  std::string key = std::to_string(std::hash<std::string>{}(
-      src + test::read_file(test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp")));
-  fs::path so = dir / (key + ".so");
-  if (fs::exists(so))
-    return so;
-  fs::path cpp = dir / (key + ".cpp");
-  std::ofstream(cpp) << src;
-  fs::path out = dir / (key + ".log");
-  std::string command = "g++ -std=c++17 -O1 -shared -fPIC -w -I" + include.string() + " -I" +
-                        (test::source_dir() / "gpu" / "include").string() + " -o " +
-                        (dir / (key + ".tmp.so")).string() + " " + cpp.string() + " > " +
-                        out.string() + " 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    log = test::read_file(out);
-    return {};
-  }
-  fs::rename(dir / (key + ".tmp.so"), so);
-  return so;
-}
+using test::emulated;
 
 using forward_fn = int (*)(const ks_tensor*, int32_t, ks_tensor*, int32_t, void*);
 
