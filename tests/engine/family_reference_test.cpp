@@ -8,7 +8,7 @@
 #include "engine/family_reference.hpp"
 #include "engine/op_family.hpp"
 #include "engine/task_manifest.hpp"
-#include "gpu/compiler.hpp"
+#include "tests/engine/compile_check.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -197,11 +197,7 @@ std::vector<family_case> spread() {
 TEST_CASE("every family's reference renders for a spread of shapes and params, and every "
           "reference of the suites, and compiles for sm_90a without warnings",
           "[families][nvcc]") {
-  struct source {
-    std::string label;
-    std::string text;
-  };
-  std::vector<source> sources;
+  std::vector<test::labelled_source> sources;
   std::set<std::string> families;
   ks::test::test_context ctx;
   for (const family_case& c : spread()) {
@@ -228,30 +224,5 @@ TEST_CASE("every family's reference renders for a spread of shapes and params, a
     }
   }
 
-  gpu::compiler_options options;
-  options.arch = "sm_90a";
-  options.cache_dir = test::bin_dir().parent_path() / "family-reference-cache";
-  options.include_dir = test::source_dir() / "gpu" / "include";
-  auto compiler = gpu::compiler::create(options);
-  if (!compiler) {
-    WARN("skipped the nvcc half: " << compiler.error().message());
-    return;
-  }
-  std::vector<gpu::compile_request> requests;
-  for (const source& s : sources) {
-    gpu::compile_request request;
-    request.source = s.text;
-    request.label = s.label;
-    request.extra_flags = {"-Xcompiler=-Wall,-Wextra"};
-    requests.push_back(std::move(request));
-  }
-  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-  REQUIRE(results.size() == sources.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    INFO(sources[i].label << "\n" << results[i].diagnostics);
-    CHECK(results[i].ok);
-    std::string lower = results[i].diagnostics;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    CHECK(lower.find("warning") == std::string::npos);
-  }
+  test::check_compiles_clean(sources, "family-reference-cache");
 }

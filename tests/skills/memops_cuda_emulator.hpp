@@ -131,6 +131,7 @@ struct emulator {
   cudaError_t last_error = cudaSuccess;
   std::mt19937_64 rng{1};
   std::vector<std::unique_ptr<unsigned char[]>> spare_stacks; // reused across blocks
+  uint64_t pool_threshold = 0; // the default memory pool's release threshold, in bytes
 
   void fail(const std::string& what) {
     if (error.empty()) {
@@ -536,6 +537,27 @@ inline cudaError_t cudaMalloc(void** p, size_t bytes) {
 inline cudaError_t cudaFree(void* p) {
   std::free(p);
   return cudaSuccess;
+}
+// The stream-ordered allocator: the default pool of the one device, allocations as cudaMalloc's.
+using cudaMemPool_t = struct ks_emulated_pool*;
+enum cudaMemPoolAttr : int { cudaMemPoolAttrReleaseThreshold = 4 };
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int) {
+  *pool = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void* value) {
+  std::memcpy(value, &ks_emu::state().pool_threshold, sizeof(uint64_t));
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void* value) {
+  std::memcpy(&ks_emu::state().pool_threshold, value, sizeof(uint64_t));
+  return cudaSuccess;
+}
+inline cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) {
+  return cudaMalloc(p, bytes);
+}
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  return cudaFree(p);
 }
 inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
   std::memset(p, value, bytes);
