@@ -94,6 +94,7 @@ public:
 
   std::shared_ptr<graph_spec> read(const toml::table& root) {
     declare_graph_tensors(root);
+    views_ = root.get("views") ? root.get("views")->as_array() : nullptr;
     const toml::node* nodes = checks_.required(
         root, "nodes", "",
         "an array of tables: [[nodes]] name = ..., family = ..., inputs = [...], outputs = [...]");
@@ -101,6 +102,7 @@ public:
       read_node_declarations(*nodes);
     if (const toml::node* views = root.get("views"))
       read_views(*views);
+    resolve_view_writes();
     for (size_t i = 0; i < parts_.size(); ++i)
       read_node_inputs(i);
     check_every_tensor_used();
@@ -241,7 +243,12 @@ private:
       p.sources.output_shapes.push_back(position_of(item.source()));
       p.sources.output_types.push_back(position_of(item.source()));
       if (std::optional<std::string> name = item.value_exact<std::string>()) {
-        p.well_formed = write_graph_output(*name, item, label, index) && p.well_formed;
+        // A name no output declares may be a view of one, which pass 2 has yet to read.
+        auto it = names_.find(*name);
+        if (it == names_.end() && mentions_view(*name))
+          view_writes_.push_back({*name, &item, label, index});
+        else
+          p.well_formed = write_graph_output(*name, item, label, index) && p.well_formed;
         p.outputs.push_back(*name);
       } else if (const toml::table* declared = item.as_table()) {
         std::optional<tensor_spec> t = read_intermediate(*declared, label, p.sources);
@@ -264,6 +271,50 @@ private:
                            "[...] } declaring an intermediate");
         p.well_formed = false;
       }
+    }
+  }
+
+  /// Returns whether some table of the manifest's `views` array is named `name`.
+  bool mentions_view(const std::string& name) const {
+    if (views_ == nullptr)
+      return false;
+    return std::any_of(views_->begin(), views_->end(), [&name](const toml::node& v) {
+      const toml::table* t = v.as_table();
+      const toml::node* n = t ? t->get("name") : nullptr;
+      return n != nullptr && n->value_exact<std::string>() == name;
+    });
+  }
+
+  /// A node may write a graph output through a shape view of it (an alias with the shape the
+  /// node's family wants, such as [b*h, s, d] for [b, h, s, d]): the output counts as written
+  /// by that node, and so does every view of it.
+  void resolve_view_writes() {
+    for (const view_write& w : view_writes_) {
+      auto it = names_.find(w.name);
+      if (it == names_.end()) { // the view itself failed to read: its problem is reported
+        parts_[static_cast<size_t>(w.index)].well_formed = false;
+        continue;
+      }
+      const named& v = it->second;
+      const graph_view& view = graph_->views[v.view];
+      const named& root = names_.at(v.root);
+      if (root.kind != name_kind::output || view.strided) {
+        checks_.report(*w.at, w.label + " '" + w.name + "' is a view of " + root.label + " '" +
+                                  v.root + "'" +
+                                  (view.strided ? " with a permute, flip or narrow on the way"
+                                                : "") +
+                                  ": a node writes a graph output, an intermediate it declares, "
+                                  "or a shape view of a graph output");
+        parts_[static_cast<size_t>(w.index)].well_formed = false;
+        continue;
+      }
+      if (!write_graph_output(v.root, *w.at, w.label + " (view '" + w.name + "')", w.index)) {
+        parts_[static_cast<size_t>(w.index)].well_formed = false;
+        continue;
+      }
+      for (auto& [name, n] : names_)
+        if (n.kind == name_kind::view && n.root == v.root)
+          n.written_by = w.index;
     }
   }
 
@@ -705,6 +756,15 @@ private:
   std::shared_ptr<graph_spec> graph_;
   std::map<std::string, named> names_;
   std::vector<node_parts> parts_;
+  /// A node output naming a view, resolved once the views are read.
+  struct view_write {
+    std::string name;
+    const toml::node* at = nullptr;
+    std::string label;
+    int64_t index = 0; ///< the node's, in parts_
+  };
+  std::vector<view_write> view_writes_;
+  const toml::array* views_ = nullptr; ///< the manifest's `views`, when an array
 };
 
 } // namespace

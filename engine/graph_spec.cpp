@@ -87,9 +87,19 @@ double nominal_roofline_s(const task_cost& cost) noexcept {
 }
 
 size_t default_main_node(const std::vector<graph_node>& nodes) noexcept {
+  // An elementwise node is the prologue or epilogue of its neighbours: the op a search can
+  // make faster is the other kind, even where a pointwise pass over a larger tensor would
+  // take longer at the nominal peaks (a masked scan's multiply).
+  auto better = [&nodes](size_t i, size_t best) {
+    bool pointwise_i = nodes[i].op.family == "elementwise";
+    bool pointwise_best = nodes[best].op.family == "elementwise";
+    if (pointwise_i != pointwise_best)
+      return pointwise_best;
+    return nominal_roofline_s(nodes[i].op.cost) > nominal_roofline_s(nodes[best].op.cost);
+  };
   size_t best = 0;
   for (size_t i = 1; i < nodes.size(); ++i)
-    if (nominal_roofline_s(nodes[i].op.cost) > nominal_roofline_s(nodes[best].op.cost))
+    if (better(i, best))
       best = i;
   return best;
 }
@@ -184,6 +194,16 @@ std::string graph_torch(const graph_spec& g, const std::vector<tensor_spec>& inp
     for (const std::string& name : n.outputs) {
       known.emplace_back(name, operand(expression));
       of_output[name] = expression;
+      if (const graph_view* v = g.find_view(name)) { // written through a shape view
+        auto root = std::find_if(outputs.begin(), outputs.end(),
+                                 [v](const tensor_spec& t) { return t.name == v->root; });
+        if (root == outputs.end())
+          continue;
+        std::string whole = operand(expression) + ".reshape(" +
+                            (root->shape.empty() ? "()" : integers_text(root->shape)) + ")";
+        known.emplace_back(v->root, whole);
+        of_output[v->root] = whole;
+      }
     }
     add_views();
   }

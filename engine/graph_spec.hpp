@@ -72,8 +72,8 @@ struct graph_spec {
 /// default (3e12 bytes/s, 6e13 flop/s), in seconds: the larger of the two.
 double nominal_roofline_s(const task_cost& cost) noexcept;
 
-/// Returns the index of the node with the largest nominal roofline time, the first on a tie;
-/// 0 for no nodes.
+/// Returns the index of the node with the largest nominal roofline time among those that are
+/// not elementwise (among all where every node is), the first on a tie; 0 for no nodes.
 size_t default_main_node(const std::vector<graph_node>& nodes) noexcept;
 
 /// Returns the useful work of `g` over the task's `inputs` and `outputs`: the nodes' flops

@@ -93,10 +93,10 @@ TEST_CASE("a graph manifest loads as its nodes' family tasks, with its cost, tor
   CHECK(t.reference_path == t.manifest_path);
   CHECK(t.reference_source.find("// Reference of graph task masked_cumsum") == 0);
   CHECK(reference_name(t).find("composed from the references of its 2 nodes") != std::string::npos);
-  // The scan moves as many bytes as the multiply and adds nothing to it in flops, but the
-  // multiply reads two tensors: it is the heavier; `main` was not given.
-  CHECK(g.main == 0);
-  CHECK(&search_target(t) == &g.nodes[0].op);
+  // The multiply reads two tensors and would take longer at the nominal peaks, but it is
+  // elementwise: the scan is the node a search works on when `main` is not given.
+  CHECK(g.main == 1);
+  CHECK(&search_target(t) == &g.nodes[1].op);
   // flops: one multiply and one add per element; bytes: the fused minimum.
   CHECK(t.cost.flops == 2.0 * 64 * 1000);
   CHECK(t.cost.bytes == 3.0 * 64 * 1000 * 4);
@@ -105,10 +105,10 @@ TEST_CASE("a graph manifest loads as its nodes' family tasks, with its cost, tor
   CHECK(scan.tunables.count("KS_BLOCK_THREADS") == 1);
 
   std::string chosen = ks::test::masked_cumsum_manifest();
-  chosen.insert(chosen.find("\n[[nodes]]"), "main = \"scan\"\n");
+  chosen.insert(chosen.find("\n[[nodes]]"), "main = \"mul\"\n");
   task with_main = load_graph(ctx, chosen);
-  CHECK(with_main.graph->main == 1);
-  CHECK(search_target(with_main).name == "masked_cumsum__scan");
+  CHECK(with_main.graph->main == 0);
+  CHECK(search_target(with_main).name == "masked_cumsum__mul");
   task plain = load_graph(ctx, R"toml(name = "plain"
 family = "scan"
 inputs = [ { name = "x", dtype = "f32", shape = [4, 5] } ]
@@ -147,6 +147,58 @@ TEST_CASE("views resolve to a layout over the tensor under them, and the torch e
   CHECK(v.root == "sq");
   CHECK(flat.torch == "torch.sum((x * x).reshape(8192), dim=0)");
   CHECK(flat.outputs[0].shape.empty());
+}
+
+TEST_CASE("a node writes a graph output through a shape view of it, never a strided one",
+          "[engine][graph]") {
+  ks::test::test_context ctx;
+  // Batched matmul over [2, 3, 4, 5] tensors as the family's [6, 4, 5] ones.
+  const std::string head = R"toml(name = "bmm4"
+family = "graph"
+inputs = [ { name = "a", dtype = "f32", shape = [2, 3, 4, 5] },
+           { name = "b", dtype = "f32", shape = [2, 3, 5, 4] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [2, 3, 4, 4] } ]
+
+[[views]]
+name = "a3"
+of = "a"
+shape = [6, 4, 5]
+
+[[views]]
+name = "b3"
+of = "b"
+shape = [6, 5, 4]
+
+[[views]]
+name = "y3"
+of = "y"
+)toml";
+  const std::string node = R"toml(
+[[nodes]]
+name = "mm"
+family = "matmul"
+inputs = ["a3", "b3"]
+outputs = ["y3"]
+)toml";
+  task t = load_graph(ctx, head + "shape = [6, 4, 4]\n" + node);
+  const graph_spec& g = *t.graph;
+  REQUIRE(g.nodes.size() == 1);
+  CHECK(g.nodes[0].op.outputs[0].name == "y3");
+  CHECK(g.nodes[0].op.outputs[0].shape == std::vector<int64_t>{6, 4, 4});
+  CHECK(t.torch == "torch.matmul(a.reshape(6, 4, 5), b.reshape(6, 5, 4)).reshape(2, 3, 4, 4)");
+  // The composed reference hands the node the output's own memory.
+  CHECK(t.reference_source.find("outputs[0].data") != std::string::npos);
+
+  // A permuted view is not the output's memory in the order the node writes.
+  std::string permuted = head + "permute = [0, 1, 3, 2]\n" + node;
+  std::string message = problems_of(ctx, permuted);
+  CHECK_THAT(message, Catch::Contains("nodes[0].outputs[0] 'y3' is a view of outputs[0] 'y' "
+                                      "with a permute, flip or narrow on the way"));
+  // A view of an input is no output.
+  std::string of_input = head + "shape = [6, 4, 4]\n" + node;
+  of_input.replace(of_input.find("of = \"y\""), 8, "of = \"a\"");
+  of_input.replace(of_input.find("shape = [6, 4, 4]"), 17, "shape = [6, 4, 5]");
+  CHECK_THAT(problems_of(ctx, of_input), Catch::Contains("'y3' is a view of inputs[0] 'a'"));
 }
 
 TEST_CASE("substitute_names replaces whole names only", "[engine][graph]") {
@@ -466,4 +518,62 @@ TEST_CASE("the offline backend plans a graph task through its main node and comp
   reference.plan = reference_plan();
   reference.reference_source = t.reference_source;
   CHECK(backend.write_code(reference).value() == t.reference_source);
+}
+
+TEST_CASE("the offline coder gives a graph's other heavy nodes a skill's first choice",
+          "[engine][graph][backend]") {
+  ks::test::test_context ctx;
+  task t = load_graph(ctx, R"toml(name = "attention"
+family = "graph"
+inputs = [ { name = "q", dtype = "f32", shape = [4, 64, 32] },
+           { name = "k", dtype = "f32", shape = [4, 32, 64] },
+           { name = "v", dtype = "f32", shape = [4, 64, 32] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 64, 32] } ]
+main = "scores"
+
+[[nodes]]
+name = "scores"
+family = "matmul"
+inputs = ["q", "k"]
+outputs = [ { name = "s", dtype = "f32", shape = [4, 64, 64] } ]
+
+[[nodes]]
+name = "probs"
+family = "softmax"
+inputs = ["s"]
+outputs = [ { name = "p", dtype = "f32", shape = [4, 64, 64] } ]
+params = { op = "softmax", dim = 2 }
+
+[[nodes]]
+name = "mix"
+family = "matmul"
+inputs = ["p", "v"]
+outputs = ["y"]
+)toml");
+  auto library = load_skill_library(ks::test::source_dir() / "skills");
+  REQUIRE(library.has_value());
+  auto skills = std::make_shared<const skill_library>(std::move(*library));
+  planning_request request;
+  request.subject = &t;
+  request.parent_lineage = {reference_plan()};
+  request.reference_source = t.reference_source;
+  request.skills = retrieve(*skills, t, nullptr, t.reference_source, {}, retrieval_rules{});
+  request.count = 1;
+  offline_backend backend(skills);
+  expected<std::vector<plan>> plans = backend.propose(request);
+  REQUIRE(plans.has_value());
+  REQUIRE(plans->size() == 1);
+  coding_request code;
+  code.subject = &t;
+  code.plan = plans->front();
+  code.reference_source = t.reference_source;
+  expected<std::string> source = backend.write_code(code);
+  REQUIRE(source.has_value());
+  // The searched matmul, and both companions that are not elementwise: the softmax and the
+  // second matmul; none keeps its reference.
+  CHECK(source->find("a candidate's source for\n// node(s) 0 (scores), 1 (probs), 2 (mix)") !=
+        std::string::npos);
+  for (size_t i = 1; i < 3; ++i)
+    CHECK(source->find(t.graph->nodes[i].op.reference_source.substr(0, 60)) ==
+          std::string::npos);
 }

@@ -678,7 +678,7 @@ TEST_CASE("a task of another family keeps free params and needs its own referenc
   // A misspelt family is most likely one of ours: the message suggests it.
   std::string misspelt = one_to_one("softmx", "[4]", "[4]", "{ dim = 0 }");
   CHECK_THAT(problems(ctx, misspelt), Catch::Contains("family 'softmx' is none of docs/tasks.md's "
-                                                      "(did you mean 'softmax'? elementwise, "));
+                                                      "(did you mean 'softmax'? channel_norm, "));
   ctx.write("conv.cu", "// conv\n");
   task t =
       loaded(ctx, manifest + "reference = \"conv.cu\"\ncost = { flops = 1.0, bytes = 32.0 }\n");
