@@ -155,6 +155,16 @@ void analyze_matmul(family_reader& r) {
     check_size(r, "batch", batch_given, batch, "the operands");
   if (!alpha || (r.has("triangle") && !triangle))
     return;
+  // torch.triu of a [b, m0, n] result keeps a triangle of each [m0, n] matrix; the folded rows
+  // would put it on the [b * m0, n] product instead.
+  if (triangle && folded && a.shape.size() >= 3 &&
+      product(std::span<const int64_t>(a.shape).first(a.shape.size() - 2)) > 1) {
+    r.at_param("triangle", "params.triangle keeps a triangle of each matrix, but A " +
+                               shape_text(a.shape) +
+                               " folds its leading dims into the rows of one product: give A "
+                               "and B a batch dim ([batch, rows, cols] each) instead");
+    return;
+  }
   r.set("m", m);
   r.set("n", n);
   r.set("k", k);

@@ -597,6 +597,12 @@ params = { triangle = "upper" }
   CHECK(problems(ctx, triangle) ==
         at(ctx, 8, 23) +
             "unknown matmul triangle 'uper' (did you mean 'upper'?); valid: \"lower\", \"upper\"");
+  // torch keeps a triangle of each matrix: the folded rows cannot.
+  std::string folded_triangle = folded;
+  folded_triangle.replace(folded_triangle.find("alpha = 0.5"), 11, "triangle = \"lower\"");
+  CHECK_THAT(problems(ctx, folded_triangle),
+             Catch::Contains("params.triangle keeps a triangle of each matrix, but A [2, 3, 5, 7] "
+                             "folds its leading dims into the rows of one product"));
 }
 
 TEST_CASE("a gather picks along dim at an int64 index drawn in range", "[engine][family]") {
