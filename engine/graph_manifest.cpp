@@ -299,12 +299,11 @@ private:
       const graph_view& view = graph_->views[v.view];
       const named& root = names_.at(v.root);
       if (root.kind != name_kind::output || view.strided) {
-        checks_.report(*w.at, w.label + " '" + w.name + "' is a view of " + root.label + " '" +
-                                  v.root + "'" +
-                                  (view.strided ? " with a permute, flip or narrow on the way"
-                                                : "") +
-                                  ": a node writes a graph output, an intermediate it declares, "
-                                  "or a shape view of a graph output");
+        checks_.report(
+            *w.at, w.label + " '" + w.name + "' is a view of " + root.label + " '" + v.root + "'" +
+                       (view.strided ? " with a permute, flip or narrow on the way" : "") +
+                       ": a node writes a graph output, an intermediate it declares, "
+                       "or a shape view of a graph output");
         parts_[static_cast<size_t>(w.index)].well_formed = false;
         continue;
       }

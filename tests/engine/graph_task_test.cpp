@@ -574,6 +574,5 @@ outputs = ["y"]
   CHECK(source->find("a candidate's source for\n// node(s) 0 (scores), 1 (probs), 2 (mix)") !=
         std::string::npos);
   for (size_t i = 1; i < 3; ++i)
-    CHECK(source->find(t.graph->nodes[i].op.reference_source.substr(0, 60)) ==
-          std::string::npos);
+    CHECK(source->find(t.graph->nodes[i].op.reference_source.substr(0, 60)) == std::string::npos);
 }
