@@ -8,16 +8,16 @@
 // 2^31 - 1 CTAs are refused), every valid instantiation renders, the planner's first choice for
 // the KernelBench tasks and the corners of each space for the first task compile for sm_90a with
 // nvcc with no warning and no spill, and, for the small tasks, the kernels run on the CPU emulator
-// (memops_cuda_emulator.hpp, with cluster_cuda_emulator.hpp for clusters, cooperative launches
-// and cp.async) and match both the family's reference, rendered for the task and run on the same
-// emulator, and a plain double-precision loop, at the task's float32 tolerance: the first choice
-// (every small task) and variants that force the other paths (every third) (a cluster of 2-16 CTAs
-// exchanging sums through distributed shared memory, slices and chunks only partly held in shared
-// memory (KS_RESIDENT_QUADS), nothing held, several teams, channels split into many parts
-// (KS_PART), walked plane by plane or flat (KS_FLAT)), twice in a row (workspaces, tickets and
-// barrier counters must be left reset) and with every pointer one float off 16-byte alignment, on
-// inputs centred at 0 and at 5 (the statistics' shift against cancellation).
-// No GPU: nvcc and g++ run on the CPU.
+// (memops_cuda_emulator.hpp, which runs clusters, cooperative launches and cp.async) and match both
+// the family's reference, rendered for the task and run on the same emulator, and a plain
+// double-precision loop, at the task's float32 tolerance: the first choice (every small task) and
+// variants that force the other paths (every third) (a cluster of 2-16 CTAs exchanging sums through
+// distributed shared memory, slices and chunks only partly held in shared memory
+// (KS_RESIDENT_QUADS), nothing held, several teams, channels split into many parts (KS_PART),
+// walked plane by plane or flat (KS_FLAT)), twice in a row (workspaces, tickets and barrier
+// counters must be left reset) and with every pointer one float off 16-byte alignment, on inputs
+// centred at 0 and at 5 (the statistics' shift against cancellation). No GPU: nvcc and g++ run on
+// the CPU.
 
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
@@ -226,12 +226,11 @@ struct rendered_case {
   std::string emulate; ///< empty: not emulated; else the #defines to put before the source
 };
 
-/// The source for the emulator: `defines`, the cluster emulator, then the candidate.
+/// The source for the emulator: `defines`, the emulator, then the candidate.
 std::string emulated_source(const rendered_case& c) {
-  const fs::path header = test::source_dir() / "tests" / "skills" / "cluster_cuda_emulator.hpp";
+  const fs::path header = test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp";
   // The header's content is part of the cache key (emulated() hashes the source).
-  return "// cluster emulator " +
-         std::to_string(std::hash<std::string>{}(test::read_file(header))) +
+  return "// emulator " + std::to_string(std::hash<std::string>{}(test::read_file(header))) +
          "\n#define KS_EMULATE 1\n" + c.emulate + "#include \"" + header.string() + "\"\n" +
          c.source;
 }

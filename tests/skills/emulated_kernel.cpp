@@ -90,11 +90,13 @@ fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log
   fs::path include = dir / "include";
   fs::create_directories(include);
   {
+    // cuda_runtime.h and cooperative_groups.h are both the emulator.
     std::string header = "#pragma once\n#include \"" +
                          (source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() +
                          "\"\n";
-    if (read_file(include / "cuda_runtime.h") != header)
-      std::ofstream(include / "cuda_runtime.h") << header;
+    for (const char* name : {"cuda_runtime.h", "cooperative_groups.h"})
+      if (read_file(include / name) != header)
+        std::ofstream(include / name) << header;
   }
   std::string key = std::to_string(std::hash<std::string>{}(
       src + read_file(source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp")));
@@ -104,8 +106,9 @@ fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log
   fs::path cpp = dir / (key + ".cpp");
   std::ofstream(cpp) << src;
   fs::path out = dir / (key + ".log");
-  std::string command = "g++ -std=c++17 -O1 -shared -fPIC -w -I" + include.string() + " -I" +
-                        (source_dir() / "gpu" / "include").string() + " -o " +
+  // KS_EMULATE: a template's emulator calls in place of its inline PTX.
+  std::string command = "g++ -std=c++17 -O1 -shared -fPIC -w -DKS_EMULATE -I" + include.string() +
+                        " -I" + (source_dir() / "gpu" / "include").string() + " -o " +
                         (dir / (key + ".tmp.so")).string() + " " + cpp.string() + " > " +
                         out.string() + " 2>&1";
   if (std::system(command.c_str()) != 0) {
@@ -233,7 +236,7 @@ bool emulated_type(engine::dtype t) {
 
 emulated_run run_emulated(const fs::path& so, const engine::task& t,
                           const std::vector<std::vector<double>>& inputs, int shift, int calls,
-                          uint64_t seed) {
+                          uint64_t seed, const emulated_gpu& gpu) {
   emulated_run outcome;
   for (const auto* tensors : {&t.inputs, &t.outputs})
     for (const engine::tensor_spec& spec : *tensors)
@@ -251,7 +254,7 @@ emulated_run run_emulated(const fs::path& so, const engine::task& t,
   auto configure = reinterpret_cast<void (*)(int, int, int, unsigned long long)>(
       dlsym(handle, "ks_emulator_configure"));
   auto error = reinterpret_cast<const char* (*)()>(dlsym(handle, "ks_emulator_error"));
-  configure(4, 2, 3, seed);
+  configure(gpu.sm_count, gpu.blocks_per_sm, gpu.concurrent_blocks, seed);
   std::vector<host_tensor> in;
   std::vector<ks_tensor> in_abi;
   for (size_t i = 0; i < t.inputs.size(); ++i) {

@@ -37,14 +37,23 @@ struct emulated_run {
   std::string error;
 };
 
+/// The GPU the emulator plays: what the candidate's queries answer (SMs, blocks an SM holds,
+/// which also bound a cooperative launch and the clusters that fit) and how many blocks run
+/// at once (in whole clusters; every block of a cooperative launch).
+struct emulated_gpu {
+  int sm_count = 4;
+  int blocks_per_sm = 2;
+  int concurrent_blocks = 3;
+};
+
 /// Runs the candidate in `so` on `inputs` (one list of values per input of `t`, stored at the
 /// input's dtype), `calls` times, each tensor `shift` elements into its allocation (1: not
-/// 16-byte aligned), with the emulator's block order drawn from `seed`. Returns the first
-/// output of the last call (poisoned before every call: NaN for floats, 0x5a bytes else), or
-/// the error: a non-zero code, an emulator failure, or an input the candidate changed.
+/// 16-byte aligned), with the emulator's block order drawn from `seed`, on `gpu`. Returns the
+/// first output of the last call (poisoned before every call: NaN for floats, 0x5a bytes else),
+/// or the error: a non-zero code, an emulator failure, or an input the candidate changed.
 emulated_run run_emulated(const std::filesystem::path& so, const engine::task& t,
                           const std::vector<std::vector<double>>& inputs, int shift, int calls,
-                          uint64_t seed);
+                          uint64_t seed, const emulated_gpu& gpu = {});
 
 /// Says how `got` misses `want` under the task's tolerance (every element within atol + rtol
 /// * |want|, the norm-relative error within norm_rel; NaN matches NaN and an infinity itself);

@@ -1,10 +1,11 @@
-// A CUDA emulator for the memory-bound skills' kernels (elementwise, scan, pool, matvec), so
-// that their index math, tails, alignment paths, warp collectives, barriers and inter-block
-// protocols (decoupled look-back, last-block combines) are run and checked on a machine with no
-// GPU. A rendered template is compiled by the host C++ compiler with this header standing in
-// for cuda_runtime.h, after the test's source rewrite (memops_skills_test.cpp) has turned every
-// launch `k<<<grid, block, smem, stream>>>(args)` into a call of ks_emu::launch and every
-// __shared__ declaration into a per-block variable.
+// A CUDA emulator for the memory-bound skills' kernels (elementwise, scan, pool, matvec, norm,
+// reduce) and the family references, so that their index math, tails, alignment paths, warp
+// collectives, barriers and inter-block protocols (decoupled look-back, last-block combines,
+// clusters, grid barriers) are run and checked on a machine with no GPU. A rendered template is
+// compiled by the host C++ compiler with this header standing in for cuda_runtime.h (and
+// cooperative_groups.h), after the source rewrite (emulated_kernel.cpp) has turned every launch
+// `k<<<grid, block, smem, stream>>>(args)` into a call of ks_emu::launch and every __shared__
+// declaration into a per-block variable; cudaLaunchKernelEx calls ks_emu::launch itself.
 //
 // How it runs a launch: all on the calling OS thread, every CUDA thread a fiber (ucontext).
 // Up to `concurrent_blocks` blocks are resident at once, started in a shuffled order (the
@@ -16,6 +17,19 @@
 // block started later sets makes progress, as on a GPU, and one waiting for a block that was
 // never started hangs, which is reported. Shared memory is per block and starts as NaN bytes
 // (0xff), so a read of shared memory nothing wrote poisons the result.
+//
+// Thread-block clusters and cooperative launches (cudaLaunchKernelEx with their attributes):
+// a cluster's blocks start together and stay resident until the last of them finishes;
+// barrier.cluster's arrive and wait (cluster_arrive, cluster_wait; cg::this_cluster().sync())
+// are counted per cluster, a wait spinning until every thread of the cluster arrived; a block
+// reads a peer's shared memory through map_shared_rank, which fails once that peer has
+// finished (its shared memory would be gone). A cooperative launch keeps every block resident
+// (refused when the grid exceeds sm_count x blocks_per_sm, as on a GPU), and cg::this_grid()
+// .sync() waits for every thread of the grid. cp.async (cp_async, cp_async_wait_all) checks
+// the alignment of both addresses and that the destination is the block's shared memory, and
+// lands the copy only at its thread's wait_all (the latest the hardware may), so a read before
+// the wait sees the old contents. The templates call these under KS_EMULATE, in place of their
+// inline PTX.
 //
 // Not modelled: timing, occupancy, memory ordering beyond sequential consistency (fences are
 // no-ops), bank conflicts, partial-warp collectives (every collective here takes the full warp).
@@ -78,13 +92,46 @@ enum cudaError_t : int {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorLaunchFailure = 719,
+  cudaErrorCooperativeLaunchTooLarge = 720,
 };
 
-enum cudaFuncAttribute : int { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaFuncAttribute : int {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributeNonPortableClusterSizeAllowed = 12,
+};
+
+enum cudaLaunchAttributeID : int {
+  cudaLaunchAttributeCooperative = 2,
+  cudaLaunchAttributeClusterDimension = 4,
+};
+
+struct cudaLaunchAttribute {
+  cudaLaunchAttributeID id;
+  union {
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+    int cooperative;
+  } val;
+};
+
+struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes = 0;
+  cudaStream_t stream = nullptr;
+  cudaLaunchAttribute* attrs = nullptr;
+  unsigned numAttrs = 0;
+};
 enum cudaDeviceAttr : int {
   cudaDevAttrMultiProcessorCount = 16,
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
 };
+
+// The running fiber's built-in variables: the scheduler sets them before it switches to a
+// fiber (they are plain variables, not macros, so that a launch configuration's gridDim and
+// blockDim members keep their names).
+inline dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 namespace ks_emu {
 
@@ -100,6 +147,13 @@ enum class fiber_state { runnable, sleeping, at_block_barrier, at_warp_barrier, 
 
 struct block_run;
 
+/// A cp.async issued and not yet landed.
+struct pending_copy {
+  void* dst;
+  const void* src;
+  size_t bytes;
+};
+
 struct fiber {
   ucontext_t context{};
   std::unique_ptr<unsigned char[]> stack; // from the emulator's pool, uninitialized
@@ -107,6 +161,18 @@ struct fiber {
   int32_t linear = 0;
   fiber_state state = fiber_state::runnable;
   block_run* block = nullptr;
+  uint64_t cluster_arrivals = 0;    ///< barrier.cluster arrives so far
+  uint64_t grid_arrivals = 0;       ///< grid syncs so far
+  std::vector<pending_copy> copies; ///< its cp.async copies not yet waited for
+};
+
+/// The blocks of one thread-block cluster (a block without a cluster is one of its own), and
+/// the arrivals of each phase of its barrier.
+struct cluster_run {
+  std::vector<block_run*> blocks; ///< by rank
+  size_t threads = 0;             ///< of all its blocks
+  std::map<uint64_t, size_t> arrived;
+  size_t finished = 0; ///< blocks
 };
 
 /// One resident block: its fibers, shared memory and warp exchange areas.
@@ -119,6 +185,15 @@ struct block_run {
   std::vector<unsigned char> dynamic_shared;
   std::vector<std::array<uint64_t, 32>> exchange; // per warp
   bool finished = false;
+  std::shared_ptr<cluster_run> cluster;
+  uint32_t cluster_rank = 0;
+};
+
+/// What a launch asks beyond its grid: thread-block clusters of `cluster` blocks along x, or
+/// a cooperative launch (every block resident at once, grid-wide barriers).
+struct launch_options {
+  unsigned cluster = 1;
+  bool cooperative = false;
 };
 
 struct emulator {
@@ -131,7 +206,10 @@ struct emulator {
   cudaError_t last_error = cudaSuccess;
   std::mt19937_64 rng{1};
   std::vector<std::unique_ptr<unsigned char[]>> spare_stacks; // reused across blocks
-  uint64_t pool_threshold = 0; // the default memory pool's release threshold, in bytes
+  uint64_t pool_threshold = 0;             // the default memory pool's release threshold, in bytes
+  launch_options options;                  // of the current launch
+  size_t grid_threads = 0;                 // of the current launch
+  std::map<uint64_t, size_t> grid_arrived; // grid syncs of the current launch, per phase
 
   void fail(const std::string& what) {
     if (error.empty()) {
@@ -172,22 +250,55 @@ inline void fiber_entry() {
   swapcontext(&e.current->context, &e.scheduler);
 }
 
+/// Returns where a block's shared variable (or its dynamic shared memory) starts in `bytes`:
+/// 64-byte aligned, so that the same offset is the same variable in every block.
+inline unsigned char* shared_base(std::vector<unsigned char>& bytes) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(bytes.data());
+  return bytes.data() + ((at + 63) / 64 * 64 - at);
+}
+
+/// Returns block `b`'s variable number `id` of type T, poisoned at the block's start.
+template <typename T>
+T& shared_of(block_run& b, int id) {
+  static_assert(alignof(T) <= 64, "shared variables are 64-byte aligned at most");
+  std::vector<unsigned char>& bytes = b.shared[{id, typeid(T).hash_code()}];
+  if (bytes.empty())
+    bytes.assign(sizeof(T) + 64, 0xff);
+  return *reinterpret_cast<T*>(shared_base(bytes));
+}
+
 /// Returns the calling block's variable number `id` of type T, poisoned at the block's start.
 template <typename T>
 T& block_shared(int id) {
-  std::vector<unsigned char>& bytes = own_block().shared[{id, typeid(T).hash_code()}];
-  if (bytes.empty()) {
-    bytes.assign(sizeof(T) + alignof(std::max_align_t), 0xff);
-  }
-  void* p = bytes.data();
-  size_t space = bytes.size();
-  return *static_cast<T*>(std::align(alignof(T) > 16 ? alignof(T) : 16, sizeof(T), p, space));
+  return shared_of<T>(own_block(), id);
 }
 
 inline void* dynamic_shared() {
-  std::vector<unsigned char>& bytes = own_block().dynamic_shared;
-  uintptr_t at = reinterpret_cast<uintptr_t>(bytes.data());
-  return reinterpret_cast<void*>((at + 15) / 16 * 16);
+  return shared_base(own_block().dynamic_shared);
+}
+
+/// Returns whether [p, p + bytes) lies in block `b`'s shared memory, static or dynamic; if so,
+/// sets `key` to its variable's (dynamic: id 0) and `offset` to its place in it.
+inline bool find_shared(block_run& b, const void* p, size_t bytes, std::pair<int, size_t>& key,
+                        size_t& offset) {
+  const auto* at = static_cast<const unsigned char*>(p);
+  auto inside = [&](std::vector<unsigned char>& v) {
+    const unsigned char* base = shared_base(v);
+    if (at < base || at + bytes > v.data() + v.size())
+      return false;
+    offset = static_cast<size_t>(at - base);
+    return true;
+  };
+  if (inside(b.dynamic_shared)) {
+    key = {0, 0};
+    return true;
+  }
+  for (auto& [k, v] : b.shared)
+    if (inside(v)) {
+      key = k;
+      return true;
+    }
+  return false;
 }
 
 /// Runs the fibers of `b` until each is done or waits; releases warps and the block barrier.
@@ -207,6 +318,10 @@ inline bool step_block(block_run& b) {
     if (f.state != fiber_state::runnable)
       continue;
     e.current = &f;
+    threadIdx = f.thread_idx;
+    blockIdx = b.idx;
+    blockDim = e.block_dim;
+    gridDim = e.grid_dim;
     swapcontext(&e.scheduler, &f.context);
     e.current = nullptr;
     if (!e.error.empty())
@@ -265,7 +380,7 @@ inline std::unique_ptr<block_run> start_block(dim3 idx, size_t threads, size_t s
   emulator& e = state();
   auto b = std::make_unique<block_run>();
   b->idx = idx;
-  b->dynamic_shared.assign(smem_bytes + 16, 0xff);
+  b->dynamic_shared.assign(smem_bytes + 64, 0xff);
   b->exchange.assign((threads + 31) / 32, {});
   for (size_t t = 0; t < threads; ++t) {
     auto f = std::make_unique<fiber>();
@@ -291,9 +406,10 @@ inline std::unique_ptr<block_run> start_block(dim3 idx, size_t threads, size_t s
   return b;
 }
 
-/// Runs `kernel_body` for every thread of every block of `grid`, blocks interleaved.
+/// Runs `kernel_body` for every thread of every block of `grid`, blocks interleaved; a
+/// cluster's blocks start together, a cooperative launch's all at once.
 inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes,
-                          std::function<void()> kernel_body) {
+                          std::function<void()> kernel_body, launch_options options = {}) {
   emulator& e = state();
   e.error.clear();
   const size_t threads = static_cast<size_t>(block.x) * block.y * block.z;
@@ -310,12 +426,34 @@ inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes,
     e.fail("grid too large to emulate: " + std::to_string(blocks) + " blocks");
     return e.last_error = cudaErrorInvalidValue;
   }
+  const uint64_t cluster = options.cluster;
+  if (cluster < 1 || cluster > 16 || grid.x % cluster != 0) {
+    e.fail("invalid cluster size " + std::to_string(cluster) + " for a grid of " +
+           std::to_string(grid.x) + " blocks along x");
+    return e.last_error = cudaErrorInvalidValue;
+  }
+  const uint64_t gpu_blocks = static_cast<uint64_t>(e.config.sm_count) * e.config.blocks_per_sm;
+  if (options.cooperative && blocks > gpu_blocks) {
+    e.fail("a cooperative launch of " + std::to_string(blocks) + " blocks, more than the " +
+           std::to_string(gpu_blocks) + " the GPU holds at once");
+    return e.last_error = cudaErrorCooperativeLaunchTooLarge;
+  }
+  // Blocks resident at once: the setting, in whole clusters; every block when cooperative.
+  const uint64_t most =
+      options.cooperative
+          ? blocks
+          : std::max<uint64_t>(static_cast<uint64_t>(e.config.concurrent_blocks) / cluster, 1) *
+                cluster;
   e.grid_dim = grid;
   e.block_dim = block;
   e.body = std::move(kernel_body);
-  std::vector<uint64_t> order(blocks);
+  e.options = options;
+  e.grid_threads = static_cast<size_t>(blocks) * threads;
+  e.grid_arrived.clear();
+  // Clusters (of one block without clusters) start mostly in order, with local shuffles:
+  // blocks start in no promised order.
+  std::vector<uint64_t> order(blocks / cluster);
   std::iota(order.begin(), order.end(), uint64_t{0});
-  // Mostly in order, with local shuffles: blocks start in no promised order.
   for (size_t i = 0; i + 1 < order.size(); i += 4)
     std::shuffle(order.begin() + static_cast<std::ptrdiff_t>(i),
                  order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + 4)), e.rng);
@@ -323,26 +461,46 @@ inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes,
   std::vector<std::unique_ptr<block_run>> resident;
   int64_t idle_rounds = 0;
   while (next < order.size() || !resident.empty()) {
-    while (next < order.size() &&
-           resident.size() < static_cast<size_t>(e.config.concurrent_blocks)) {
-      uint64_t id = order[next++];
-      dim3 idx(static_cast<unsigned>(id % grid.x), static_cast<unsigned>(id / grid.x % grid.y),
-               static_cast<unsigned>(id / (static_cast<uint64_t>(grid.x) * grid.y)));
-      resident.push_back(start_block(idx, threads, smem_bytes));
+    while (next < order.size() && resident.size() + cluster <= most) {
+      // Cluster c is blocks [c * cluster, (c + 1) * cluster) in x order (clusters span x).
+      const uint64_t c = order[next++];
+      auto members = std::make_shared<cluster_run>();
+      std::vector<uint32_t> ranks(cluster);
+      std::iota(ranks.begin(), ranks.end(), 0u);
+      std::shuffle(ranks.begin(), ranks.end(), e.rng);
+      members->blocks.resize(cluster);
+      members->threads = threads * cluster;
+      for (uint32_t rank : ranks) {
+        const uint64_t x_blocks = grid.x / cluster; // clusters along x
+        const uint64_t x = c % x_blocks * cluster + rank, yz = c / x_blocks;
+        dim3 idx(static_cast<unsigned>(x), static_cast<unsigned>(yz % grid.y),
+                 static_cast<unsigned>(yz / grid.y));
+        resident.push_back(start_block(idx, threads, smem_bytes));
+        resident.back()->cluster = members;
+        resident.back()->cluster_rank = rank;
+        members->blocks[rank] = resident.back().get();
+      }
     }
     bool progressed = false;
     for (auto& b : resident) {
+      if (b->finished)
+        continue;
       progressed = step_block(*b) || progressed;
       if (!e.error.empty())
         return e.last_error = cudaErrorLaunchFailure;
-    }
-    for (auto& b : resident)
       if (b->finished)
+        ++b->cluster->finished;
+    }
+    // A finished block leaves with the last of its cluster (a peer may still read its shared
+    // memory until then: map_shared_rank refuses it).
+    auto gone = [](const std::unique_ptr<block_run>& b) {
+      return b->finished && b->cluster->finished == b->cluster->blocks.size();
+    };
+    for (auto& b : resident)
+      if (gone(b))
         for (auto& f : b->fibers)
           e.spare_stacks.push_back(std::move(f->stack));
-    resident.erase(std::remove_if(resident.begin(), resident.end(),
-                                  [](const std::unique_ptr<block_run>& b) { return b->finished; }),
-                   resident.end());
+    resident.erase(std::remove_if(resident.begin(), resident.end(), gone), resident.end());
     idle_rounds = progressed ? 0 : idle_rounds + 1;
     if (idle_rounds > 200000) {
       e.fail("no block makes progress: a wait for a block that never runs, or a barrier not "
@@ -351,6 +509,107 @@ inline cudaError_t launch(dim3 grid, dim3 block, size_t smem_bytes,
     }
   }
   return cudaSuccess;
+}
+
+/// Spins (as __nanosleep does) until `done` holds.
+template <typename Condition>
+void spin_until(Condition done) {
+  while (!done())
+    wait_as(fiber_state::sleeping);
+}
+
+/// barrier.cluster.arrive: counts the calling thread in its cluster's next phase.
+inline void cluster_arrive() {
+  fiber& f = self();
+  ++f.block->cluster->arrived[f.cluster_arrivals++];
+}
+
+/// barrier.cluster.wait: waits until every thread of the cluster arrived in the phase of the
+/// calling thread's last arrive.
+inline void cluster_wait() {
+  fiber& f = self();
+  if (f.cluster_arrivals == 0) {
+    state().fail("barrier.cluster.wait without an arrive");
+    wait_as(fiber_state::sleeping);
+    return;
+  }
+  cluster_run& c = *f.block->cluster;
+  const uint64_t phase = f.cluster_arrivals - 1;
+  spin_until([&] { return c.arrived[phase] == c.threads; });
+}
+
+/// cg::this_grid().sync(): waits until every thread of the grid is there.
+inline void grid_sync() {
+  emulator& e = state();
+  if (!e.options.cooperative) {
+    e.fail("a grid sync in a launch that is not cooperative");
+    wait_as(fiber_state::sleeping);
+    return;
+  }
+  const uint64_t phase = self().grid_arrivals++;
+  ++e.grid_arrived[phase];
+  spin_until([&] { return e.grid_arrived[phase] == e.grid_threads; });
+}
+
+/// cluster.map_shared_rank: the address `p` (in the calling block's shared memory) has in
+/// the shared memory of the cluster's block `rank`.
+template <typename T>
+T* map_shared_rank(T* p, unsigned rank) {
+  emulator& e = state();
+  block_run& own = own_block();
+  if (rank >= own.cluster->blocks.size()) {
+    e.fail("map_shared_rank to rank " + std::to_string(rank) + " of a cluster of " +
+           std::to_string(own.cluster->blocks.size()));
+    return p;
+  }
+  std::pair<int, size_t> key;
+  size_t offset = 0;
+  if (!find_shared(own, p, sizeof(T), key, offset)) {
+    e.fail("map_shared_rank of an address outside the block's shared memory");
+    return p;
+  }
+  block_run& peer = *own.cluster->blocks[rank];
+  if (peer.finished) {
+    e.fail("map_shared_rank to a block that has exited (its shared memory is gone)");
+    return p;
+  }
+  std::vector<unsigned char>& bytes = key.first == 0 ? peer.dynamic_shared : peer.shared[key];
+  if (bytes.empty()) // the peer has not touched the variable yet: poisoned, as at its start
+    bytes.assign(own.shared[key].size(), 0xff);
+  return reinterpret_cast<T*>(shared_base(bytes) + offset);
+}
+
+/// cp.async of `bytes` (4, 8 or 16) from global `src` to shared `dst`: checked now, landed at
+/// the thread's cp_async_wait_all.
+inline void cp_async(void* dst, const void* src, size_t bytes) {
+  emulator& e = state();
+  std::pair<int, size_t> key;
+  size_t offset = 0;
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    e.fail("cp.async of " + std::to_string(bytes) + " bytes");
+  else if (reinterpret_cast<uintptr_t>(dst) % bytes != 0 ||
+           reinterpret_cast<uintptr_t>(src) % bytes != 0)
+    e.fail("cp.async: an address not aligned to " + std::to_string(bytes) + " bytes");
+  else if (!find_shared(own_block(), dst, bytes, key, offset))
+    e.fail("cp.async: a destination outside the block's shared memory");
+  else
+    self().copies.push_back({dst, src, bytes});
+}
+
+/// cp.async.wait_all: lands every copy the calling thread issued.
+inline void cp_async_wait_all() {
+  for (const pending_copy& c : self().copies)
+    std::memcpy(c.dst, c.src, c.bytes);
+  self().copies.clear();
+}
+
+/// Returns *p, checking that p is aligned to T (a vector load).
+template <typename T>
+T load_aligned(const T* p) {
+  if (reinterpret_cast<uintptr_t>(p) % alignof(T) != 0)
+    state().fail("a vector load from an address not aligned to " + std::to_string(alignof(T)) +
+                 " bytes");
+  return *p;
 }
 
 /// A warp collective: deposits `bits`, meets the warp, returns lane `from`'s deposit.
@@ -389,11 +648,6 @@ inline unsigned ballot(bool pred) {
 }
 
 } // namespace ks_emu
-
-#define threadIdx (::ks_emu::self().thread_idx)
-#define blockIdx (::ks_emu::own_block().idx)
-#define blockDim (::ks_emu::state().block_dim)
-#define gridDim (::ks_emu::state().grid_dim)
 
 // -- device functions ---------------------------------------------------------------------------
 
@@ -447,6 +701,59 @@ inline int __popc(unsigned x) {
   return __builtin_popcount(x);
 }
 
+// min and max of CUDA's device library (the host has std::min and std::max only).
+inline int min(int a, int b) {
+  return a < b ? a : b;
+}
+inline int max(int a, int b) {
+  return a > b ? a : b;
+}
+inline unsigned min(unsigned a, unsigned b) {
+  return a < b ? a : b;
+}
+inline unsigned max(unsigned a, unsigned b) {
+  return a > b ? a : b;
+}
+inline long long min(long long a, long long b) {
+  return a < b ? a : b;
+}
+inline long long max(long long a, long long b) {
+  return a > b ? a : b;
+}
+inline long min(long a, long b) {
+  return a < b ? a : b;
+}
+inline long max(long a, long b) {
+  return a > b ? a : b;
+}
+
+// The cooperative groups the skills use: the grid of a cooperative launch, the cluster.
+namespace cooperative_groups {
+struct grid_group {
+  void sync() const { ks_emu::grid_sync(); }
+};
+inline grid_group this_grid() {
+  return {};
+}
+struct cluster_group {
+  void sync() const {
+    ks_emu::cluster_arrive();
+    ks_emu::cluster_wait();
+  }
+  unsigned block_rank() const { return ks_emu::own_block().cluster_rank; }
+  unsigned num_blocks() const {
+    return static_cast<unsigned>(ks_emu::own_block().cluster->blocks.size());
+  }
+  template <typename T>
+  T* map_shared_rank(T* p, unsigned rank) const {
+    return ks_emu::map_shared_rank(p, rank);
+  }
+};
+inline cluster_group this_cluster() {
+  return {};
+}
+} // namespace cooperative_groups
+
 template <typename T>
 T __ldg(const T* p) {
   return *p;
@@ -485,6 +792,11 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) {
 inline int atomicAdd(int* p, int v) {
   int old = *p;
   *p = old + v;
+  return old;
+}
+inline unsigned atomicExch(unsigned* p, unsigned v) {
+  unsigned old = *p;
+  *p = v;
   return old;
 }
 inline float atomicAdd(float* p, float v) {
@@ -527,6 +839,39 @@ cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute attribute, int value)
       static_cast<size_t>(value) > ks_emu::state().config.max_dynamic_smem)
     return ks_emu::state().last_error = cudaErrorInvalidValue;
   return cudaSuccess;
+}
+template <typename Kernel>
+cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, Kernel,
+                                           const cudaLaunchConfig_t* config) {
+  unsigned size = 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i)
+    if (config->attrs[i].id == cudaLaunchAttributeClusterDimension)
+      size = config->attrs[i].val.clusterDim.x * config->attrs[i].val.clusterDim.y *
+             config->attrs[i].val.clusterDim.z;
+  const ks_emu::settings& s = ks_emu::state().config;
+  *clusters = size > 16 ? 0 : s.sm_count * s.blocks_per_sm / static_cast<int>(size);
+  return cudaSuccess;
+}
+/// cudaLaunchKernelEx's C++ form: a cluster (along x only) or a cooperative launch.
+template <typename... Params, typename... Args>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, void (*kernel)(Params...),
+                               Args... args) {
+  ks_emu::launch_options options;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute& a = config->attrs[i];
+    if (a.id == cudaLaunchAttributeClusterDimension) {
+      if (a.val.clusterDim.y != 1 || a.val.clusterDim.z != 1) {
+        ks_emu::state().fail("the emulator runs clusters along x only");
+        return ks_emu::state().last_error = cudaErrorInvalidValue;
+      }
+      options.cluster = a.val.clusterDim.x;
+    } else if (a.id == cudaLaunchAttributeCooperative) {
+      options.cooperative = a.val.cooperative != 0;
+    }
+  }
+  return ks_emu::launch(
+      config->gridDim, config->blockDim, config->dynamicSmemBytes, [=]() { kernel(args...); },
+      options);
 }
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
   *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);

@@ -1,16 +1,23 @@
-// The memory-bound families' skills (elementwise, scan, pool, matvec) against a spread of
-// shapes that the suites do not hold: odd sizes, a dim of 1, sizes that are no multiple of 4,
-// broadcast inputs, reversed and exclusive scans, scans over a middle dim, average and dilated
-// pools, 1-d pools, tall-skinny and transposed matrix-vector products. Each task is a family
-// manifest loaded as the engine loads any (so the templates see exactly the derived values of
-// docs/tasks.md); every skill of this set that applies renders its planner's first
-// instantiation and the corners of its space, which must compile for sm_90a with no warning,
-// and the first instantiation (plus a corner) runs on the CPU emulator
-// (memops_cuda_emulator.hpp): twice, so that state a kernel keeps between calls (look-back
-// tickets, arrival counters) is proven reset, and once more with every pointer shifted by one
-// float, so that the scalar paths run. Outputs are compared with the task's tolerance against
-// the family's own reference run on the same emulator (elementwise, pool) or a double-precision
-// loop here (scan and matvec, whose references use CUB). No GPU: nvcc and g++ run on the CPU.
+// The memory-bound families' skills (elementwise, scan, pool, matvec, norm, reduce) against a
+// spread of shapes that the suites do not hold: odd sizes, a dim of 1, sizes that are no
+// multiple of 4, broadcast inputs, reversed and exclusive scans, scans over a middle dim,
+// average and dilated pools, 1-d and 3-d pools (padding, dilation, ceil mode, a depth stride
+// past the window), tall-skinny and transposed matrix-vector products, l1 norms (sum and mean,
+// an eps that wins) in every norm skill, Frobenius norms (all dims, no eps) held in a cluster
+// and in a cooperative grid, rows held in clusters of 1 to 16 CTAs and in a grid (in shared
+// memory, or streamed twice), logsumexp over rows, columns and everything (lines of -inf, +inf,
+// NaN and large values). Each task is a family manifest loaded as the engine loads any (so the
+// templates see exactly the derived values of docs/tasks.md); every skill of this set that
+// applies renders its planner's first instantiation and the corners of its space, which must
+// compile for sm_90a with no warning, and the first instantiation (plus a corner, plus a case's
+// extra instantiations) runs on the CPU emulator (memops_cuda_emulator.hpp; clusters and
+// cooperative launches included, on an emulated GPU the case may size): twice, so that state a
+// kernel keeps between calls (look-back tickets, arrival counters) is proven reset, and once
+// more with every pointer shifted by one float, so that the scalar paths run. Outputs are
+// compared with the task's tolerance against the family's own reference run on the same
+// emulator (elementwise, pool, norm, reduce) or a double-precision loop here (scan and matvec,
+// whose references use CUB). A case at a KernelBench shape only renders and compiles. No GPU:
+// nvcc and g++ run on the CPU.
 
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
@@ -25,6 +32,7 @@
 #include <cmath>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <random>
 #include <regex>
@@ -39,17 +47,34 @@ namespace fs = std::filesystem;
 namespace {
 
 /// The skills this test covers: the memory-bound families' templates.
-const std::set<std::string> covered_skills = {
-    "elementwise_vectorized",  "elementwise_broadcast_rows",
-    "scan_warp_rows",          "scan_block_rows",
-    "scan_decoupled_lookback", "scan_columns",
-    "pool_shared_tile",        "pool_row_stream",
-    "matvec_split_k",          "matvec_block_rows"};
+const std::set<std::string> covered_skills = {"elementwise_vectorized",
+                                              "elementwise_broadcast_rows",
+                                              "scan_warp_rows",
+                                              "scan_block_rows",
+                                              "scan_decoupled_lookback",
+                                              "scan_columns",
+                                              "pool_shared_tile",
+                                              "pool_row_stream",
+                                              "matvec_split_k",
+                                              "matvec_block_rows",
+                                              "norm_warp_rows",
+                                              "norm_cluster_rows",
+                                              "norm_grid_rows",
+                                              "rmsnorm_channels_registers",
+                                              "reduce_rows",
+                                              "reduce_split_columns"};
+
+/// Edits a case's drawn inputs (special values the draw never gives).
+using input_edit = void (*)(const engine::task&, std::vector<std::vector<double>>&);
 
 struct manifest_case {
   std::string file;                         ///< the manifest's name
   std::string toml;                         ///< its text
   std::vector<std::string> expected_skills; ///< skills that must apply
+  bool emulate = true;                      ///< false: too large to emulate; it only compiles
+  input_edit edit = nullptr;                ///< applied to the inputs of every emulated run
+  std::vector<param_values> extra = {};     ///< more instantiations to emulate, where valid
+  test::emulated_gpu gpu = {};              ///< the GPU the emulator plays
 };
 
 std::string tensor(const std::string& name, const std::string& shape,
@@ -69,6 +94,104 @@ manifest_case family_task(const std::string& name, const std::string& family,
   return {name + ".toml", text, std::move(expected)};
 }
 
+manifest_case compile_only(manifest_case c) {
+  c.emulate = false;
+  return c;
+}
+
+manifest_case with_edit(manifest_case c, input_edit edit) {
+  c.edit = edit;
+  return c;
+}
+
+manifest_case with_extra(manifest_case c, std::vector<param_values> extra) {
+  c.extra = std::move(extra);
+  return c;
+}
+
+/// A GPU of 8 SMs holding 2 blocks each: cooperative grids of up to 16 blocks, clusters of up
+/// to 16 CTAs, and a grid whose chunks of a row of 262K floats fit its shared memory.
+manifest_case on_bigger_gpu(manifest_case c) {
+  c.gpu = test::emulated_gpu{8, 2, 4};
+  return c;
+}
+
+/// A GPU of 4 SMs holding 4 blocks each: clusters of up to 16 CTAs, and a grid of 4 or 8
+/// blocks whose chunks of a row of 262K floats do not fit its shared memory (streamed).
+manifest_case on_few_sms(manifest_case c) {
+  c.gpu = test::emulated_gpu{4, 4, 4};
+  return c;
+}
+
+int64_t integer(const engine::task& t, const std::string& name) {
+  return std::get<int64_t>(t.derived.scalars.at(name));
+}
+bool flag(const engine::task& t, const std::string& name) {
+  return std::get<bool>(t.derived.scalars.at(name));
+}
+
+/// Returns where element `a` of line `line` of the [outer, axis, inner] view is.
+size_t line_at(const engine::task& t, int64_t line, int64_t a) {
+  const int64_t axis = integer(t, "axis"), inner = integer(t, "inner");
+  return static_cast<size_t>((line / inner * axis + a) * inner + line % inner);
+}
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr double quiet_nan = std::numeric_limits<double>::quiet_NaN();
+
+/// logsumexp's hard lines, one per line from the first: all -inf; a +inf; a NaN; every other
+/// element -inf; +inf beside -inf; everything near 1000 (exp overflows unshifted); one 88
+/// among small values; all -inf but one value.
+void lse_lines(const engine::task& t, std::vector<std::vector<double>>& in) {
+  const int64_t lines = integer(t, "outer") * integer(t, "inner"), axis = integer(t, "axis");
+  std::vector<double>& x = in[0];
+  for (int64_t a = 0; a < axis; ++a) {
+    if (lines > 0)
+      x[line_at(t, 0, a)] = -infinity;
+    if (lines > 3 && a % 2 == 0)
+      x[line_at(t, 3, a)] = -infinity;
+    if (lines > 5)
+      x[line_at(t, 5, a)] += 1000.0;
+    if (lines > 7 && a != axis / 3)
+      x[line_at(t, 7, a)] = -infinity;
+  }
+  if (lines > 1)
+    x[line_at(t, 1, axis / 2)] = infinity;
+  if (lines > 2)
+    x[line_at(t, 2, axis > 1 ? 1 : 0)] = quiet_nan;
+  if (lines > 4) {
+    x[line_at(t, 4, 0)] = infinity;
+    x[line_at(t, 4, axis - 1)] = -infinity;
+  }
+  if (lines > 6)
+    x[line_at(t, 6, axis - 1)] = 88.0;
+}
+
+/// One long line: a value of 95 (whose exp overflows float unshifted) and a few -inf.
+void lse_one_line(const engine::task& t, std::vector<std::vector<double>>& in) {
+  const int64_t axis = integer(t, "axis");
+  in[0][line_at(t, 0, axis / 3)] = 95.0;
+  in[0][line_at(t, 0, 0)] = -infinity;
+  in[0][line_at(t, 0, axis - 1)] = -infinity;
+}
+
+/// Lines whose norm eps wins: every other line scaled by 1e-4, line 1 all zeros.
+void small_lines(const engine::task& t, std::vector<std::vector<double>>& in) {
+  const int64_t lines = integer(t, "outer") * integer(t, "inner"), axis = integer(t, "axis");
+  for (int64_t line = 0; line < lines; line += 2)
+    for (int64_t a = 0; a < axis; ++a)
+      in[0][line_at(t, line, a)] *= 1e-4;
+  if (lines > 1)
+    for (int64_t a = 0; a < axis; ++a)
+      in[0][line_at(t, 1, a)] = 0.0;
+}
+
+/// A NaN every 97 elements (a max pool lets it win).
+void some_nans(const engine::task&, std::vector<std::vector<double>>& in) {
+  for (size_t i = 5; i < in[0].size(); i += 97)
+    in[0][i] = quiet_nan;
+}
+
 /// The spread of shapes: each task small enough to emulate in well under a second.
 std::vector<manifest_case> cases() {
   const std::string exact = "{ atol = 1e-6, rtol = 1e-6, norm_rel = 1e-6 }";
@@ -76,6 +199,8 @@ std::vector<manifest_case> cases() {
   const std::string sums = "{ atol = 1e-3, rtol = 1e-4, norm_rel = 2e-5 }";
   const std::string products = "{ atol = 1e-6, rtol = 1e-4, norm_rel = 1e-5 }";
   const std::string dots = "{ atol = 2e-3, rtol = 1e-4, norm_rel = 2e-5 }";
+  const std::string norms = "{ atol = 1e-6, rtol = 1e-5, norm_rel = 1e-5 }";
+  const std::string lse = "{ atol = 1e-5, rtol = 1e-5, norm_rel = 1e-6 }";
   return {
       // elementwise: odd sizes, several inputs, broadcasting (row, column, scalar, middle dim)
       family_task("relu_odd", "elementwise", {tensor("x", "[3, 1001]")}, tensor("y", "[3, 1001]"),
@@ -179,17 +304,148 @@ std::vector<manifest_case> cases() {
       family_task("matvec_transposed_odd", "matvec",
                   {tensor("A", "[300, 45]"), tensor("x", "[300]")}, tensor("y", "[45]"),
                   "{ m = 45, k = 300, transpose_a = true }", dots, {"matvec_split_k"}),
+      // 3-d pools: a dilated max with NaNs, avg both ways, ceil mode, padding per dim, many
+      // depth runs (both directions), a depth stride past the window, KernelBench's two
+      with_edit(
+          family_task("maxpool3d_dilated", "pool", {tensor("x", "[1, 2, 13, 14, 15]")},
+                      tensor("y", "[1, 2, 5, 5, 6]"),
+                      "{ op = \"max\", kernel_size = 3, stride = 2, padding = 1, dilation = 3 }",
+                      exact, {"pool_shared_tile"}),
+          some_nans),
+      family_task(
+          "avgpool3d", "pool", {tensor("x", "[2, 2, 9, 8, 10]")}, tensor("y", "[2, 2, 5, 4, 5]"),
+          "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1 }", ew, {"pool_shared_tile"}),
+      family_task(
+          "avgpool3d_ceil_excl", "pool", {tensor("x", "[1, 3, 7, 9, 6]")},
+          tensor("y", "[1, 3, 4, 5, 4]"),
+          "{ op = \"avg\", kernel_size = [2, 3, 3], stride = [2, 2, 1], padding = [1, 1, 0], "
+          "ceil_mode = true, count_include_pad = false }",
+          ew, {"pool_shared_tile"}),
+      with_extra(family_task("maxpool3d_runs", "pool", {tensor("x", "[1, 1, 40, 6, 7]")},
+                             tensor("y", "[1, 1, 19, 5, 4]"),
+                             "{ op = \"max\", kernel_size = [3, 2, 2], stride = [2, 1, 2], "
+                             "padding = [1, 0, 1], dilation = [2, 1, 1] }",
+                             exact, {"pool_shared_tile"}),
+                 {{{"tx", 8}, {"ty", 4}, {"rw", 2}, {"rh", 2}, {"rd", 1}},
+                  {{"tx", 16}, {"ty", 2}, {"rw", 1}, {"rh", 4}, {"rd", 4}}}),
+      family_task("avgpool3d_depth_skip", "pool", {tensor("x", "[1, 2, 10, 5, 5]")},
+                  tensor("y", "[1, 2, 4, 2, 2]"),
+                  "{ op = \"avg\", kernel_size = [1, 2, 2], stride = [3, 2, 2] }", ew,
+                  {"pool_shared_tile"}),
+      family_task("maxpool3d_ceil", "pool", {tensor("x", "[2, 1, 11, 10, 9]")},
+                  tensor("y", "[2, 1, 4, 5, 5]"),
+                  "{ op = \"max\", kernel_size = [2, 3, 2], stride = [3, 2, 2], padding = 1, "
+                  "dilation = [2, 2, 1], ceil_mode = true }",
+                  exact, {"pool_shared_tile"}),
+      compile_only(family_task("maxpool3d_kb", "pool", {tensor("x", "[16, 32, 128, 128, 128]")},
+                               tensor("y", "[16, 32, 62, 62, 62]"),
+                               "{ op = \"max\", kernel_size = 3, stride = 2, padding = 1, "
+                               "dilation = 3 }",
+                               exact, {"pool_shared_tile"})),
+      compile_only(family_task("avgpool3d_kb", "pool", {tensor("x", "[16, 32, 64, 64, 64]")},
+                               tensor("y", "[16, 32, 32, 32, 32]"),
+                               "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1 }", ew,
+                               {"pool_shared_tile"})),
+      // norm: l1 by the sum and by the mean, an eps that wins (and lines of zeros), rows and
+      // middle dims; a layer norm with weights and an l2 norm over channels
+      family_task("l1norm_rows_mean", "norm", {tensor("x", "[37, 1000]")},
+                  tensor("y", "[37, 1000]"), "{ op = \"l1\", dim = 1, mean = true }", norms,
+                  {"norm_warp_rows"}),
+      with_edit(family_task("l1norm_odd_eps", "norm", {tensor("x", "[33, 7]")},
+                            tensor("y", "[33, 7]"),
+                            "{ op = \"l1\", dim = -1, eps = 0.01, mean = true }", norms,
+                            {"norm_warp_rows"}),
+                small_lines),
+      with_edit(family_task("l1norm_rows_sum", "norm", {tensor("x", "[5, 1001]")},
+                            tensor("y", "[5, 1001]"), "{ op = \"l1\", dim = 1, eps = 0.05 }", norms,
+                            {"norm_warp_rows"}),
+                small_lines),
+      with_edit(family_task("l1norm_channels_mean", "norm", {tensor("x", "[2, 64, 36]")},
+                            tensor("y", "[2, 64, 36]"),
+                            "{ op = \"l1\", dim = 1, mean = true, eps = 0.001 }", norms,
+                            {"rmsnorm_channels_registers"}),
+                small_lines),
+      family_task("l1norm_channels_dims", "norm", {tensor("x", "[3, 5, 7, 9]")},
+                  tensor("y", "[3, 5, 7, 9]"), "{ op = \"l1\", dims = [1, 2] }", norms,
+                  {"rmsnorm_channels_registers"}),
+      family_task("layernorm_rows_affine", "norm",
+                  {tensor("x", "[9, 256]"), tensor("weight", "[256]"), tensor("bias", "[256]")},
+                  tensor("y", "[9, 256]"), "{ op = \"layer\", dim = 1, affine = true }", norms,
+                  {"norm_warp_rows"}),
+      family_task("l2norm_channels", "norm", {tensor("x", "[2, 30, 17]")},
+                  tensor("y", "[2, 30, 17]"), "{ op = \"l2\", dim = 1 }", norms,
+                  {"rmsnorm_channels_registers"}),
+      // rows held in a cluster: l1 (one CTA, clusters of 2 and 4 as ctas_per_sm grows, an eps
+      // that wins by the mean), a Frobenius norm, a layer norm with weights merged across CTAs
+      on_bigger_gpu(
+          with_extra(family_task("l1norm_cluster_sum", "norm", {tensor("x", "[3, 30001]")},
+                                 tensor("y", "[3, 30001]"), "{ op = \"l1\", dim = 1 }", norms,
+                                 {"norm_cluster_rows"}),
+                     {{{"ctas_per_sm", 4}, {"threads", 128}}})),
+      on_bigger_gpu(with_edit(family_task("l1norm_cluster_mean", "norm", {tensor("x", "[6, 1003]")},
+                                          tensor("y", "[6, 1003]"),
+                                          "{ op = \"l1\", dim = 1, mean = true, eps = 0.01 }",
+                                          norms, {"norm_cluster_rows", "norm_warp_rows"}),
+                              small_lines)),
+      on_bigger_gpu(with_extra(
+          family_task("frobenius_cluster", "norm", {tensor("x", "[4, 5, 1001]")},
+                      tensor("y", "[4, 5, 1001]"), "{ op = \"l2\", dims = [0, 1, 2], eps = 0 }",
+                      norms, {"norm_cluster_rows"}),
+          {{{"ctas_per_sm", 4}, {"threads", 256}}})),
+      on_bigger_gpu(with_extra(family_task("layernorm_cluster_affine", "norm",
+                                           {tensor("x", "[2, 20000]"), tensor("weight", "[20000]"),
+                                            tensor("bias", "[20000]")},
+                                           tensor("y", "[2, 20000]"),
+                                           "{ op = \"layer\", dim = 1, affine = true }", norms,
+                                           {"norm_cluster_rows"}),
+                               {{{"ctas_per_sm", 4}, {"threads", 128}}})),
+      // few long rows in a cooperative grid: held in shared memory (the bigger GPU; two rows,
+      // so the next row's copies overlap this one's output), or streamed twice (4 SMs); l1 by
+      // the mean and by the sum with an eps that wins, a Frobenius norm
+      on_bigger_gpu(with_extra(family_task("l1norm_grid_mean", "norm", {tensor("x", "[2, 262147]")},
+                                           tensor("y", "[2, 262147]"),
+                                           "{ op = \"l1\", dim = 1, mean = true }", norms,
+                                           {"norm_grid_rows"}),
+                               {{{"ctas_per_sm", 2}, {"threads", 512}}})),
+      on_few_sms(
+          with_edit(family_task("l1norm_grid_streamed", "norm", {tensor("x", "[3, 262145]")},
+                                tensor("y", "[3, 262145]"), "{ op = \"l1\", dim = 1, eps = 50.0 }",
+                                norms, {"norm_grid_rows", "norm_cluster_rows"}),
+                    small_lines)),
+      on_bigger_gpu(family_task("frobenius_grid", "norm", {tensor("x", "[4, 8, 8192]")},
+                                tensor("y", "[4, 8, 8192]"),
+                                "{ op = \"l2\", dims = [0, 1, 2], eps = 0 }", norms,
+                                {"norm_grid_rows", "norm_cluster_rows"})),
+      // reduce: logsumexp over rows, short rows, columns (split across blocks and not) and
+      // everything, with lines of -inf, +inf, NaN and large values; a sum to a scalar
+      with_edit(family_task("logsumexp_rows", "reduce", {tensor("x", "[37, 1001]")},
+                            tensor("y", "[37]"), "{ op = \"logsumexp\", dim = 1 }", lse,
+                            {"reduce_rows"}),
+                lse_lines),
+      with_edit(family_task("logsumexp_short_rows", "reduce", {tensor("x", "[1003, 7]")},
+                            tensor("y", "[1003, 1]"),
+                            "{ op = \"logsumexp\", dim = 1, keepdim = true }", lse,
+                            {"reduce_rows"}),
+                lse_lines),
+      with_edit(family_task("logsumexp_everything", "reduce", {tensor("x", "[3, 40000]")},
+                            tensor("y", "[]"), "{ op = \"logsumexp\", dims = [0, 1] }", lse,
+                            {"reduce_rows"}),
+                lse_one_line),
+      with_edit(family_task("logsumexp_columns_split", "reduce", {tensor("x", "[3, 5000, 7]")},
+                            tensor("y", "[3, 1, 7]"),
+                            "{ op = \"logsumexp\", dim = 1, keepdim = true }", lse,
+                            {"reduce_split_columns"}),
+                lse_lines),
+      with_edit(family_task("logsumexp_columns", "reduce", {tensor("x", "[4, 33, 5]")},
+                            tensor("y", "[4, 5]"), "{ op = \"logsumexp\", dim = -2 }", lse,
+                            {"reduce_split_columns"}),
+                lse_lines),
+      family_task("sum_to_scalar", "reduce", {tensor("x", "[3, 40000]")}, tensor("y", "[]"),
+                  "{ op = \"sum\", dims = [0, 1] }", sums, {"reduce_rows"}),
   };
 }
 
 // -- references for the families whose own reference uses CUB ----------------------------------
-
-int64_t integer(const engine::task& t, const std::string& name) {
-  return std::get<int64_t>(t.derived.scalars.at(name));
-}
-bool flag(const engine::task& t, const std::string& name) {
-  return std::get<bool>(t.derived.scalars.at(name));
-}
 
 std::vector<double> scan_reference(const engine::task& t, const std::vector<double>& x) {
   const int64_t outer = integer(t, "outer"), axis = integer(t, "axis"), inner = integer(t, "inner");
@@ -261,7 +517,9 @@ struct rendered_case {
   std::string label;
   std::string source;
   const engine::task* subject;
-  bool emulate; // the first instantiation and one corner run; the rest only compile
+  bool emulate;           // the first instantiation and one corner run; the rest only compile
+  input_edit edit;        // the case's special inputs
+  test::emulated_gpu gpu; // the GPU the emulator plays
 };
 
 } // namespace
@@ -316,8 +574,11 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
         auto first = engine::first_valid(tp, *space, t);
         REQUIRE(first.has_value());
         REQUIRE(first->has_value());
-        std::vector<std::pair<param_values, bool>> chosen{
-            {**first, true}, {valid.front(), true}, {valid.back(), false}};
+        std::vector<std::pair<param_values, bool>> chosen{{**first, true}, {valid.front(), true}};
+        for (const param_values& v : all[n].extra)
+          if (std::find(valid.begin(), valid.end(), v) != valid.end())
+            chosen.emplace_back(v, true);
+        chosen.emplace_back(valid.back(), false);
         std::set<param_values> seen;
         for (const auto& [v, emulate] : chosen) {
           if (!seen.insert(v).second)
@@ -329,7 +590,8 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
           std::string label = t.name + " " + s.id + "/" + tp.name;
           for (const auto& [name, value] : v)
             label += " " + name + "=" + std::to_string(value);
-          rendered.push_back({label, *text, &t, emulate});
+          rendered.push_back(
+              {label, *text, &t, emulate && all[n].emulate, all[n].edit, all[n].gpu});
         }
       }
     }
@@ -375,9 +637,9 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
       if (c.emulate)
         runs.push_back(&c);
     std::map<const engine::task*, std::string> references;
-    for (const engine::task& t : tasks)
-      if (t.family == "elementwise" || t.family == "pool")
-        references[&t] = *engine::read_reference(t);
+    for (size_t n = 0; n < tasks.size(); ++n)
+      if (all[n].emulate && tasks[n].family != "scan" && tasks[n].family != "matvec")
+        references[&tasks[n]] = *engine::read_reference(tasks[n]);
     std::vector<std::string> sources;
     for (const rendered_case* c : runs)
       sources.push_back(c->source);
@@ -410,6 +672,8 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
       REQUIRE_FALSE(objects[r].empty());
       for (int shift : {0, 1}) {
         std::vector<std::vector<double>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
+        if (c.edit != nullptr)
+          c.edit(t, inputs);
         std::vector<double> want;
         if (t.family == "scan") {
           want = scan_reference(t, inputs[0]);
@@ -421,8 +685,8 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
           REQUIRE(ref.error.empty());
           want.assign(ref.output.begin(), ref.output.end());
         }
-        test::emulated_run got =
-            test::run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
+        test::emulated_run got = test::run_emulated(objects[r], t, inputs, shift, 2,
+                                                    5 + static_cast<uint64_t>(r), c.gpu);
         INFO("pointers shifted by " << shift << " float(s)");
         CHECK(got.error == "");
         if (got.error.empty())

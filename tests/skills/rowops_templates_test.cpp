@@ -1,10 +1,13 @@
 // The row-op skills (softmax, norm and reduce families, issue 10) against a spread of shapes
 // in the [outer, axis, inner] view of docs/tasks.md: the suites' shapes, odd lengths, a dim of
-// 1, lengths that are not a multiple of 4, tiny and huge axes, inner 1 and inner > 1. Each
-// skill applies where its regime is (and not elsewhere), every valid instantiation renders,
-// the planner's first choice for the suites' big shapes is the one meant to be fastest, and
-// the first choice for every shape (plus the corners of one shape's space) compiles with nvcc
-// for sm_90a without a warning. No GPU: nvcc runs on the CPU.
+// 1, lengths that are not a multiple of 4, tiny and huge axes, inner 1 and inner > 1, every op
+// (l1 norms by the sum and by the mean, logsumexp) and lines over every dim (a Frobenius norm,
+// reductions to a scalar). Each skill applies where its regime is (and not elsewhere), with
+// the template meant for the case, every valid instantiation renders, the planner's first
+// choice for the suites' big shapes is the one meant to be fastest, and the first choice for
+// every shape (plus the corners of one shape's space per template) compiles with nvcc for
+// sm_90a without a warning. No GPU: nvcc runs on the CPU. (The kernels that need neither
+// clusters nor a cooperative launch also run on the CPU emulator: memops_skills_test.cpp.)
 //
 // The tasks are built here with the values the family loader derives (task.outer, task.axis,
 // task.inner, task.op, task.eps, ...), so the test does not depend on how manifests spell them.
@@ -20,6 +23,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -77,10 +81,12 @@ engine::task softmax_task(const std::string& name, const std::string& op,
 }
 
 engine::task norm_task(const std::string& name, const std::string& op,
-                       const std::vector<int64_t>& shape, size_t first, size_t last, bool affine) {
+                       const std::vector<int64_t>& shape, size_t first, size_t last, bool affine,
+                       bool mean = false) {
   engine::task t = axis_task(name, "norm", op, shape, first, last);
-  t.params["eps"] = op == "l2" ? 1e-12 : 1e-5;
+  t.params["eps"] = op == "l2" || op == "l1" ? 1e-12 : 1e-5;
   t.params["affine"] = affine;
+  t.params["mean"] = mean;
   int64_t axis = std::get<int64_t>(t.params["axis"]);
   if (affine)
     t.inputs.push_back(tensor("weight", {axis}));
@@ -170,6 +176,16 @@ std::vector<engine::task> spread() {
       norm_task("rmsnorm_one_long_row", "rms", {1, 7000001}, 1, 1, false),
       norm_task("rmsnorm_two_rows", "rms", {2, 300000}, 1, 1, true),
       norm_task("l2norm_everything", "l2", {112, 64, 512, 512}, 0, 3, false),
+      // l1: KernelBench's x / mean(|x|, dim 1), the sum, short odd rows, channels, few long
+      // rows, everything
+      norm_task("l1norm_kb", "l1", {32768, 65535}, 1, 1, false, true),
+      norm_task("l1norm_rows", "l1", {128, 4096}, 1, 1, false),
+      norm_task("l1norm_short_odd", "l1", {100003, 7}, 1, 1, false, true),
+      norm_task("l1norm_channels", "l1", {8, 64, 4096}, 1, 1, false, true),
+      norm_task("l1norm_channels_sum", "l1", {3, 1000, 5}, 1, 1, false),
+      norm_task("l1norm_one_long_row", "l1", {1, 7000001}, 1, 1, false, true),
+      norm_task("l1norm_two_rows", "l1", {2, 300000}, 1, 1, false),
+      norm_task("l1norm_everything", "l1", {112, 64, 512, 512}, 0, 3, false, true),
       // instance and group norms without affine weights: layer norms of rows
       channel_norm_task("instancenorm_kb", "instance", {112, 64, 256, 256}, 64, false),
       channel_norm_task("groupnorm_rows", "group", {16, 64, 32, 32}, 8, false),
@@ -191,10 +207,19 @@ std::vector<engine::task> spread() {
       reduce_task("max_axis_1", "max", {7, 1}, 1, true),
       reduce_task("argmax_tall_columns", "argmax", {1, 1000000, 64}, 1, false),
       reduce_task("mean_tall_columns", "mean", {2, 5000000, 3}, 1, true),
+      // logsumexp: a cross-entropy's row term, short odd rows, columns (few, tall), everything
+      reduce_task("logsumexp_ce", "logsumexp", {32768, 4096}, 1, false),
+      reduce_task("logsumexp_short_odd", "logsumexp", {100003, 7}, 1, true),
+      reduce_task("logsumexp_one_long_row", "logsumexp", {1, 100000001}, 1, false),
+      reduce_task("logsumexp_columns", "logsumexp", {8, 4096, 64}, 1, true),
+      reduce_task("logsumexp_tall_columns", "logsumexp", {2, 5000000, 3}, 1, false),
+      reduce_over("logsumexp_everything", "logsumexp", {1879048192}, 0, 0, false),
       // several adjacent dims are one axis of the same view; all of them, one line
       reduce_over("sum_dims_rows", "sum", {16, 256, 255}, 1, 2, false),
       reduce_over("max_dims_columns", "max", {64, 64, 4095}, 0, 1, true),
       reduce_over("mean_to_scalar", "mean", {4096, 4096}, 0, 1, false),
+      reduce_over("logsumexp_to_scalar", "logsumexp", {64, 64, 4095}, 0, 2, false),
+      reduce_over("sum_everything_3d", "sum", {112, 64, 512, 512}, 0, 3, false),
   };
 }
 
@@ -226,18 +251,33 @@ std::set<std::string> applicable(const engine::skill_library& library, const eng
   return ids;
 }
 
-/// The planner's first instantiation of skill `id`'s first template for `t`.
-param_values first_choice(const engine::skill_library& library, const std::string& id,
-                          const engine::task& t) {
-  const engine::skill* s = library.find(id);
-  REQUIRE(s != nullptr);
-  const engine::skill_template& tp = s->templates.front();
+/// The planner's first instantiation of template `tp` for `t`, if it has a valid one.
+std::optional<param_values> first_of(const engine::skill_template& tp, const engine::task& t) {
   auto space = engine::space_of(tp, t, "");
   REQUIRE(space.has_value());
   auto first = engine::first_valid(tp, *space, t);
   REQUIRE(first.has_value());
-  REQUIRE(first->has_value());
-  return **first;
+  return *first;
+}
+
+/// The template of skill `id` that serves `t` (the first with a valid instantiation: the
+/// others are for other cases of the family) and its planner's first instantiation.
+std::pair<std::string, param_values> first_template_choice(const engine::skill_library& library,
+                                                           const std::string& id,
+                                                           const engine::task& t) {
+  const engine::skill* s = library.find(id);
+  REQUIRE(s != nullptr);
+  for (const engine::skill_template& tp : s->templates)
+    if (std::optional<param_values> first = first_of(tp, t))
+      return {tp.name, *first};
+  FAIL("no template of " << id << " has a valid instantiation for " << t.name);
+  return {};
+}
+
+/// The planner's first instantiation of the template of skill `id` that serves `t`.
+param_values first_choice(const engine::skill_library& library, const std::string& id,
+                          const engine::task& t) {
+  return first_template_choice(library, id, t).second;
 }
 
 engine::task find_task(const std::vector<engine::task>& tasks, const std::string& name) {
@@ -326,26 +366,82 @@ TEST_CASE("each row-op skill applies in its regime: the row held on chip, a warp
   CHECK(skills_for("groupnorm_rows") == std::set<std::string>{"norm_cluster_rows"});
   CHECK(skills_for("instancenorm_small") == std::set<std::string>{"norm_warp_rows"});
 
-  // Ops no row-op skill computes yet: none applies (their text tables have no entry, or a
-  // channel norm's weights vary along a row, or batch statistics are no rows).
+  // l1 norms where rms, layer and l2 go; logsumexp where the other reductions go.
+  CHECK(skills_for("l1norm_kb") == std::set<std::string>{"norm_cluster_rows"});
+  CHECK(skills_for("l1norm_rows") == std::set<std::string>{"norm_cluster_rows"});
+  CHECK(skills_for("l1norm_short_odd") == std::set<std::string>{"norm_warp_rows"});
+  CHECK(skills_for("l1norm_channels") == std::set<std::string>{"rmsnorm_channels_registers"});
+  CHECK(skills_for("l1norm_channels_sum") == std::set<std::string>{"rmsnorm_channels_registers"});
+  CHECK(skills_for("l1norm_one_long_row") == std::set<std::string>{"norm_grid_rows"});
+  CHECK(skills_for("l1norm_two_rows") ==
+        std::set<std::string>{"norm_cluster_rows", "norm_grid_rows"});
+  CHECK(skills_for("l1norm_everything") == std::set<std::string>{"norm_grid_rows"});
+  CHECK(skills_for("logsumexp_ce") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("logsumexp_short_odd") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("logsumexp_one_long_row") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("logsumexp_everything") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("logsumexp_to_scalar") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("logsumexp_columns") == std::set<std::string>{"reduce_split_columns"});
+  CHECK(skills_for("logsumexp_tall_columns") == std::set<std::string>{"reduce_split_columns"});
+  CHECK(skills_for("sum_everything_3d") == std::set<std::string>{"reduce_rows"});
+
+  // Ops no row-op skill computes yet: none applies (a channel norm's weights vary along a row,
+  // or batch statistics are no rows).
   CHECK(
       applicable(library, channel_norm_task("groupnorm_affine", "group", {16, 64, 32, 32}, 8, true))
           .empty());
   CHECK(applicable(library, channel_norm_task("batchnorm", "batch", {16, 64, 32, 32}, 64, false))
             .empty());
-  CHECK(applicable(library, reduce_task("logsumexp_rows", "logsumexp", {128, 4096}, 1, false))
-            .empty());
-  CHECK(applicable(library, reduce_task("logsumexp_columns", "logsumexp", {8, 4096, 64}, 1, true))
-            .empty());
-  CHECK(applicable(library, norm_task("l1norm_rows", "l1", {128, 4096}, 1, 1, false)).empty());
-  CHECK(
-      applicable(library, norm_task("l1norm_channels", "l1", {8, 64, 4096}, 1, 1, false)).empty());
 
   // Every shape of the spread has a row-op skill.
   for (const engine::task& t : tasks) {
     INFO(t.name);
     CHECK_FALSE(applicable(library, t).empty());
   }
+}
+
+TEST_CASE("an l1 norm by the mean of |x| takes the _l1_mean templates of the skills shared with "
+          "channel norms, every other norm (a channel norm's too) the plain ones",
+          "[skills]") {
+  engine::skill_library library = load_library();
+  std::vector<engine::task> tasks = spread();
+  tasks.push_back(channel_norm_task("instancenorm_rows", "instance", {4, 8, 64, 64}, 8, false));
+  tasks.push_back(channel_norm_task("groupnorm_long", "group", {2, 64, 256, 256}, 4, false));
+  tasks.push_back(channel_norm_task("groupnorm_short", "group", {8, 16, 7, 7}, 8, false));
+  int64_t checked = 0;
+  for (const engine::task& t : tasks) {
+    if (t.family != "norm" && t.family != "channel_norm")
+      continue;
+    const bool by_mean = t.family == "norm" && std::get<std::string>(t.params.at("op")) == "l1" &&
+                         std::get<bool>(t.params.at("mean"));
+    for (const std::string& id : applicable(library, t)) {
+      INFO(t.name << " with skill " << id);
+      const engine::skill& s = *library.find(id);
+      std::vector<std::string> serving;
+      for (const engine::skill_template& tp : s.templates)
+        if (first_of(tp, t))
+          serving.push_back(tp.name);
+      REQUIRE(serving.size() == 1);
+      const bool mean_template = serving.front().size() > 8 &&
+                                 serving.front().substr(serving.front().size() - 8) == "_l1_mean";
+      // rmsnorm_channels_registers serves the norm family only: it reads task.mean itself.
+      CHECK(mean_template == (by_mean && id != "rmsnorm_channels_registers"));
+      // The rendered kernel divides by the mean exactly when the task says so.
+      const engine::skill_template& tp =
+          *std::find_if(s.templates.begin(), s.templates.end(),
+                        [&](const engine::skill_template& x) { return x.name == serving.front(); });
+      auto source = engine::render(s, tp, t, *first_of(tp, t), "");
+      REQUIRE(source.has_value());
+      if (id != "rmsnorm_channels_registers")
+        CHECK(source->find("ends_with(\"" + serving.front() + "\", \"_l1_mean\")") !=
+              std::string::npos);
+      else
+        CHECK(source->find(std::string("kMean = ") + (by_mean ? "true" : "false")) !=
+              std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked > 20);
 }
 
 TEST_CASE("the planner's first choice for the suites' big shapes is the configuration meant to "
@@ -377,6 +473,22 @@ TEST_CASE("the planner's first choice for the suites' big shapes is the configur
   // 1000 channels: split over 16 threads along the axis (63 values each).
   CHECK(first_choice(library, "softmax_inner_columns", find_task(tasks, "softmax_channels_odd")) ==
         param_values{{"threads", 256}, {"ty", 16}, {"vec", 1}});
+  // KernelBench's l1 norm by the mean of |x| at 32768 x 65535: as its l2 norm, in its own
+  // template.
+  CHECK(first_template_choice(library, "norm_cluster_rows", find_task(tasks, "l1norm_kb")) ==
+        std::pair<std::string, param_values>{"cluster_smem_l1_mean",
+                                             {{"ctas_per_sm", 2}, {"threads", 512}}});
+  // The Frobenius norm (one line of 1.9e9 floats): the whole GPU, streamed twice.
+  CHECK(first_choice(library, "norm_grid_rows", find_task(tasks, "l2norm_everything")) ==
+        param_values{{"ctas_per_sm", 1}, {"threads", 1024}});
+  // A cross-entropy's logsumexp over 4096 classes: 64 lanes a row, 4 loads in flight each.
+  CHECK(first_choice(library, "reduce_rows", find_task(tasks, "logsumexp_ce")) ==
+        param_values{{"per_lane", 64}, {"threads", 256}, {"unroll", 4}});
+  CHECK(first_choice(library, "reduce_split_columns", find_task(tasks, "logsumexp_columns")) ==
+        param_values{{"tx", 32}, {"ty", 16}, {"unroll", 8}});
+  // Reductions over every dim: one row split across blocks.
+  CHECK(first_choice(library, "reduce_rows", find_task(tasks, "sum_everything_3d")) ==
+        param_values{{"per_lane", 64}, {"threads", 256}, {"unroll", 4}});
 }
 
 TEST_CASE("every instantiation of every row-op skill renders for every shape it applies to, and "
@@ -396,6 +508,7 @@ TEST_CASE("every instantiation of every row-op skill renders for every shape it 
       if (!s.applies_to(t.family) || !engine::check_applies(s, t, nullptr, "").applies)
         continue;
       INFO(t.name << " with skill " << id);
+      int64_t serving = 0;
       for (const engine::skill_template& tp : s.templates) {
         auto space = engine::space_of(tp, t, "");
         REQUIRE(space.has_value());
@@ -412,10 +525,12 @@ TEST_CASE("every instantiation of every row-op skill renders for every shape it 
           ++rendered;
           valid.push_back(v);
         }
-        REQUIRE_FALSE(valid.empty());
+        if (valid.empty())
+          continue; // a template for another case of the family (an l1 norm by the mean)
+        ++serving;
         // The first choice for every shape; the corners of the space for the first shape a
-        // skill meets (the suites' big shapes come first in the spread).
-        std::vector<param_values> chosen{first_choice(library, id, t)};
+        // template meets (the suites' big shapes come first in the spread).
+        std::vector<param_values> chosen{*first_of(tp, t)};
         if (corners_done.insert(id + "/" + tp.name).second) {
           chosen.push_back(valid.front());
           chosen.push_back(valid.back());
@@ -429,10 +544,15 @@ TEST_CASE("every instantiation of every row-op skill renders for every shape it 
           to_compile.push_back({label, *engine::render(s, tp, t, v, "")});
         }
       }
+      CHECK(serving == 1);
     }
   }
   CHECK(rendered > 300);
-  CHECK(corners_done.size() == row_op_skills.size());
+  // Every template of every row-op skill met a shape of the spread.
+  size_t templates = 0;
+  for (const std::string& id : row_op_skills)
+    templates += library.find(id)->templates.size();
+  CHECK(corners_done.size() == templates);
 
   gpu::compiler_options options;
   options.arch = "sm_90a";
