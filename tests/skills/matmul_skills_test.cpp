@@ -9,8 +9,8 @@
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
 #include "engine/task.hpp"
-#include "gpu/child_process.hpp"
 #include "kernelskill/abi.h"
+#include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -143,41 +143,36 @@ private:
   void* handle_ = nullptr;
 };
 
-/// Compiles `source` for the emulator into `dir`/`name`.so; returns its path, or fails the test
-/// with the compiler's messages.
-fs::path compile_for_emulator(const std::string& source, const fs::path& dir,
-                              const std::string& name) {
-  fs::path cpp = dir / (name + ".cpp");
-  fs::path so = dir / (name + ".so");
-  {
-    FILE* f = std::fopen(cpp.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fwrite(source.data(), 1, source.size(), f);
-    std::fclose(f);
+/// The host compiler's flags for a candidate of the emulator.
+std::vector<std::string> emulator_flags() {
+  return {"-std=c++17",
+          "-O1",
+          "-fPIC",
+          "-shared",
+          "-fvisibility=hidden",
+          "-fno-gnu-unique",
+          "-DKS_EMULATE",
+          "-Wall",
+          "-Wextra",
+          "-Werror",
+          "-Wno-unknown-pragmas",
+          "-I" + (test::source_dir() / "tests" / "skills").string(),
+          "-I" + (test::source_dir() / "gpu" / "include").string()};
+}
+
+/// Compiles each of `sources` for the emulator, one host compiler per core, cached by content
+/// (tests/test_compiler.hpp); returns their shared objects, or fails the test with the
+/// compiler's messages.
+std::vector<fs::path> compile_for_emulator(const std::vector<std::string>& sources,
+                                           const std::vector<std::string>& names) {
+  std::vector<test::host_build> builds = test::host_compile_all(sources, emulator_flags());
+  std::vector<fs::path> objects;
+  for (size_t i = 0; i < builds.size(); ++i) {
+    INFO(names[i] << ":\n" << builds[i].log);
+    REQUIRE_FALSE(builds[i].shared_object.empty());
+    objects.push_back(builds[i].shared_object);
   }
-  const char* cxx = std::getenv("KS_HOST_CXX");
-  std::vector<std::string> argv = {cxx != nullptr ? cxx : "c++",
-                                   "-std=c++17",
-                                   "-O1",
-                                   "-fPIC",
-                                   "-shared",
-                                   "-fvisibility=hidden",
-                                   "-fno-gnu-unique",
-                                   "-DKS_EMULATE",
-                                   "-Wall",
-                                   "-Wextra",
-                                   "-Werror",
-                                   "-Wno-unknown-pragmas",
-                                   "-I" + (test::source_dir() / "tests" / "skills").string(),
-                                   "-I" + (test::source_dir() / "gpu" / "include").string(),
-                                   "-o",
-                                   so.string(),
-                                   cpp.string()};
-  auto run = gpu::run_to_completion(argv, std::chrono::minutes(5));
-  REQUIRE(run.has_value());
-  INFO(name << ": " << run->status.describe() << "\n" << run->out << run->err);
-  REQUIRE(run->status.success());
-  return so;
+  return objects;
 }
 
 ks_tensor tensor_of(float* data, const std::vector<int64_t>& shape) {
@@ -337,9 +332,9 @@ namespace {
 /// Renders every template of skill `id` for every shape case, compiles it for the emulator and
 /// checks its product with both cp.async timings. Each case runs one instantiation: the
 /// planner's first choice, and in turn (every other case) one of the template's probes, so
-/// that the corners meet several shapes at the cost of one compile per case.
+/// that the corners meet several shapes at the cost of one compile per case. Every rendering
+/// is compiled first, one host compiler per core.
 void check_skill_on_emulator(const std::string& id) {
-  test::test_context context;
   auto library = engine::load_skill_library(test::source_dir() / "skills");
   INFO((library ? "" : library.error().message()));
   REQUIRE(library.has_value());
@@ -348,7 +343,14 @@ void check_skill_on_emulator(const std::string& id) {
     if (candidate.id == id)
       s = &candidate;
   REQUIRE(s != nullptr);
-  int64_t runs = 0;
+  struct emulated_run {
+    std::string label; // template, case and plan
+    engine::task subject;
+    const shape_case* shape;
+  };
+  std::vector<emulated_run> planned;
+  std::vector<std::string> sources;
+  std::vector<std::string> names;
   for (const engine::skill_template& tp : s->templates) {
     size_t probe_index = 0;
     size_t case_index = 0;
@@ -378,20 +380,29 @@ void check_skill_on_emulator(const std::string& id) {
       std::string plan;
       for (const auto& [name, value] : chosen)
         plan += " " + name + "=" + std::to_string(value);
-      INFO(s->id << "/" << tp.name << " for " << c.label << ":" << plan);
+      std::string label = s->id + "/" + tp.name + " for " + c.label + ":" + plan;
+      INFO(label);
       auto text = engine::render(*s, tp, subject, chosen, "");
       INFO((text ? "" : text.error().message()));
       REQUIRE(text.has_value());
-      emulated_candidate candidate(
-          compile_for_emulator(*text, context.dir(), tp.name + "_" + c.label));
-      for (bool deferred : {true, false}) {
-        INFO((deferred ? "copies land at their wait" : "copies land at once"));
-        double norm_rel = run_and_compare(candidate, subject, c, deferred, false,
-                                          static_cast<uint64_t>(runs + 1));
-        CHECK(norm_rel <= subject.tol.norm_rel);
-      }
-      ++runs;
+      planned.push_back({label, subject, &c});
+      sources.push_back(*text);
+      names.push_back(tp.name + "_" + c.label);
     }
+  }
+  std::vector<fs::path> objects = compile_for_emulator(sources, names);
+  int64_t runs = 0;
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const emulated_run& run = planned[i];
+    INFO(run.label);
+    emulated_candidate candidate(objects[i]);
+    for (bool deferred : {true, false}) {
+      INFO((deferred ? "copies land at their wait" : "copies land at once"));
+      double norm_rel = run_and_compare(candidate, run.subject, *run.shape, deferred, false,
+                                        static_cast<uint64_t>(runs + 1));
+      CHECK(norm_rel <= run.subject.tol.norm_rel);
+    }
+    ++runs;
   }
   CHECK(runs >= static_cast<int64_t>(shape_cases().size()));
 }
@@ -439,7 +450,6 @@ TEST_CASE("every matmul skill of the library is one the emulator tests check", "
 TEST_CASE("with a tensor core that truncates its sums, the 3xTF32 kernel's per-tile fold keeps "
           "K = 4096 within float32's tolerance, and straight accumulation does not",
           "[skills][emulation]") {
-  test::test_context context;
   auto library = engine::load_skill_library(test::source_dir() / "skills");
   REQUIRE(library.has_value());
   const engine::skill* s = nullptr;
@@ -464,7 +474,7 @@ TEST_CASE("with a tensor core that truncates its sums, the 3xTF32 kernel's per-t
     auto text = engine::render(*s, tp, subject, v, "");
     REQUIRE(text.has_value());
     emulated_candidate candidate(
-        compile_for_emulator(*text, context.dir(), "fold" + std::to_string(fold)));
+        compile_for_emulator({*text}, {"fold" + std::to_string(fold)}).front());
     if (fold == 1) {
       error[1] = run_and_compare(candidate, subject, c, true, true, 7);
     } else {

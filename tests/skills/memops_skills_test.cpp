@@ -17,10 +17,12 @@
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "kernelskill/abi.h"
+#include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,7 +31,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <future>
 #include <map>
 #include <random>
 #include <regex>
@@ -259,38 +260,27 @@ std::string emulation_source(const std::string& cuda) {
   }
 }
 
-/// Compiles `cuda` for the emulator into a shared object (cached by content in `dir`); returns
-/// its path, or empty with the compiler's output in `log`.
-fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log) {
-  std::string src = emulation_source(cuda);
-  fs::create_directories(dir);
-  fs::path include = dir / "include";
+/// Compiles each of `cudas` for the emulator into a shared object (cached by content,
+/// tests/test_compiler.hpp); returns one build per source, in order.
+std::vector<test::host_build> emulated(const std::vector<std::string>& cudas) {
+  // cuda_runtime.h stands for the emulator: a folder of the build's own, so that clones do not
+  // write one file.
+  fs::path include = test::bin_dir().parent_path() / "memops-emulator-include";
   fs::create_directories(include);
-  {
-    std::string header =
-        "#pragma once\n#include \"" +
-        (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() + "\"\n";
-    if (test::read_file(include / "cuda_runtime.h") != header)
-      std::ofstream(include / "cuda_runtime.h") << header;
+  std::string header =
+      "#pragma once\n#include \"" +
+      (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() + "\"\n";
+  if (test::read_file(include / "cuda_runtime.h") != header) {
+    fs::path tmp = include / ("cuda_runtime.h.tmp-" + std::to_string(::getpid()));
+    std::ofstream(tmp) << header;
+    fs::rename(tmp, include / "cuda_runtime.h");
   }
-  std::string key = std::to_string(std::hash<std::string>{}(
-      src + test::read_file(test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp")));
-  fs::path so = dir / (key + ".so");
-  if (fs::exists(so))
-    return so;
-  fs::path cpp = dir / (key + ".cpp");
-  std::ofstream(cpp) << src;
-  fs::path out = dir / (key + ".log");
-  std::string command = "g++ -std=c++17 -O1 -shared -fPIC -w -I" + include.string() + " -I" +
-                        (test::source_dir() / "gpu" / "include").string() + " -o " +
-                        (dir / (key + ".tmp.so")).string() + " " + cpp.string() + " > " +
-                        out.string() + " 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    log = test::read_file(out);
-    return {};
-  }
-  fs::rename(dir / (key + ".tmp.so"), so);
-  return so;
+  std::vector<std::string> sources;
+  for (const std::string& cuda : cudas)
+    sources.push_back(emulation_source(cuda));
+  return test::host_compile_all(
+      sources, {"-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-I" + include.string(),
+                "-I" + (test::source_dir() / "gpu" / "include").string()});
 }
 
 using forward_fn = int (*)(const ks_tensor*, int32_t, ks_tensor*, int32_t, void*);
@@ -479,20 +469,27 @@ struct rendered_case {
   bool emulate; // the first instantiation and one corner run; the rest only compile
 };
 
-} // namespace
+/// The spread's tasks, loaded from manifests as the engine loads any, and every rendering.
+struct spread {
+  test::test_context context; // the manifests' folder, for as long as the tasks live
+  std::vector<manifest_case> all = cases();
+  std::vector<engine::task> tasks;
+  std::vector<rendered_case> rendered; // subjects point into `tasks`
+};
 
-TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm_90a without "
-          "warnings, and compute what the family reference computes on the CPU emulator",
-          "[skills][nvcc][emulator]") {
-  test::test_context context;
+/// Loads the spread's tasks and renders every skill of this set that applies to each, checking
+/// that the expected skills apply and every rendering succeeds.
+void render_spread(spread& out) {
+  const test::test_context& context = out.context;
+  std::vector<engine::task>& tasks = out.tasks;
+  std::vector<rendered_case>& rendered = out.rendered;
+  const std::vector<manifest_case>& all = out.all;
   auto library = engine::load_skill_library(test::source_dir() / "skills");
   INFO((library ? "" : library.error().message()));
   REQUIRE(library.has_value());
   for (const std::string& id : covered_skills)
     REQUIRE(library->find(id) != nullptr);
 
-  std::vector<engine::task> tasks;
-  std::vector<manifest_case> all = cases();
   for (const manifest_case& c : all) {
     auto loaded = engine::load_task_manifest(context.write(c.file, c.toml));
     INFO(c.file << "\n" << (loaded ? "" : loaded.error().message()));
@@ -500,7 +497,6 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
     tasks.push_back(std::move(*loaded));
   }
 
-  std::vector<rendered_case> rendered;
   for (size_t n = 0; n < tasks.size(); ++n) {
     const engine::task& t = tasks[n];
     auto reference = engine::read_reference(t);
@@ -554,94 +550,98 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
     }
   }
   CHECK(rendered.size() > 60);
+}
 
-  SECTION("each rendering compiles for sm_90a without a warning") {
-    gpu::compiler_options options;
-    options.arch = "sm_90a";
-    options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
-    options.include_dir = test::source_dir() / "gpu" / "include";
-    auto compiler = gpu::compiler::create(options);
-    if (!compiler) {
-      WARN("skipped the nvcc half: " << compiler.error().message());
-      return;
-    }
-    std::vector<gpu::compile_request> requests;
-    for (const rendered_case& c : rendered)
-      requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
-    std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-    REQUIRE(results.size() == rendered.size());
-    for (size_t i = 0; i < results.size(); ++i) {
-      INFO(rendered[i].label << "\n" << results[i].diagnostics);
-      CHECK(results[i].ok);
-      std::string lower = results[i].diagnostics;
-      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      CHECK(lower.find("warning") == std::string::npos);
-      static const std::regex spills("[1-9][0-9]* bytes spill"); // ptxas -v: a spilled kernel
-      CHECK_FALSE(std::regex_search(lower, spills));
-    }
+} // namespace
+
+TEST_CASE("the memory-bound skills render for a spread of shapes", "[skills]") {
+  spread sp;
+  render_spread(sp);
+}
+
+TEST_CASE("the memory-bound skills' renderings for a spread of shapes compile for sm_90a "
+          "without warnings",
+          "[skills][nvcc]") {
+  auto compiler = test::shared_compiler();
+  if (!compiler)
+    KS_SKIP("no nvcc: " + compiler.error().message());
+  spread sp;
+  render_spread(sp);
+  const std::vector<rendered_case>& rendered = sp.rendered;
+  std::vector<gpu::compile_request> requests;
+  for (const rendered_case& c : rendered)
+    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
+  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  REQUIRE(results.size() == rendered.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(rendered[i].label << "\n" << results[i].diagnostics);
+    CHECK(results[i].ok);
+    std::string lower = results[i].diagnostics;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    CHECK(lower.find("warning") == std::string::npos);
+    static const std::regex spills("[1-9][0-9]* bytes spill"); // ptxas -v: a spilled kernel
+    CHECK_FALSE(std::regex_search(lower, spills));
+  }
+}
+
+TEST_CASE("the memory-bound skills compute what the family reference computes on the CPU "
+          "emulator for a spread of shapes, twice in a row and from unaligned pointers",
+          "[skills][emulation]") {
+  spread sp;
+  render_spread(sp);
+  const std::vector<rendered_case>& rendered = sp.rendered;
+  const std::vector<engine::task>& tasks = sp.tasks;
+  // Compile the candidates and the references first, one host compiler per core.
+  std::vector<const rendered_case*> runs;
+  for (const rendered_case& c : rendered)
+    if (c.emulate)
+      runs.push_back(&c);
+  std::map<const engine::task*, std::string> references;
+  for (const engine::task& t : tasks)
+    if (t.family == "elementwise" || t.family == "pool")
+      references[&t] = *engine::read_reference(t);
+  std::vector<std::string> sources;
+  for (const rendered_case* c : runs)
+    sources.push_back(c->source);
+  for (const auto& [t, text] : references)
+    sources.push_back(text);
+  std::vector<fs::path> objects;
+  std::vector<std::string> logs;
+  for (test::host_build& b : emulated(sources)) {
+    objects.push_back(b.shared_object);
+    logs.push_back(std::move(b.log));
+  }
+  std::map<const engine::task*, fs::path> reference_objects;
+  size_t next = runs.size();
+  for (const auto& [t, text] : references) {
+    INFO("the " << t->family << " reference of " << t->name << "\n" << logs[next]);
+    REQUIRE_FALSE(objects[next].empty());
+    reference_objects[t] = objects[next++];
   }
 
-  SECTION("each kernel computes the reference's result on the emulator, twice in a row and "
-          "from unaligned pointers") {
-    const fs::path dir = test::bin_dir().parent_path() / "memops-emulator-cache";
-    // Compile the candidates and the references first, two at a time (g++ takes seconds each).
-    std::vector<const rendered_case*> runs;
-    for (const rendered_case& c : rendered)
-      if (c.emulate)
-        runs.push_back(&c);
-    std::map<const engine::task*, std::string> references;
-    for (const engine::task& t : tasks)
-      if (t.family == "elementwise" || t.family == "pool")
-        references[&t] = *engine::read_reference(t);
-    std::vector<std::string> sources;
-    for (const rendered_case* c : runs)
-      sources.push_back(c->source);
-    for (const auto& [t, text] : references)
-      sources.push_back(text);
-    std::vector<fs::path> objects(sources.size());
-    std::vector<std::string> logs(sources.size());
-    for (size_t i = 0; i < sources.size(); i += 2) {
-      auto second = i + 1 < sources.size()
-                        ? std::async(std::launch::async,
-                                     [&, i] { return emulated(sources[i + 1], dir, logs[i + 1]); })
-                        : std::future<fs::path>{};
-      objects[i] = emulated(sources[i], dir, logs[i]);
-      if (second.valid())
-        objects[i + 1] = second.get();
-    }
-    std::map<const engine::task*, fs::path> reference_objects;
-    size_t next = runs.size();
-    for (const auto& [t, text] : references) {
-      INFO("the " << t->family << " reference of " << t->name << "\n" << logs[next]);
-      REQUIRE_FALSE(objects[next].empty());
-      reference_objects[t] = objects[next++];
-    }
-
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const rendered_case& c = *runs[r];
-      const engine::task& t = *c.subject;
-      INFO(c.label << "\n" << logs[r]);
-      REQUIRE_FALSE(objects[r].empty());
-      for (int shift : {0, 1}) {
-        std::vector<std::vector<float>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
-        std::vector<double> want;
-        if (t.family == "scan") {
-          want = scan_reference(t, inputs[0]);
-        } else if (t.family == "matvec") {
-          want = matvec_reference(t, inputs[0], inputs[1]);
-        } else {
-          run_outcome ref = run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
-          INFO("the family reference: " << ref.error);
-          REQUIRE(ref.error.empty());
-          want.assign(ref.output.begin(), ref.output.end());
-        }
-        run_outcome got =
-            run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
-        INFO("pointers shifted by " << shift << " float(s)");
-        CHECK(got.error == "");
-        if (got.error.empty())
-          CHECK(mismatch(t, got.output, want) == "");
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const rendered_case& c = *runs[r];
+    const engine::task& t = *c.subject;
+    INFO(c.label << "\n" << logs[r]);
+    REQUIRE_FALSE(objects[r].empty());
+    for (int shift : {0, 1}) {
+      std::vector<std::vector<float>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
+      std::vector<double> want;
+      if (t.family == "scan") {
+        want = scan_reference(t, inputs[0]);
+      } else if (t.family == "matvec") {
+        want = matvec_reference(t, inputs[0], inputs[1]);
+      } else {
+        run_outcome ref = run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
+        INFO("the family reference: " << ref.error);
+        REQUIRE(ref.error.empty());
+        want.assign(ref.output.begin(), ref.output.end());
       }
+      run_outcome got = run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
+      INFO("pointers shifted by " << shift << " float(s)");
+      CHECK(got.error == "");
+      if (got.error.empty())
+        CHECK(mismatch(t, got.output, want) == "");
     }
   }
 }
