@@ -77,6 +77,13 @@ struct distiller_state {
       return make_actor_error(actor_errc::task,
                               "the distiller knows no task '" + a->request.task + "'");
     a->subject = &t->second;
+    // A graph task's winner is a whole composed graph, while its skills are its main node's:
+    // a skill learned from it would not render for that node's family.
+    if (a->subject->graph != nullptr) {
+      refuse(a, "task '" + a->request.task +
+                    "' is a graph task: learning a skill from a composed graph is not supported");
+      return a->promise;
+    }
     self->request(setup.store, caf::infinite, get_task{a->request.task})
         .then([this, a](task_snapshot& s) { ask_model(a, std::move(s)); },
               [this, a](caf::error& e) { refuse(a, "cannot read the task: " + describe(e)); });

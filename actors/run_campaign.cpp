@@ -297,8 +297,8 @@ engine::expected<void> reconcile_skill_tries(caf::scoped_actor& self, store_acto
                                              const campaign_tasks& tasks, const std::string& arch) {
   reconcile_tries m;
   m.arch = arch;
-  for (const auto& [name, t] : *tasks.table)
-    m.families.emplace(name, t.family);
+  for (const auto& [name, t] : *tasks.table) // a graph task's tries count on its main node's
+    m.families.emplace(name, engine::search_target(t).family);
   if (auto r = ask<ack>(self, store, std::move(m), errc::io); !r)
     return tl::unexpected(r.error());
   return {};

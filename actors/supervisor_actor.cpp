@@ -385,13 +385,14 @@ void supervisor_state::plan(engine::node_id parent, int64_t count) {
     exhaust(parent, *why);
     return;
   }
-  // Long-term memory's statistics on this family and GPU rank the skills the planner sees.
+  // Long-term memory's statistics on this family and GPU rank the skills the planner sees (a
+  // graph task's family is its main node's: the search works on that node).
   if (setup.team.store == nullptr) {
     ask_planner(parent, count, {});
     return;
   }
   request_then(
-      setup.team.store, get_skill_stats{subject->family, setup.arch},
+      setup.team.store, get_skill_stats{engine::search_target(*subject).family, setup.arch},
       [this, parent, count](skill_stats_reply& r) { ask_planner(parent, count, std::move(r)); },
       [this, parent, count](caf::error& e) {
         warn("cannot read the skill statistics (" + describe(e) + "); planning without");

@@ -519,13 +519,15 @@ void supervisor_state::settle(engine::node_id id, engine::outcome_kind outcome, 
   put_batch batch;
   batch.nodes.push_back(node_write(id));
   batch.outcomes.push_back(put_outcome{setup.task, n.parent, std::move(o)});
-  // The try as long-term memory counts it: its genotype and what came of it.
+  // The try as long-term memory counts it: its genotype and what came of it, on the family
+  // of the search target (a graph task's main node).
+  const std::string& family = engine::search_target(*subject).family;
   engine::skill_try attempt;
   attempt.skill = n.plan.skill;
   attempt.skill_version = n.plan.skill_version;
   attempt.template_name = n.plan.template_name;
   attempt.params = n.plan.params;
-  attempt.family = subject->family;
+  attempt.family = family;
   attempt.arch = setup.arch.empty() ? "unknown" : setup.arch;
   attempt.task = setup.task;
   attempt.node = id;
@@ -535,7 +537,7 @@ void supervisor_state::settle(engine::node_id id, engine::outcome_kind outcome, 
   attempt.gain = gain;
   attempt.reference_speedup = tree.speedup(id);
   attempt.at = utc_now();
-  batch.skills.push_back(put_skill_result{n.plan.skill, subject->family, setup.gpu_name,
+  batch.skills.push_back(put_skill_result{n.plan.skill, family, setup.gpu_name,
                                           outcome == engine::outcome_kind::accepted, gain,
                                           std::move(attempt)});
   store_then(std::move(batch), [this, id] { end_branch(id); });

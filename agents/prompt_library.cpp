@@ -3,6 +3,8 @@
 #include "base/text.hpp"
 #include "engine/bounded_context.hpp"
 #include "engine/candidate_checks.hpp"
+#include "engine/graph_reference.hpp"
+#include "engine/graph_spec.hpp"
 #include "engine/skill.hpp"
 #include "engine/skill_template.hpp"
 
@@ -56,19 +58,75 @@ std::string param_text(const engine::param_value& v) {
   return std::get<std::string>(v);
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (int64_t d : shape)
+    text += (text.empty() ? "" : " x ") + std::to_string(d);
+  return text.empty() ? "scalar" : text;
+}
+
 data tensors(const std::vector<engine::tensor_spec>& specs) {
   std::vector<data> items;
   for (const engine::tensor_spec& t : specs) {
-    std::string shape;
-    for (int64_t d : t.shape)
-      shape += (shape.empty() ? "" : " x ") + std::to_string(d);
     data item(data::type::object);
     item.set("name", t.name);
     item.set("dtype", engine::to_string(t.type));
-    item.set("shape", shape.empty() ? "scalar" : shape);
+    item.set("shape", shape_text(t.shape));
     items.push_back(item);
   }
   return list_of(items);
+}
+
+std::string names_text(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+/// Returns the graph of a graph task as the prompts show it: its nodes in order (family,
+/// tensors, params), its intermediates and its views; false for any other task.
+data graph_data(const engine::task& t) {
+  if (t.graph == nullptr)
+    return flag(false);
+  const engine::graph_spec& g = *t.graph;
+  std::vector<data> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const engine::graph_node& n = g.nodes[i];
+    std::string params;
+    for (const auto& [name, value] : n.op.params)
+      params += (params.empty() ? "" : "; ") + name + " = " + param_text(value);
+    data item(data::type::object);
+    item.set("name", n.name);
+    item.set("family", n.op.family);
+    item.set("inputs", names_text(n.inputs));
+    item.set("outputs", names_text(n.outputs));
+    item.set("params", params);
+    item.set("has_params", flag(!params.empty()));
+    item.set("main", flag(i == g.main));
+    nodes.push_back(item);
+  }
+  std::vector<data> views;
+  for (const engine::graph_view& v : g.views) {
+    std::string args;
+    for (int64_t a : v.args)
+      args += (args.empty() ? "" : ", ") + std::to_string(a);
+    data item(data::type::object);
+    item.set("name", v.name);
+    item.set("of", v.of);
+    item.set("how", std::string(engine::to_string(v.kind)) + "(" + args + ")");
+    item.set("shape", shape_text(v.tensor.shape));
+    views.push_back(item);
+  }
+  data out(data::type::object);
+  out.set("nodes", list_of(nodes));
+  out.set("node_count", std::to_string(g.nodes.size()));
+  out.set("main_node", g.nodes[g.main].name);
+  out.set("intermediates", tensors(g.intermediates));
+  out.set("has_intermediates", flag(!g.intermediates.empty()));
+  out.set("views", list_of(views));
+  out.set("has_views", flag(!views.empty()));
+  return out;
 }
 
 data task_data(const engine::task& t) {
@@ -87,6 +145,7 @@ data task_data(const engine::task& t) {
   }
   out.set("params", list_of(params));
   out.set("has_params", flag(!params.empty()));
+  out.set("graph", graph_data(t));
   data tolerance(data::type::object);
   tolerance.set("atol", number(t.tol.atol));
   tolerance.set("rtol", number(t.tol.rtol));
@@ -181,9 +240,13 @@ const engine::skill* find_skill(const engine::backend_context& context, const st
 }
 
 /// Sets "skill" and "has_skill" for the plan's skill, and its template rendered with the
-/// plan's params as "starting_point" when that works.
+/// plan's params as "starting_point" when that works (for a graph task: rendered for its main
+/// node and composed with the other nodes' references).
 void set_plan_skill(data& root, const engine::plan& p, const engine::task& subject,
                     const std::string& reference_source, const engine::backend_context& context) {
+  const engine::task& target = engine::search_target(subject);
+  const std::string& target_reference =
+      &target == &subject ? reference_source : target.reference_source;
   const engine::skill* s = find_skill(context, p.skill);
   root.set("has_skill", flag(s != nullptr));
   root.set("skill", s != nullptr ? skill_data(*s) : data(data::type::object));
@@ -200,8 +263,13 @@ void set_plan_skill(data& root, const engine::plan& p, const engine::task& subje
       values[name] = v;
     }
     if (numeric)
-      if (auto rendered = engine::render(*s, *t, subject, values, reference_source))
+      if (auto rendered = engine::render(*s, *t, target, values, target_reference)) {
         start = std::move(*rendered);
+        if (&target != &subject) {
+          auto composed = engine::compose_graph(subject, {{subject.graph->main, start}});
+          start = composed ? std::move(*composed) : std::string();
+        }
+      }
   }
   root.set("has_starting_point", flag(!start.empty()));
   root.set("starting_point", start);
@@ -350,11 +418,15 @@ prompt_library::planner(const engine::planning_request& request,
     item.set("best_speedup",
              r.stats.best_speedup > 0 ? number(r.stats.best_speedup) : std::string("none yet"));
     std::vector<data> templates;
+    // A graph task's skills apply to its main node, over that node's reference.
+    const engine::task& target = engine::search_target(*request.subject);
+    const std::string& reference =
+        &target == request.subject ? request.reference_source : target.reference_source;
     for (const engine::skill_template& t : s->templates) {
       data td(data::type::object);
       td.set("name", t.name);
       std::vector<data> params;
-      auto space = engine::space_of(t, *request.subject, request.reference_source);
+      auto space = engine::space_of(t, target, reference);
       if (space)
         for (const engine::param_space& p : *space) {
           std::string values;

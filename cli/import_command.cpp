@@ -29,14 +29,14 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
-#include <sstream>
-#include <thread>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 namespace ks::cli {
@@ -49,12 +49,12 @@ using namespace std::chrono_literals;
 
 /// What the importer said of one problem.
 struct import_record {
-  std::string source;   ///< the problem's file
-  std::string name;     ///< the task's name
-  std::string status;   ///< "imported" or "failed"
-  std::string reason;   ///< why not (failed)
-  std::string kind;     ///< "softmax (log_softmax)", "graph of 3 ops: ..." (imported)
-  fs::path manifest;    ///< the manifest written (imported)
+  std::string source; ///< the problem's file
+  std::string name;   ///< the task's name
+  std::string status; ///< "imported" or "failed"
+  std::string reason; ///< why not (failed)
+  std::string kind;   ///< "softmax (log_softmax)", "graph of 3 ops: ..." (imported)
+  fs::path manifest;  ///< the manifest written (imported)
   std::vector<std::string> notes;
 };
 
@@ -114,7 +114,7 @@ void set_aside(const fs::path& manifest, const std::string& suffix) {
 struct verification {
   const engine::task* task = nullptr;
   fs::path manifest;
-  fs::path shared_object;       ///< its reference, compiled
+  fs::path shared_object;             ///< its reference, compiled
   std::optional<std::string> problem; ///< set when it does not agree (or cannot be checked)
 };
 
@@ -122,8 +122,8 @@ struct verification {
 /// next job as soon as it is done with one (the tasks' sizes differ by orders of magnitude),
 /// so torch and a CUDA context start once per device, not per task. Prints a line per job as it
 /// ends.
-void verify_all(const std::string& python, const fs::path& tools, const std::vector<int32_t>& devices,
-                std::vector<verification>& jobs) {
+void verify_all(const std::string& python, const fs::path& tools,
+                const std::vector<int32_t>& devices, std::vector<verification>& jobs) {
   std::mutex lock;
   size_t next = 0;
   auto serve = [&](int32_t device) {
@@ -143,7 +143,8 @@ void verify_all(const std::string& python, const fs::path& tools, const std::vec
         std::optional<std::string> answer;
         if (!child) {
           answer = "cannot run " + python + ": " + child.error().message();
-        } else if (!child->write_line(job->manifest.string() + "\t" + job->shared_object.string())) {
+        } else if (!child->write_line(job->manifest.string() + "\t" +
+                                      job->shared_object.string())) {
           answer = "the verifier on device " + std::to_string(device) +
                    " stopped: " + std::string(base::trim(child->stderr_tail()));
         } else {
@@ -158,8 +159,8 @@ void verify_all(const std::string& python, const fs::path& tools, const std::vec
             if (!o.at("ok").as_bool())
               answer = text_field(o, "message");
           } else {
-            answer = "the verifier on device " + std::to_string(device) + " gave no answer: " +
-                     std::string(base::trim(child->stderr_tail()));
+            answer = "the verifier on device " + std::to_string(device) +
+                     " gave no answer: " + std::string(base::trim(child->stderr_tail()));
             child->kill();
             child = gpu::child_process::spawn(argv);
           }
@@ -190,7 +191,8 @@ std::optional<std::vector<int32_t>> parse_devices(const std::string& text) {
   std::istringstream in(text);
   while (std::getline(in, item, ',')) {
     item = std::string(base::trim(item));
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 4)
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+        item.size() > 4)
       return std::nullopt;
     devices.push_back(std::stoi(item));
   }
@@ -355,9 +357,9 @@ command_result run_import(const import_options& opt) {
   gpu::exit_status status = child->wait(30s);
   if (status.code == 3 || (records.empty() && !status.success())) {
     std::string err(base::trim(child->stderr_tail()));
-    return stop(stop_reason::environment,
-                "import: " + python + " could not run the importer (" + status.describe() +
-                    ")" + (err.empty() ? "" : ":\n" + err));
+    return stop(stop_reason::environment, "import: " + python + " could not run the importer (" +
+                                              status.describe() + ")" +
+                                              (err.empty() ? "" : ":\n" + err));
   }
 
   // --verify: the module is the truth; a reference it disagrees with never reaches a campaign.
@@ -395,8 +397,8 @@ command_result run_import(const import_options& opt) {
       if (compiled[i].ok)
         jobs[i].shared_object = compiled[i].shared_object;
       else
-        jobs[i].problem = "its reference does not compile for " + opt.arch + ":\n" +
-                          compiled[i].diagnostics;
+        jobs[i].problem =
+            "its reference does not compile for " + opt.arch + ":\n" + compiled[i].diagnostics;
     }
     verify_all(python, tools, *devices, jobs);
     std::vector<std::pair<engine::task, fs::path>> agreed;
@@ -417,9 +419,9 @@ command_result run_import(const import_options& opt) {
   if (!write_campaign(opt, campaign))
     return stop(stop_reason::environment,
                 "import: cannot write " + (opt.out / "campaign.toml").string());
-  std::cout << campaign.size() << " of " << records.size() << " problems imported ("
-            << graphs << (graphs == 1 ? " graph" : " graphs") << "); the campaign: "
-            << (opt.out / "campaign.toml").string() << "\n"
+  std::cout << campaign.size() << " of " << records.size() << " problems imported (" << graphs
+            << (graphs == 1 ? " graph" : " graphs")
+            << "); the campaign: " << (opt.out / "campaign.toml").string() << "\n"
             << std::flush;
   if (failed > 0)
     return stop(stop_reason::task, "import: " + std::to_string(failed) + " of " +

@@ -301,7 +301,9 @@ command_result check(const fs::path& dir, const fs::path& tasks_path) {
     auto tasks = engine::load_task_suite(tasks_path);
     if (!tasks)
       return stop(stop_reason::task, tasks.error().message());
-    for (const engine::task& t : *tasks) {
+    for (const engine::task& subject : *tasks) {
+      // A graph task's skills are its main node's.
+      const engine::task& t = engine::search_target(subject);
       std::string reference = engine::read_reference(t).value_or("");
       for (const engine::skill& s : skills) {
         if (!s.applies_to(t.family))

@@ -9,12 +9,19 @@
 // "dtype", "shape"}], "cost": {"flops", "bytes"}, "tolerance": {"atol", "rtol",
 // "norm_rel"}}]}, in the order the paths name them (a folder's manifests sorted by name);
 // "torch" is null when the task has none, "low" and "high" appear for randint inputs only.
+// "module" is null, or the manifest's module table: {"file", "sha256", "source", "entry",
+// "init", "arguments": [{"input", "dtype"} or {"value"}], "parameters": {NAME: INPUT},
+// "outputs"} (tools/torch_baselines.py times the module instead of "torch" when there is one).
+// "graph" is null, or for a graph task {"main": NODE, "nodes": [{"name", "family", "inputs",
+// "outputs", "torch"}], "views": [{"name", "of", "kind", "args", "shape"}], "intermediates":
+// [{"name", "dtype", "shape"}]}.
 
 #include "cli/task_show_command.hpp"
 
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
+#include "engine/graph_spec.hpp"
 #include "engine/task_manifest.hpp"
 
 #include <CLI/CLI.hpp>
@@ -49,6 +56,72 @@ json::array tensors_json(const std::vector<engine::tensor_spec>& specs, bool inp
   return out;
 }
 
+json::array strings_json(const std::vector<std::string>& names) {
+  json::array out;
+  for (const std::string& name : names)
+    out.push_back(json::value(name));
+  return out;
+}
+
+json::value module_json(const std::optional<engine::module_spec>& m) {
+  if (!m)
+    return nullptr;
+  json::array arguments;
+  for (const engine::module_argument& a : m->arguments) {
+    json::object o;
+    if (a.input.empty()) {
+      o["value"] = a.value;
+    } else {
+      o["input"] = a.input;
+      if (!a.dtype.empty())
+        o["dtype"] = a.dtype;
+    }
+    arguments.push_back(std::move(o));
+  }
+  json::object parameters;
+  for (const auto& [name, input] : m->parameters)
+    parameters[name] = input;
+  return json::object{{"file", m->file},
+                      {"sha256", m->sha256},
+                      {"source", m->source},
+                      {"entry", m->entry},
+                      {"init", m->init},
+                      {"arguments", std::move(arguments)},
+                      {"parameters", std::move(parameters)},
+                      {"outputs", m->outputs}};
+}
+
+json::value graph_json(const engine::task& t) {
+  if (t.graph == nullptr)
+    return nullptr;
+  const engine::graph_spec& g = *t.graph;
+  json::array nodes;
+  for (const engine::graph_node& n : g.nodes)
+    nodes.push_back(json::object{{"name", n.name},
+                                 {"family", n.op.family},
+                                 {"inputs", strings_json(n.inputs)},
+                                 {"outputs", strings_json(n.outputs)},
+                                 {"torch", n.op.torch}});
+  json::array views;
+  for (const engine::graph_view& v : g.views) {
+    json::array args;
+    json::array shape;
+    for (int64_t a : v.args)
+      args.push_back(a);
+    for (int64_t d : v.tensor.shape)
+      shape.push_back(d);
+    views.push_back(json::object{{"name", v.name},
+                                 {"of", v.of},
+                                 {"kind", engine::to_string(v.kind)},
+                                 {"args", std::move(args)},
+                                 {"shape", std::move(shape)}});
+  }
+  return json::object{{"main", g.nodes[g.main].name},
+                      {"nodes", std::move(nodes)},
+                      {"views", std::move(views)},
+                      {"intermediates", tensors_json(g.intermediates, false)}};
+}
+
 json::object task_json(const engine::task& t) {
   return {{"name", t.name},
           {"family", t.family},
@@ -60,7 +133,9 @@ json::object task_json(const engine::task& t) {
           {"outputs", tensors_json(t.outputs, false)},
           {"cost", json::object{{"flops", t.cost.flops}, {"bytes", t.cost.bytes}}},
           {"tolerance",
-           json::object{{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}}};
+           json::object{{"atol", t.tol.atol}, {"rtol", t.tol.rtol}, {"norm_rel", t.tol.norm_rel}}},
+          {"module", module_json(t.module)},
+          {"graph", graph_json(t)}};
 }
 
 std::string tensors_text(const std::vector<engine::tensor_spec>& specs, bool inputs) {
@@ -137,6 +212,18 @@ command_result run_task_show(const task_show_options& opt) {
     text += "  cost:      " + format_number(t.cost.flops, 6) + " flops, " +
             format_number(t.cost.bytes, 6) + " bytes\n";
     text += "  torch:     " + (t.torch.empty() ? std::string("-") : t.torch) + "\n";
+    if (t.graph != nullptr) {
+      std::string nodes;
+      for (size_t i = 0; i < t.graph->nodes.size(); ++i) {
+        const engine::graph_node& n = t.graph->nodes[i];
+        nodes += (nodes.empty() ? "" : " -> ") + n.name + " (" + n.op.family +
+                 (i == t.graph->main ? ", main" : "") + ")";
+      }
+      text += "  graph:     " + nodes + "\n";
+    }
+    if (t.module)
+      text += "  module:    " + t.module->entry +
+              (t.module->file.empty() ? std::string() : " of " + t.module->file) + "\n";
   }
   if (opt.json)
     std::cout << json::serialize(json::object{{"tasks", std::move(tasks)}}) << "\n";

@@ -39,13 +39,11 @@ fs::path reference_template(const fs::path& dir, std::string_view family) {
   return dir / std::string(family) / "reference.cu.mustache";
 }
 
-expected<std::string> render_family_reference(const task& subject, const fs::path& dir) {
-  fs::path file = reference_template(dir, subject.family);
-  std::optional<std::string> text = base::read_text(file);
-  if (!text)
-    return fail(errc::not_found, "cannot read the reference template " + file.string() +
-                                     " (the families' folder is $KS_FAMILIES_DIR, or "
-                                     "share/kernelskill/families beside the program)");
+namespace {
+
+/// Renders `text` (from `file`) for `subject` with the partials of dir/common.
+expected<std::string> render_with_partials(const task& subject, const std::string& text,
+                                           const fs::path& file, const fs::path& dir) {
   namespace mustache = template_detail::mustache;
   mustache::data root(mustache::data::type::object);
   template_detail::silent_names silent = template_detail::put_task(root, subject);
@@ -60,12 +58,30 @@ expected<std::string> render_family_reference(const task& subject, const fs::pat
     name.resize(name.size() - template_suffix.size());
     root.set(name, mustache::data(mustache::partial([body = *partial] { return body; })));
   }
-  template_detail::render_outcome outcome = template_detail::render_strict(*text, root, silent);
+  template_detail::render_outcome outcome = template_detail::render_strict(text, root, silent);
   std::string problems = template_detail::problems_of(
       outcome, "no task value or partial provides for task '" + subject.name + "'");
   if (!problems.empty())
     return fail(errc::invalid_input, file.string() + ": " + problems);
   return std::move(outcome.text);
+}
+
+} // namespace
+
+expected<std::string> render_family_reference(const task& subject, const fs::path& dir) {
+  fs::path file = reference_template(dir, subject.family);
+  std::optional<std::string> text = base::read_text(file);
+  if (!text)
+    return fail(errc::not_found, "cannot read the reference template " + file.string() +
+                                     " (the families' folder is $KS_FAMILIES_DIR, or "
+                                     "share/kernelskill/families beside the program)");
+  return render_with_partials(subject, *text, file, dir);
+}
+
+expected<std::string> render_family_partial(const task& subject, const fs::path& dir,
+                                            std::string_view name) {
+  fs::path file = dir / "common" / (std::string(name) + std::string(template_suffix));
+  return render_with_partials(subject, "{{> " + std::string(name) + "}}", file, dir);
 }
 
 } // namespace ks::engine

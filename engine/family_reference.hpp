@@ -28,4 +28,10 @@ std::filesystem::path reference_template(const std::filesystem::path& dir, std::
 [[nodiscard]] expected<std::string> render_family_reference(const task& subject,
                                                             const std::filesystem::path& dir);
 
+/// Renders the partial families/common/<name>.cu.mustache of `dir` for `subject` (a graph task's
+/// own argument checks are `abi_checks` rendered for the graph); fails as
+/// render_family_reference does.
+[[nodiscard]] expected<std::string>
+render_family_partial(const task& subject, const std::filesystem::path& dir, std::string_view name);
+
 } // namespace ks::engine

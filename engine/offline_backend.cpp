@@ -25,6 +25,9 @@
 #include "engine/offline_backend.hpp"
 
 #include "base/text.hpp"
+#include "engine/graph_reference.hpp"
+#include "engine/graph_spec.hpp"
+#include "engine/retrieval.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -152,13 +155,13 @@ struct skill_ideas {
   bool demoted = false;
 };
 
-/// Plans the ideas of skill `s` for the request (see the top of the file).
-skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_request& request,
+/// Plans the ideas of skill `s` for `subject`, the request's search target (see the top of the
+/// file).
+skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const task& subject,
                       const std::string& reference, const plan& parent_plan,
                       preferred_direction preferred) {
   skill_ideas ideas;
   ideas.demoted = r.demoted;
-  const task& subject = *request.subject;
   for (const skill_template& t : s.templates) {
     auto space = space_of(t, subject, reference);
     if (!space || (t.params_from_tunables && space->empty()))
@@ -233,6 +236,17 @@ skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const planning_r
   return ideas;
 }
 
+/// Returns the reference that a skill for `target`, the search target of `subject`, renders
+/// from: a graph's main node's own reference; for any other task `given`, else the task's.
+expected<std::string> target_reference(const task& subject, const task& target,
+                                       const std::string& given) {
+  if (&target != &subject)
+    return target.reference_source;
+  if (!given.empty())
+    return given;
+  return read_reference(subject);
+}
+
 } // namespace
 
 std::optional<param_values> params_of(const plan& p) {
@@ -270,13 +284,12 @@ expected<std::vector<plan>> offline_backend::propose(const planning_request& req
   std::vector<plan> plans;
   if (request.count <= 0 || !skills_)
     return plans;
-  std::string reference = request.reference_source;
-  if (reference.empty()) {
-    expected<std::string> text = read_reference(*request.subject);
-    if (!text)
-      return tl::unexpected(text.error());
-    reference = std::move(*text);
-  }
+  // A graph task's search is its main node's: skills plan for that node's task.
+  const task& target = search_target(*request.subject);
+  expected<std::string> reference =
+      target_reference(*request.subject, target, request.reference_source);
+  if (!reference)
+    return tl::unexpected(reference.error());
   plan parent_plan =
       request.parent_lineage.empty() ? reference_plan() : request.parent_lineage.back();
 
@@ -297,7 +310,7 @@ expected<std::vector<plan>> offline_backend::propose(const planning_request& req
   for (const skill& s : skills_->skills)
     for (const skill_template& t : s.templates)
       if (t.params_from_tunables)
-        if (auto space = space_of(t, *request.subject, reference); space && !space->empty())
+        if (auto space = space_of(t, target, *reference); space && !space->empty())
           excluded.insert(plan_key(instantiation(s, t, defaults_of(*space), "")));
 
   preferred_direction preferred = direction_for(request.diagnosis);
@@ -306,7 +319,7 @@ expected<std::vector<plan>> offline_backend::propose(const planning_request& req
     const skill* s = skills_->find(r.id);
     if (s == nullptr || s->templates.empty())
       continue; // guidance-only skills are for language models
-    ideas.push_back(ideas_for(*s, r, request, reference, parent_plan, preferred));
+    ideas.push_back(ideas_for(*s, r, target, *reference, parent_plan, preferred));
   }
   // Round robin over the skills, best ranked first; demoted skills only after the others.
   for (bool demoted_pass : {false, true}) {
@@ -347,6 +360,62 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
     return reference;
   if (request.subject == nullptr)
     return fail(errc::invalid_input, "the offline coder needs the task it codes for");
+  // A graph task's candidate: the skill rendered for the main node, composed with the other
+  // nodes' references.
+  const task& target = search_target(*request.subject);
+  if (&target != request.subject) {
+    expected<std::string> node_source = write_node_code(request, target, target.reference_source);
+    if (!node_source)
+      return tl::unexpected(node_source.error());
+    std::map<size_t, std::string> sources = companion_sources(*request.subject);
+    sources[request.subject->graph->main] = std::move(*node_source);
+    return compose_graph(*request.subject, sources);
+  }
+  return write_node_code(request, target, reference);
+}
+
+std::map<size_t, std::string> offline_backend::companion_sources(const task& subject) const {
+  std::map<size_t, std::string> sources;
+  if (!skills_ || !subject.graph)
+    return sources;
+  const graph_spec& g = *subject.graph;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const task& node = g.nodes[i].op;
+    if (i == g.main || node.family == "elementwise")
+      continue;
+    // The skill a search of this node would try first: the best prior among those that apply,
+    // at its first valid instantiation. A template over the tunables is the reference again.
+    std::vector<retrieved_skill> ranked =
+        retrieve(*skills_, node, nullptr, node.reference_source, {}, retrieval_rules{});
+    for (const retrieved_skill& r : ranked) {
+      if (sources.count(i) != 0)
+        break;
+      const skill* s = skills_->find(r.id);
+      if (s == nullptr)
+        continue;
+      for (const skill_template& t : s->templates) {
+        if (t.params_from_tunables)
+          continue;
+        auto space = space_of(t, node, node.reference_source);
+        if (!space)
+          continue;
+        auto first = first_valid(t, *space, node);
+        if (!first || !*first)
+          continue;
+        if (expected<std::string> text = render(*s, t, node, **first, node.reference_source)) {
+          sources[i] = std::move(*text);
+          break;
+        }
+      }
+    }
+  }
+  return sources;
+}
+
+expected<std::string> offline_backend::write_node_code(const coding_request& request,
+                                                       const task& target,
+                                                       const std::string& reference) {
+  std::string id = lowercase(base::trim(request.plan.skill));
   const skill* s = skills_ ? skills_->find(id) : nullptr;
   if (s == nullptr)
     return fail(errc::invalid_input, "plan " + plan_key(request.plan) +
@@ -360,15 +429,15 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
   if (!values)
     return fail(errc::invalid_input,
                 "plan " + plan_key(request.plan) + ": every parameter must be an integer");
-  auto space = space_of(*t, *request.subject, reference);
+  auto space = space_of(*t, target, reference);
   if (!space)
     return tl::unexpected(space.error());
-  auto invalid = check_params(*t, *space, *values, *request.subject);
+  auto invalid = check_params(*t, *space, *values, target);
   if (!invalid)
     return tl::unexpected(invalid.error());
   if (*invalid)
     return fail(errc::invalid_input, "plan " + plan_key(request.plan) + ": " + **invalid);
-  return render(*s, *t, *request.subject, *values, reference);
+  return render(*s, *t, target, *values, reference);
 }
 
 expected<repair_reply> offline_backend::repair(const repair_request& request) {

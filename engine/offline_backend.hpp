@@ -7,6 +7,7 @@
 #include "engine/agent_backend.hpp"
 #include "engine/skill_template.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,7 +34,8 @@ public:
   /// Returns "offline".
   std::string_view name() const noexcept override;
 
-  /// Proposes up to request.count instantiations, none tried on this parent nor equal to a
+  /// Proposes up to request.count instantiations for the request's search target (a graph
+  /// task's main node: search_target), none tried on this parent nor equal to a
   /// plan of the lineage: for the skill that made the parent, its neighbours (one parameter
   /// moved one step, nearest first); for another skill, its best instantiation remembered on
   /// this family and GPU, else its defaults (or their neighbours when those are taken). Takes
@@ -42,9 +44,10 @@ public:
   [[nodiscard]] expected<std::vector<plan>> propose(const planning_request& request) override;
 
   /// Returns the rendered template of request.plan (the reference itself for the reference
-  /// plan). Deterministic: equal plans (plan_key) give equal text. Returns errc::invalid_input
-  /// for a skill or template the library lacks, a parameter that is not an integer, or an
-  /// instantiation outside the template's space or constraints.
+  /// plan); for a graph task, the template rendered for the main node's task, composed with
+  /// the other nodes' references (graph_reference.hpp). Deterministic: equal plans (plan_key) give
+  /// equal text. Returns errc::invalid_input for a skill or template the library lacks, a parameter
+  /// that is not an integer, or an instantiation outside the template's space or constraints.
   [[nodiscard]] expected<std::string> write_code(const coding_request& request) override;
 
   /// Gives up (gave_up = true): the offline repairer cannot edit code. Its diagnosis names
@@ -52,6 +55,18 @@ public:
   [[nodiscard]] expected<repair_reply> repair(const repair_request& request) override;
 
 private:
+  /// Returns, for a graph task, the source of every node other than the main one that is not
+  /// elementwise: the first valid instantiation of the best-ranked skill that applies to it
+  /// (a node no skill takes keeps its reference). The search tunes the main node; its
+  /// companions get a good kernel instead of the plain reference, which a 3-node attention's
+  /// second matmul would otherwise keep (50x slower than torch).
+  std::map<size_t, std::string> companion_sources(const task& subject) const;
+
+  /// Renders request.plan's template for `target` (the request's task or a graph's main node)
+  /// over `reference`, that task's own reference.
+  [[nodiscard]] expected<std::string>
+  write_node_code(const coding_request& request, const task& target, const std::string& reference);
+
   skill_library_ptr skills_;
 };
 

@@ -28,8 +28,10 @@ struct family_entry {
 };
 
 // Sorted by name.
-constexpr std::array<family_entry, 8> families{{
+constexpr std::array<family_entry, 10> families{{
+    {"channel_norm", family_detail::analyze_channel_norm},
     {"elementwise", family_detail::analyze_elementwise},
+    {"gather", family_detail::analyze_gather},
     {"matmul", family_detail::analyze_matmul},
     {"matvec", family_detail::analyze_matvec},
     {"norm", family_detail::analyze_norm},

@@ -1,10 +1,11 @@
 #pragma once
 
 // The op families of docs/tasks.md as data: for a task that names one (softmax, norm, reduce,
-// scan, elementwise, pool, matvec, matmul), its params are checked against its tensors, and
-// the values templates need are derived from them (`task.outer`, `task.expr`, ...), with the
-// task's useful work (flops, bytes) and its torch expression. The manifest loader calls this;
-// family_reference.hpp renders the family's reference from the same values.
+// scan, channel_norm, elementwise, gather, pool, matvec, matmul), its params are checked
+// against its tensors, and the values templates need are derived from them (`task.outer`,
+// `task.expr`, ...), with the task's useful work (flops, bytes) and its torch expression. The
+// manifest loader calls this; family_reference.hpp renders the family's reference from the
+// same values.
 
 #include "config/diagnostics.hpp"
 #include "engine/task.hpp"

@@ -15,18 +15,86 @@ namespace ks::engine::family_detail {
 
 namespace {
 
-/// The [outer, axis, inner] view of a shape over its dims first..last.
-struct axis_view {
-  int64_t outer = 1;
-  int64_t axis = 1;
-  int64_t inner = 1;
-  int64_t first = 0;
-  int64_t last = 0;
-  int64_t rank = 0;
+/// Returns the dims as torch writes them: "1", or "(1, 2)" for several.
+std::string torch_dims(const axis_view& v) {
+  if (v.first == v.last)
+    return std::to_string(v.first);
+  std::string text = "(";
+  for (int64_t d = v.first; d <= v.last; ++d)
+    text += (d == v.first ? "" : ", ") + std::to_string(d);
+  return text + ")";
+}
+
+/// Returns the acted-on extents as a Python tuple: "(64,)", "(32, 64)".
+std::string torch_extents(const axis_view& v, const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (int64_t d = v.first; d <= v.last; ++d)
+    text += (d == v.first ? "" : ", ") + std::to_string(shape[static_cast<size_t>(d)]);
+  return text + (v.first == v.last ? ",)" : ")");
+}
+
+/// Returns the shape an affine weight is reshaped to so that it broadcasts over x: the
+/// acted-on extents in place, 1 elsewhere ("(1, 64, 1, 1)").
+std::string torch_broadcast_view(const axis_view& v, const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (int64_t d = 0; d < v.rank; ++d)
+    text += (d == 0 ? "" : ", ") +
+            (d >= v.first && d <= v.last ? std::to_string(shape[static_cast<size_t>(d)]) : "1");
+  return text + (v.rank == 1 ? ",)" : ")");
+}
+
+/// Param `dim` (one dim) or `dims` (adjacent dims) as a list, and which of the two was given.
+struct dims_param {
+  std::string_view name;
+  std::optional<std::vector<int64_t>> dims;
 };
 
-/// Returns the view of `shape` over `dims` (param `name`), or nullopt after reporting a dim
-/// out of range or dims that are not adjacent.
+/// Reads `dim` or `dims`, reporting both given or neither.
+dims_param read_dims(family_reader& r) {
+  bool has_dim = r.has("dim");
+  bool has_dims = r.has("dims");
+  dims_param out{has_dim ? "dim" : "dims", has_dim ? r.integers("dim", 1) : r.integers("dims", 8)};
+  if (has_dim && has_dims)
+    r.at_param("dims", "give params.dim or params.dims, not both");
+  if (!has_dim && !has_dims)
+    r.at_params("family " + r.subject().family +
+                " needs param 'dim' (an integer) or 'dims' (adjacent dims, as [1, 2])");
+  return out;
+}
+
+/// Sets task.dims: the acted-on dims, normalized and ascending.
+void set_dims(family_reader& r, const axis_view& v) {
+  std::vector<int64_t> normal;
+  for (int64_t d = v.first; d <= v.last; ++d)
+    normal.push_back(d);
+  r.set("dims", normal);
+}
+
+/// Returns `shape` as a Python tuple: "(3, 1, 5)", "(4,)", "()".
+std::string python_tuple(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+/// Checks the one input and one output of a family whose output has the input's shape.
+bool same_shape_io(family_reader& r, const std::string& why) {
+  if (!r.counts(1, 1, 1, "x"))
+    return false;
+  r.require_type(role::input, 0, dtype::f32);
+  r.require_type(role::output, 0, dtype::f32);
+  return r.require_shape(role::output, 0, r.tensor(role::input, 0).shape, why);
+}
+
+constexpr std::array<std::string_view, 2> softmax_ops{"log_softmax", "softmax"};
+constexpr std::array<std::string_view, 4> norm_ops{"l1", "l2", "layer", "rms"};
+constexpr std::array<std::string_view, 8> reduce_ops{"argmax", "argmin", "logsumexp", "max",
+                                                     "mean",   "min",    "prod",      "sum"};
+constexpr std::array<std::string_view, 2> scan_ops{"cumprod", "cumsum"};
+
+} // namespace
+
 std::optional<axis_view> view_of(family_reader& r, std::string_view name,
                                  const std::vector<int64_t>& dims,
                                  const std::vector<int64_t>& shape) {
@@ -75,51 +143,6 @@ void set_view(family_reader& r, const axis_view& v) {
   r.set("dim", v.first);
 }
 
-/// Returns the dims as torch writes them: "1", or "(1, 2)" for several.
-std::string torch_dims(const axis_view& v) {
-  if (v.first == v.last)
-    return std::to_string(v.first);
-  std::string text = "(";
-  for (int64_t d = v.first; d <= v.last; ++d)
-    text += (d == v.first ? "" : ", ") + std::to_string(d);
-  return text + ")";
-}
-
-/// Returns the acted-on extents as a Python tuple: "(64,)", "(32, 64)".
-std::string torch_extents(const axis_view& v, const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (int64_t d = v.first; d <= v.last; ++d)
-    text += (d == v.first ? "" : ", ") + std::to_string(shape[static_cast<size_t>(d)]);
-  return text + (v.first == v.last ? ",)" : ")");
-}
-
-/// Returns the shape an affine weight is reshaped to so that it broadcasts over x: the
-/// acted-on extents in place, 1 elsewhere ("(1, 64, 1, 1)").
-std::string torch_broadcast_view(const axis_view& v, const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (int64_t d = 0; d < v.rank; ++d)
-    text += (d == 0 ? "" : ", ") +
-            (d >= v.first && d <= v.last ? std::to_string(shape[static_cast<size_t>(d)]) : "1");
-  return text + (v.rank == 1 ? ",)" : ")");
-}
-
-/// Checks the one input and one output of a family whose output has the input's shape.
-bool same_shape_io(family_reader& r, const std::string& why) {
-  if (!r.counts(1, 1, 1, "x"))
-    return false;
-  r.require_type(role::input, 0, dtype::f32);
-  r.require_type(role::output, 0, dtype::f32);
-  return r.require_shape(role::output, 0, r.tensor(role::input, 0).shape, why);
-}
-
-constexpr std::array<std::string_view, 2> softmax_ops{"log_softmax", "softmax"};
-constexpr std::array<std::string_view, 3> norm_ops{"l2", "layer", "rms"};
-constexpr std::array<std::string_view, 7> reduce_ops{"argmax", "argmin", "max", "mean",
-                                                     "min",    "prod",   "sum"};
-constexpr std::array<std::string_view, 2> scan_ops{"cumprod", "cumsum"};
-
-} // namespace
-
 void analyze_softmax(family_reader& r) {
   std::optional<std::string> op = r.choice("op", softmax_ops, std::nullopt);
   std::optional<int64_t> dim = r.integer("dim", std::nullopt);
@@ -140,21 +163,22 @@ void analyze_softmax(family_reader& r) {
 
 void analyze_norm(family_reader& r) {
   std::optional<std::string> op = r.choice("op", norm_ops, std::nullopt);
-  bool has_dim = r.has("dim");
-  bool has_dims = r.has("dims");
-  std::optional<std::vector<int64_t>> dims = has_dim ? r.integers("dim", 1) : r.integers("dims", 8);
-  if (has_dim && has_dims)
-    r.at_param("dims", "give params.dim or params.dims, not both");
-  if (!has_dim && !has_dims)
-    r.at_params("family norm needs param 'dim' (an integer) or 'dims' (adjacent dims, as [1, 2])");
-  std::optional<double> eps = r.real("eps", op == "l2" ? 1e-12 : 1e-5);
+  dims_param dims = read_dims(r);
+  bool vector_norm = op == "l1" || op == "l2";
+  std::optional<double> eps = r.real("eps", vector_norm ? 1e-12 : 1e-5);
   if (eps && *eps < 0)
     r.at_param("eps", "params.eps must be >= 0, got " + python_float(*eps));
   bool affine = r.flag("affine", false);
-  if (affine && op == "l2") {
+  if (affine && vector_norm) {
     r.at_param("affine",
-               "an l2 norm has no affine weights (torch.nn.functional.normalize has none)");
+               "an " + *op +
+                   " norm has no affine weights (torch.nn.functional.normalize has none)");
     affine = false;
+  }
+  bool mean = r.flag("mean", false);
+  if (r.has("mean") && op && *op != "l1") {
+    r.at_param("mean", "params.mean is for op \"l1\" only (divide by the mean of |x|)");
+    mean = false;
   }
   if (!op)
     return;
@@ -168,9 +192,9 @@ void analyze_norm(family_reader& r) {
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& x = r.tensor(role::input, 0);
   bool shapes_ok = r.require_shape(role::output, 0, x.shape, "a norm keeps its input's shape");
-  if (!dims || !eps)
+  if (!dims.dims || !eps)
     return;
-  std::optional<axis_view> v = view_of(r, has_dim ? "dim" : "dims", *dims, x.shape);
+  std::optional<axis_view> v = view_of(r, dims.name, *dims.dims, x.shape);
   if (!v)
     return;
   std::vector<int64_t> acted(x.shape.begin() + v->first, x.shape.begin() + v->last + 1);
@@ -189,23 +213,23 @@ void analyze_norm(family_reader& r) {
   if (!shapes_ok)
     return;
   set_view(r, *v);
-  std::vector<int64_t> normal;
-  for (int64_t d = v->first; d <= v->last; ++d)
-    normal.push_back(d);
-  r.set("dims", normal);
+  set_dims(r, *v);
   r.set("op", *op);
   r.set_op_flags(norm_ops, *op);
   r.set("eps", *eps);
   r.set("affine", affine);
+  r.set("mean", mean);
 
   // Per element: rms squares and adds (2) and scales (1); layer adds for the mean (1),
   // subtracts, squares and adds for the variance (3), subtracts and scales (2); l2 squares and
-  // adds (2) and divides (1); an affine weight multiplies (1), a bias adds (1). Per normalized
-  // line: mean, + eps, sqrt (l2: sqrt, max).
+  // adds (2) and divides (1); l1 takes |x| and adds (2) and divides (1); an affine weight
+  // multiplies (1), a bias adds (1). Per normalized line: mean, + eps, sqrt (l2: sqrt, max;
+  // l1: max, and with mean a divide).
   auto numel = static_cast<double>(x.numel());
   auto lines = static_cast<double>(v->outer * v->inner);
-  double per_element = *op == "rms" ? 3 : *op == "layer" ? 6 : 3;
-  set_cost(r, (per_element + static_cast<double>(weights)) * numel + (*op == "l2" ? 2 : 3) * lines);
+  double per_element = *op == "layer" ? 6 : 3;
+  double per_line = *op == "l2" ? 2 : *op == "l1" ? (mean ? 2 : 1) : 3;
+  set_cost(r, (per_element + static_cast<double>(weights)) * numel + per_line * lines);
 
   const std::string& X = x.name;
   std::string D = torch_dims(*v);
@@ -216,11 +240,18 @@ void analyze_norm(family_reader& r) {
   std::string B = weights >= 2 ? r.tensor(role::input, 2).name : "";
   std::string view = torch_broadcast_view(*v, x.shape);
   std::string& torch = r.out().torch;
-  if (*op == "l2") {
-    torch = v->first == v->last
-                ? "torch.nn.functional.normalize(" + X + ", p=2.0, dim=" + D + ", eps=" + E + ")"
-                : X + " / torch.clamp(torch.linalg.vector_norm(" + X + ", dim=" + D +
-                      ", keepdim=True), min=" + E + ")";
+  if (vector_norm) {
+    std::string p = *op == "l2" ? "2.0" : "1.0";
+    if (v->first == v->last && !mean) {
+      torch = "torch.nn.functional.normalize(" + X + ", p=" + p + ", dim=" + D + ", eps=" + E + ")";
+    } else {
+      std::string norm = *op == "l2"
+                             ? "torch.linalg.vector_norm(" + X + ", dim=" + D + ", keepdim=True)"
+                             : std::string(mean ? "torch.mean" : "torch.sum") + "(torch.abs(" + X +
+                                   "), dim=" + D + ", keepdim=True)";
+      // max(norm, 0) is the norm: no clamp to time when eps is 0 (a Frobenius norm).
+      torch = X + " / " + (*eps > 0 ? "torch.clamp(" + norm + ", min=" + E + ")" : norm);
+    }
   } else if (trailing) {
     // torch's fused kernels normalize trailing dims: the fair baseline.
     std::string weight = weights >= 1 ? ", weight=" + W + ".reshape(" + S + ")" : "";
@@ -244,38 +275,56 @@ void analyze_norm(family_reader& r) {
 
 void analyze_reduce(family_reader& r) {
   std::optional<std::string> op = r.choice("op", reduce_ops, std::nullopt);
-  std::optional<int64_t> dim = r.integer("dim", std::nullopt);
+  dims_param dims = read_dims(r);
   bool keepdim = r.flag("keepdim", false);
   if (!r.counts(1, 1, 1, "x"))
     return;
   r.require_type(role::input, 0, dtype::f32);
-  if (!dim)
+  if (!dims.dims)
     return;
   const tensor_spec& x = r.tensor(role::input, 0);
-  std::optional<axis_view> v = view_of(r, "dim", {*dim}, x.shape);
+  std::optional<axis_view> v = view_of(r, dims.name, *dims.dims, x.shape);
   if (!op || !v)
     return;
   bool index = *op == "argmax" || *op == "argmin";
+  if (index && v->first != v->last) {
+    r.at_param(dims.name, "an " + *op + " reduces one dim (torch." + *op + " takes one), not " +
+                              shape_text(*dims.dims));
+    return;
+  }
   r.require_type(role::output, 0, index ? dtype::i64 : dtype::f32);
-  std::vector<int64_t> shape = x.shape;
+  std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + v->first);
   if (keepdim)
-    shape[static_cast<size_t>(v->first)] = 1;
-  else
-    shape.erase(shape.begin() + v->first);
+    shape.insert(shape.end(), static_cast<size_t>(v->last - v->first + 1), 1);
+  shape.insert(shape.end(), x.shape.begin() + v->last + 1, x.shape.end());
+  std::string over =
+      v->first == v->last ? "dim " + std::to_string(v->first) : "dims " + torch_dims(*v);
   if (!r.require_shape(role::output, 0, shape,
-                       "a " + *op + " over dim " + std::to_string(v->first) + " of " +
-                           shape_text(x.shape) + (keepdim ? " with keepdim" : " without keepdim")))
+                       "a " + *op + " over " + over + " of " + shape_text(x.shape) +
+                           (keepdim ? " with keepdim" : " without keepdim")))
     return;
   set_view(r, *v);
+  set_dims(r, *v);
   r.set("op", *op);
   r.set_op_flags(reduce_ops, *op);
   r.set("keepdim", keepdim);
-  // One add, multiply or comparison per input element; a mean divides once per output.
-  set_cost(r, static_cast<double>(x.numel()) +
-                  (*op == "mean" ? static_cast<double>(r.tensor(role::output, 0).numel()) : 0.0));
+  // One add, multiply or comparison per input element; a mean divides once per output;
+  // logsumexp compares, subtracts, exponentiates and adds per element (4), then takes the log
+  // and adds the maximum back per output (2).
+  auto numel = static_cast<double>(x.numel());
+  auto outputs = static_cast<double>(r.tensor(role::output, 0).numel());
+  set_cost(r, *op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
+                                 : numel + (*op == "mean" ? outputs : 0.0));
   std::string function = *op == "max" ? "amax" : *op == "min" ? "amin" : *op;
-  r.out().torch = "torch." + function + "(" + x.name + ", dim=" + torch_dims(*v) +
-                  (keepdim ? ", keepdim=True" : "") + ")";
+  std::string K = keepdim ? ", keepdim=True" : "";
+  if (*op == "prod" && v->first != v->last) {
+    // torch.prod takes one dim: flatten the run of dims into one first.
+    std::string F = std::to_string(v->first);
+    r.out().torch = "torch.prod(" + x.name + ".flatten(" + F + ", " + std::to_string(v->last) +
+                    "), dim=" + F + K + ")" + (keepdim ? ".reshape" + python_tuple(shape) : "");
+  } else {
+    r.out().torch = "torch." + function + "(" + x.name + ", dim=" + torch_dims(*v) + K + ")";
+  }
 }
 
 void analyze_scan(family_reader& r) {

@@ -3,7 +3,8 @@
 // rules. Each input gets `offset`, the CUDA expression of the output's flat index `i` that
 // gives the input's own flat index: "i" for an input of the output's shape, "0" for one
 // element, and otherwise one term per dimension the input spans, (i / out_stride % extent) *
-// in_stride, leaving out what is 1.
+// in_stride, leaving out what is 1. An input may be an integer tensor (u8: a bool mask; i32,
+// i64), which the expression reads as float.
 
 #include "engine/elementwise_expression.hpp"
 #include "engine/op_family_reader.hpp"
@@ -61,7 +62,16 @@ void analyze_elementwise(family_reader& r) {
   std::optional<std::string> op = r.text("op");
   if (!r.counts(1, std::numeric_limits<size_t>::max(), 1, "the operation's operands"))
     return;
-  r.require_type(role::input, 0, dtype::f32);
+  // An integer input (a bool mask is u8) is read as float: 0.0 and 1.0 for a mask.
+  bool all_f32 = true;
+  for (size_t i = 0; i < r.subject().inputs.size(); ++i) {
+    const tensor_spec& x = r.tensor(role::input, i);
+    all_f32 = all_f32 && x.type == dtype::f32;
+    if (x.type != dtype::f32 && x.type != dtype::u8 && x.type != dtype::i32 && x.type != dtype::i64)
+      r.at_type(role::input, i,
+                "inputs[" + std::to_string(i) + "] ('" + x.name + "') must be f32, or u8, i32 " +
+                    "or i64 (read as float) for family elementwise, got " + to_string(x.type));
+  }
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& y = r.tensor(role::output, 0);
   bool shapes_ok = true;
@@ -118,6 +128,7 @@ void analyze_elementwise(family_reader& r) {
     inputs.push_back({{"broadcast", broadcast}, {"offset", offset_of(x.shape, y.shape)}});
   }
   r.set("all_same_shape", all_same);
+  r.set("all_inputs_f32", all_f32);
   r.out().derived.lists["inputs"] = std::move(inputs);
   set_cost(r, static_cast<double>(parsed->operations()) * static_cast<double>(y.numel()));
   r.out().torch = parsed->torch();

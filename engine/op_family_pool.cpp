@@ -1,7 +1,8 @@
-// The pool family: max or average pooling over the last one or two dims of an input
-// [batch, channels, (height,) width], with torch's parameters and torch's output size
+// The pool family: max or average pooling over the last one, two or three dims of an input
+// [batch, channels, (depth, height,) width], with torch's parameters and torch's output size
 // (pooling_output_shape: floor or ceil, a last window that starts in the padding dropped).
-// A 1-d pool is a 2-d one of height 1, so templates see one set of names either way.
+// A 1-d pool is a 3-d one of depth and height 1, a 2-d pool one of depth 1 (padding 0 where
+// a dim is not pooled), so templates see one set of names whatever the dims.
 
 #include "engine/op_family_reader.hpp"
 
@@ -29,21 +30,31 @@ int64_t pooled(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t 
   return out;
 }
 
-/// One pooling parameter per pooled dim: (h, w), h being 1 (or 0 for padding) in 1-d.
-struct pair {
+/// One pooling parameter per pooled dim: (d, h, w), the dims a pool lacks being 1 (or 0 for
+/// padding).
+struct window {
+  int64_t d = 1;
   int64_t h = 1;
   int64_t w = 1;
 };
 
-/// Returns param `name` as a pair for a pool of `dims` dims: an integer means both dims.
-std::optional<pair> pair_of(family_reader& r, std::string_view name,
-                            const std::optional<std::vector<int64_t>>& given, int64_t dims,
-                            int64_t fallback, int64_t at_least, int64_t one_d_h) {
+/// Returns param `name` as a window for a pool of `dims` dims: an integer means every dim;
+/// `absent` fills the dims the pool lacks.
+std::optional<window> window_of(family_reader& r, std::string_view name,
+                                const std::optional<std::vector<int64_t>>& given, int64_t dims,
+                                int64_t fallback, int64_t at_least, int64_t absent) {
+  window out{absent, absent, fallback};
+  if (dims >= 2)
+    out.h = fallback;
+  if (dims == 3)
+    out.d = fallback;
   if (!given)
-    return dims == 1 ? pair{one_d_h, fallback} : pair{fallback, fallback};
+    return out;
   const std::vector<int64_t>& v = *given;
-  if (dims == 1 && v.size() != 1) {
-    r.at_param(name, "params." + std::string(name) + " of a 1-d pool is one integer, got " +
+  if (v.size() != 1 && static_cast<int64_t>(v.size()) != dims) {
+    r.at_param(name, "params." + std::string(name) + " of a " + std::to_string(dims) +
+                         "-d pool is one integer" +
+                         (dims == 1 ? "" : " or " + std::to_string(dims) + " of them") + ", got " +
                          shape_text(v));
     return std::nullopt;
   }
@@ -53,16 +64,23 @@ std::optional<pair> pair_of(family_reader& r, std::string_view name,
                            ", got " + (v.size() == 1 ? std::to_string(x) : shape_text(v)));
       return std::nullopt;
     }
-  if (dims == 1)
-    return pair{one_d_h, v[0]};
-  return v.size() == 1 ? pair{v[0], v[0]} : pair{v[0], v[1]};
+  // The last `dims` of (d, h, w) are pooled: v names them in order.
+  int64_t* pooled_dims[3] = {&out.d, &out.h, &out.w};
+  for (int64_t i = 0; i < dims; ++i)
+    *pooled_dims[3 - dims + i] = v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
+  return out;
 }
 
-/// Returns a pair as torch's argument: "4" when both agree (or in 1-d), else "(4, 3)".
-std::string torch_pair(const pair& p, int64_t dims) {
-  if (dims == 1 || p.h == p.w)
-    return std::to_string(p.w);
-  return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")";
+/// Returns a window as torch's argument: "4" when its pooled dims agree, else "(4, 3)".
+std::string torch_window(const window& p, int64_t dims) {
+  std::vector<int64_t> pooled{p.d, p.h, p.w};
+  pooled.erase(pooled.begin(), pooled.begin() + (3 - dims));
+  if (std::all_of(pooled.begin(), pooled.end(), [&](int64_t x) { return x == pooled.front(); }))
+    return std::to_string(pooled.front());
+  std::string text = "(";
+  for (size_t i = 0; i < pooled.size(); ++i)
+    text += (i == 0 ? "" : ", ") + std::to_string(pooled[i]);
+  return text + ")";
 }
 
 } // namespace
@@ -70,26 +88,29 @@ std::string torch_pair(const pair& p, int64_t dims) {
 void analyze_pool(family_reader& r) {
   std::optional<std::string> op = r.choice("op", pool_ops, std::nullopt);
   bool dims_given = r.has("dims");
-  std::optional<int64_t> dims_param = dims_given ? r.integer("dims", std::nullopt) : std::nullopt;
+  // 0 when absent; nullopt when not an integer (reported).
+  std::optional<int64_t> dims_read = r.integer("dims", 0);
+  int64_t dims_given_value = dims_read.value_or(0);
   size_t problems_before = r.problems();
   bool kernel_given = r.has("kernel_size");
-  std::optional<std::vector<int64_t>> kernel = r.integers("kernel_size", 2);
-  std::optional<std::vector<int64_t>> stride = r.integers("stride", 2);
-  std::optional<std::vector<int64_t>> padding = r.integers("padding", 2);
+  std::optional<std::vector<int64_t>> kernel = r.integers("kernel_size", 3);
+  std::optional<std::vector<int64_t>> stride = r.integers("stride", 3);
+  std::optional<std::vector<int64_t>> padding = r.integers("padding", 3);
   bool dilation_given = r.has("dilation");
-  std::optional<std::vector<int64_t>> dilation = r.integers("dilation", 2);
+  std::optional<std::vector<int64_t>> dilation = r.integers("dilation", 3);
   bool ceil_mode = r.flag("ceil_mode", false);
   bool include_given = r.has("count_include_pad");
   bool count_include_pad = r.flag("count_include_pad", true);
   if (!kernel_given)
-    r.at_params("family pool needs param 'kernel_size' (an integer, or [h, w] for a 2-d pool)");
+    r.at_params("family pool needs param 'kernel_size' (an integer, or one per pooled dim: [h, "
+                "w] for a 2-d pool, [d, h, w] for a 3-d one)");
   if (op == "max" && include_given)
     r.at_param("count_include_pad", "params.count_include_pad is for avg pooling only");
   if (op == "avg" && dilation_given && dilation &&
       std::any_of(dilation->begin(), dilation->end(), [](int64_t d) { return d != 1; }))
     r.at_param("dilation", "avg pooling has no dilation (torch's avg_pool has none)");
-  if (dims_param && *dims_param != 1 && *dims_param != 2)
-    r.at_param("dims", "params.dims must be 1 or 2, got " + std::to_string(*dims_param));
+  if (dims_given && dims_read && (dims_given_value < 1 || dims_given_value > 3))
+    r.at_param("dims", "params.dims must be 1, 2 or 3, got " + std::to_string(dims_given_value));
   // A param that breaks a rule makes any output size a guess: the tensors are checked, not sized.
   bool params_ok = r.problems() == problems_before;
   if (!r.counts(1, 1, 1, "x"))
@@ -98,42 +119,50 @@ void analyze_pool(family_reader& r) {
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& x = r.tensor(role::input, 0);
   auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t dims = dims_param.value_or(rank - 2);
-  if ((dims != 1 && dims != 2) || rank != dims + 2) {
+  int64_t dims = dims_given && dims_read ? dims_given_value : rank - 2;
+  if (dims < 1 || dims > 3 || rank != dims + 2) {
+    static constexpr std::array<std::string_view, 3> layouts{"width", "height, width",
+                                                             "depth, height, width"};
     r.at_shape(role::input, 0,
                "inputs[0] ('" + x.name + "') has shape " + shape_text(x.shape) + ", but a " +
-                   (dims == 1 || dims == 2 ? std::to_string(dims) + "-d " : "") +
-                   "pool takes [batch, channels, " + (dims == 1 ? "" : "height, ") + "width]");
+                   (dims >= 1 && dims <= 3
+                        ? std::to_string(dims) + "-d pool takes [batch, channels, " +
+                              std::string(layouts[static_cast<size_t>(dims - 1)]) + "]"
+                        : std::string("pool takes [batch, channels, (depth, height,) width]")));
     return;
   }
-  if (!op || !kernel_given || !kernel || (dims_given && !dims_param) || !params_ok)
+  if (!op || !kernel_given || !kernel || (dims_given && !dims_read) || !params_ok)
     return;
-  std::optional<pair> k = pair_of(r, "kernel_size", kernel, dims, 1, 1, 1);
+  std::optional<window> k = window_of(r, "kernel_size", kernel, dims, 1, 1, 1);
   if (!k)
     return;
-  std::optional<pair> s = pair_of(r, "stride", stride ? stride : kernel, dims, 1, 1, 1);
-  std::optional<pair> p = pair_of(r, "padding", padding, dims, 0, 0, 0);
-  std::optional<pair> d = pair_of(r, "dilation", dilation, dims, 1, 1, 1);
+  std::optional<window> s = window_of(r, "stride", stride ? stride : kernel, dims, 1, 1, 1);
+  std::optional<window> p = window_of(r, "padding", padding, dims, 0, 0, 0);
+  std::optional<window> d = window_of(r, "dilation", dilation, dims, 1, 1, 1);
   if (!s || !p || !d)
     return;
-  if (p->h > k->h / 2 || p->w > k->w / 2) {
-    r.at_param("padding", "params.padding " + torch_pair(*p, dims) +
-                              " must be at most half the kernel " + torch_pair(*k, dims) +
+  if (p->d > k->d / 2 || p->h > k->h / 2 || p->w > k->w / 2) {
+    r.at_param("padding", "params.padding " + torch_window(*p, dims) +
+                              " must be at most half the kernel " + torch_window(*k, dims) +
                               " (torch's rule)");
     return;
   }
-  int64_t in_h = dims == 1 ? 1 : x.shape[2];
+  int64_t in_d = dims == 3 ? x.shape[2] : 1;
+  int64_t in_h = dims >= 2 ? x.shape[static_cast<size_t>(rank - 2)] : 1;
   int64_t in_w = x.shape.back();
-  int64_t out_h = dims == 1 ? 1 : pooled(in_h, k->h, p->h, s->h, d->h, ceil_mode);
+  int64_t out_d = dims == 3 ? pooled(in_d, k->d, p->d, s->d, d->d, ceil_mode) : 1;
+  int64_t out_h = dims >= 2 ? pooled(in_h, k->h, p->h, s->h, d->h, ceil_mode) : 1;
   int64_t out_w = pooled(in_w, k->w, p->w, s->w, d->w, ceil_mode);
-  if (out_h < 1 || out_w < 1) {
-    r.at_param("kernel_size", "the window (kernel " + torch_pair(*k, dims) + ", dilation " +
-                                  torch_pair(*d, dims) + ", padding " + torch_pair(*p, dims) +
+  if (out_d < 1 || out_h < 1 || out_w < 1) {
+    r.at_param("kernel_size", "the window (kernel " + torch_window(*k, dims) + ", dilation " +
+                                  torch_window(*d, dims) + ", padding " + torch_window(*p, dims) +
                                   ") does not fit input '" + x.name + "' " + shape_text(x.shape));
     return;
   }
   std::vector<int64_t> shape{x.shape[0], x.shape[1]};
-  if (dims == 2)
+  if (dims == 3)
+    shape.push_back(out_d);
+  if (dims >= 2)
     shape.push_back(out_h);
   shape.push_back(out_w);
   if (!r.require_shape(role::output, 0, shape, "this " + *op + " pool of " + shape_text(x.shape)))
@@ -144,16 +173,22 @@ void analyze_pool(family_reader& r) {
   r.set("dims", dims);
   r.set("batch", x.shape[0]);
   r.set("channels", x.shape[1]);
+  r.set("in_d", in_d);
   r.set("in_h", in_h);
   r.set("in_w", in_w);
+  r.set("out_d", out_d);
   r.set("out_h", out_h);
   r.set("out_w", out_w);
+  r.set("k_d", k->d);
   r.set("k_h", k->h);
   r.set("k_w", k->w);
+  r.set("s_d", s->d);
   r.set("s_h", s->h);
   r.set("s_w", s->w);
+  r.set("p_d", p->d);
   r.set("p_h", p->h);
   r.set("p_w", p->w);
+  r.set("d_d", d->d);
   r.set("d_h", d->h);
   r.set("d_w", d->w);
   r.set("ceil_mode", ceil_mode);
@@ -161,13 +196,13 @@ void analyze_pool(family_reader& r) {
   // A comparison (max) or an add (avg) per window element, the window's padding included;
   // avg divides once per output.
   auto outputs = static_cast<double>(r.tensor(role::output, 0).numel());
-  set_cost(r, outputs * static_cast<double>(k->h * k->w + (*op == "avg" ? 1 : 0)));
+  set_cost(r, outputs * static_cast<double>(k->d * k->h * k->w + (*op == "avg" ? 1 : 0)));
 
   std::string torch = "torch.nn.functional." + *op + "_pool" + std::to_string(dims) + "d(" +
-                      x.name + ", kernel_size=" + torch_pair(*k, dims) +
-                      ", stride=" + torch_pair(*s, dims) + ", padding=" + torch_pair(*p, dims);
+                      x.name + ", kernel_size=" + torch_window(*k, dims) +
+                      ", stride=" + torch_window(*s, dims) + ", padding=" + torch_window(*p, dims);
   if (*op == "max")
-    torch += ", dilation=" + torch_pair(*d, dims);
+    torch += ", dilation=" + torch_window(*d, dims);
   if (ceil_mode)
     torch += ", ceil_mode=True";
   if (*op == "avg" && !count_include_pad)

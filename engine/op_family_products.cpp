@@ -4,9 +4,14 @@
 // operand is stored transposed: A [k, m] for transpose_a, B [n, k] for transpose_b; the
 // leading dimensions are those of the storage. A batched matmul may share one operand across
 // the batch (a rank-2 A or B next to a rank-3 other), as torch.matmul broadcasts it: its batch
-// stride is 0.
+// stride is 0; except that an A of rank >= 3 (not transposed) times a rank-2 B is one product
+// with A's leading dims folded into m. A matmul may scale its product (alpha) and keep only one
+// triangle of it, the other being 0 (torch.triu or torch.tril of the product).
 
 #include "engine/op_family_reader.hpp"
+
+#include <algorithm>
+#include <array>
 
 namespace ks::engine::family_detail {
 
@@ -25,6 +30,8 @@ void check_size(family_reader& r, std::string_view name, const std::optional<int
 std::optional<int64_t> optional_integer(family_reader& r, std::string_view name) {
   return r.has(name) ? r.integer(name, std::nullopt) : std::nullopt;
 }
+
+constexpr std::array<std::string_view, 2> triangles{"lower", "upper"};
 
 } // namespace
 
@@ -78,20 +85,27 @@ void analyze_matmul(family_reader& r) {
   std::optional<int64_t> batch_given = optional_integer(r, "batch");
   bool transpose_a = r.flag("transpose_a", false);
   bool transpose_b = r.flag("transpose_b", false);
+  std::optional<std::string> triangle =
+      r.has("triangle") ? r.choice("triangle", triangles, std::nullopt) : std::nullopt;
+  std::optional<double> alpha = r.real("alpha", 1.0);
   if (!r.counts(2, 2, 1, "A and B"))
     return;
   r.require_type(role::input, 0, dtype::f32);
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& a = r.tensor(role::input, 0);
   const tensor_spec& b = r.tensor(role::input, 1);
+  // An A of rank >= 3 times a matrix B is one product of A's rows, all leading dims folded
+  // into m (torch.matmul's result is the same): it needs A's rows to be rows, not transposed.
+  bool folded = a.shape.size() >= 3 && b.shape.size() == 2 && !transpose_a;
   bool ranks_ok = true;
   for (size_t i = 0; i < 2; ++i) {
     const tensor_spec& t = r.tensor(role::input, i);
-    if (t.shape.size() != 2 && t.shape.size() != 3) {
+    if ((t.shape.size() != 2 && t.shape.size() != 3) && !(folded && i == 0)) {
       r.at_shape(role::input, i,
                  "inputs[" + std::to_string(i) + "] ('" + t.name + "') has shape " +
                      shape_text(t.shape) + ", but a matmul operand is [rows, cols] " +
-                     "or [batch, rows, cols]");
+                     "or [batch, rows, cols] (an A of higher rank times a matrix B, not " +
+                     "transposed, folds its leading dims into its rows)");
       ranks_ok = false;
     }
   }
@@ -100,6 +114,8 @@ void analyze_matmul(family_reader& r) {
   auto at = [](const std::vector<int64_t>& s, size_t from_end) { return s[s.size() - from_end]; };
   int64_t m = transpose_a ? at(a.shape, 1) : at(a.shape, 2);
   int64_t k = transpose_a ? at(a.shape, 2) : at(a.shape, 1);
+  if (folded)
+    m = product(std::span<const int64_t>(a.shape).first(a.shape.size() - 1));
   int64_t k_of_b = transpose_b ? at(b.shape, 1) : at(b.shape, 2);
   int64_t n = transpose_b ? at(b.shape, 2) : at(b.shape, 1);
   std::string a_text = "A " + shape_text(a.shape) + (transpose_a ? " (transposed)" : "");
@@ -110,7 +126,7 @@ void analyze_matmul(family_reader& r) {
                    ", but " + a_text + " has k = " + std::to_string(k));
     return;
   }
-  bool a_batched = a.shape.size() == 3;
+  bool a_batched = a.shape.size() == 3 && !folded;
   bool b_batched = b.shape.size() == 3;
   if (a_batched && b_batched && a.shape[0] != b.shape[0]) {
     r.at_shape(role::input, 1,
@@ -122,32 +138,70 @@ void analyze_matmul(family_reader& r) {
   int64_t batch = a_batched ? a.shape[0] : b_batched ? b.shape[0] : 1;
   std::vector<int64_t> c_shape =
       batched ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
+  if (folded) {
+    c_shape.assign(a.shape.begin(), a.shape.end() - 1);
+    c_shape.push_back(n);
+  }
   if (!r.require_shape(role::output, 0, c_shape, a_text + " @ " + b_text))
     return;
-  check_size(r, "m", m_given, m, a_text);
+  check_size(r, "m", m_given, m, a_text + (folded ? " (its leading dims folded)" : ""));
   check_size(r, "k", k_given, k, a_text);
   check_size(r, "n", n_given, n, b_text);
   if (batch_given && !batched)
-    r.at_param("batch", "params.batch is given, but neither A nor B has a batch dim (rank 3)");
+    r.at_param("batch", std::string("params.batch is given, but ") +
+                            (folded ? "A's leading dims fold into m: one product"
+                                    : "neither A nor B has a batch dim (rank 3)"));
   else
     check_size(r, "batch", batch_given, batch, "the operands");
+  if (!alpha || (r.has("triangle") && !triangle))
+    return;
+  // torch.triu of a [b, m0, n] result keeps a triangle of each [m0, n] matrix; the folded rows
+  // would put it on the [b * m0, n] product instead.
+  if (triangle && folded && a.shape.size() >= 3 &&
+      product(std::span<const int64_t>(a.shape).first(a.shape.size() - 2)) > 1) {
+    r.at_param("triangle", "params.triangle keeps a triangle of each matrix, but A " +
+                               shape_text(a.shape) +
+                               " folds its leading dims into the rows of one product: give A "
+                               "and B a batch dim ([batch, rows, cols] each) instead");
+    return;
+  }
   r.set("m", m);
   r.set("n", n);
   r.set("k", k);
   r.set("batch", batch);
   r.set("batched", batched);
+  r.set("folded", folded);
   r.set("transpose_a", transpose_a);
   r.set("transpose_b", transpose_b);
-  r.set("lda", at(a.shape, 1));
+  r.set("lda", folded ? k : at(a.shape, 1));
   r.set("ldb", at(b.shape, 1));
   r.set("ldc", n);
   r.set("batch_stride_a", a_batched ? m * k : int64_t{0});
   r.set("batch_stride_b", b_batched ? k * n : int64_t{0});
   r.set("batch_stride_c", m * n);
-  set_cost(r, 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
-                  static_cast<double>(k));
-  r.out().torch = "torch.matmul(" + a.name + (transpose_a ? ".mT" : "") + ", " + b.name +
-                  (transpose_b ? ".mT" : "") + ")";
+  r.set("alpha", *alpha);
+  r.set("triangle_upper", triangle == "upper");
+  r.set("triangle_lower", triangle == "lower");
+  r.set("triangular", triangle.has_value());
+  // 2 per multiply-add of every output kept (a triangle keeps those on its side of the
+  // diagonal), and one multiply per output for an alpha that is not 1.
+  double kept = static_cast<double>(m) * static_cast<double>(n);
+  if (triangle) {
+    // Row i keeps columns >= i (upper) or <= i (lower), within [0, n).
+    kept = 0;
+    for (int64_t i = 0; i < m; ++i)
+      kept += static_cast<double>(triangle == "upper" ? std::max<int64_t>(n - i, 0)
+                                                      : std::min<int64_t>(i + 1, n));
+  }
+  set_cost(r, static_cast<double>(batch) * kept *
+                  (2.0 * static_cast<double>(k) + (*alpha != 1.0 ? 1.0 : 0.0)));
+  std::string torch = "torch.matmul(" + a.name + (transpose_a ? ".mT" : "") + ", " + b.name +
+                      (transpose_b ? ".mT" : "") + ")";
+  if (*alpha != 1.0)
+    torch = torch + " * " + python_float(*alpha);
+  if (triangle)
+    torch = std::string(triangle == "upper" ? "torch.triu(" : "torch.tril(") + torch + ")";
+  r.out().torch = torch;
 }
 
 } // namespace ks::engine::family_detail

@@ -130,8 +130,27 @@ std::string python_bool(bool value);
 /// Sets bytes to every input once and every output once, and flops to `flops`.
 void set_cost(family_reader& r, double flops);
 
-// One function per family (op_family_axis.cpp, op_family_elementwise.cpp,
-// op_family_pool.cpp, op_family_products.cpp).
+/// The [outer, axis, inner] view of a shape over its dims first..last (docs/tasks.md).
+struct axis_view {
+  int64_t outer = 1;
+  int64_t axis = 1;
+  int64_t inner = 1;
+  int64_t first = 0;
+  int64_t last = 0;
+  int64_t rank = 0;
+};
+
+/// Returns the view of `shape` (the first input's) over `dims` (param `name`), or nullopt
+/// after reporting a scalar, a dim out of range or dims that are not adjacent.
+std::optional<axis_view> view_of(family_reader& r, std::string_view name,
+                                 const std::vector<int64_t>& dims,
+                                 const std::vector<int64_t>& shape);
+
+/// Sets task.outer, axis, inner, axis_is_last and dim (the first acted-on dim) from `v`.
+void set_view(family_reader& r, const axis_view& v);
+
+// One function per family (op_family_axis.cpp, op_family_channel_norm.cpp,
+// op_family_elementwise.cpp, op_family_gather.cpp, op_family_pool.cpp, op_family_products.cpp).
 void analyze_softmax(family_reader& r);
 void analyze_norm(family_reader& r);
 void analyze_reduce(family_reader& r);
@@ -140,5 +159,7 @@ void analyze_elementwise(family_reader& r);
 void analyze_pool(family_reader& r);
 void analyze_matvec(family_reader& r);
 void analyze_matmul(family_reader& r);
+void analyze_channel_norm(family_reader& r);
+void analyze_gather(family_reader& r);
 
 } // namespace ks::engine::family_detail

@@ -102,9 +102,13 @@ std::vector<retrieved_skill> retrieve(const skill_library& library, const task& 
                                       const diagnosis* diagnosis, std::string_view reference_source,
                                       const std::map<std::string, skill_stats>& stats,
                                       const retrieval_rules& rules) {
+  // A graph task's skills are its main node's, over that node's own reference.
+  const task& target = search_target(subject);
+  if (&target != &subject)
+    reference_source = target.reference_source;
   std::vector<ranking_input> candidates;
   for (const skill& s : library.skills) {
-    if (!check_applies(s, subject, diagnosis, reference_source, /*by_bottleneck=*/false).applies)
+    if (!check_applies(s, target, diagnosis, reference_source, /*by_bottleneck=*/false).applies)
       continue;
     auto it = stats.find(s.id);
     candidates.push_back({s.id, s.prior, it == stats.end() ? skill_stats{} : it->second,

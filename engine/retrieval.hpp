@@ -60,9 +60,10 @@ bool is_demoted(const skill_stats& s, const retrieval_rules& rules) noexcept;
 std::vector<retrieved_skill> rank_skills(const std::vector<ranking_input>& candidates,
                                          const retrieval_rules& rules);
 
-/// Returns the skills of `library` that apply to `subject` for a parent with `diagnosis` (null:
-/// none yet), ranked by rank_skills over `stats` (by skill id; a skill missing there is
-/// untried). `reference_source` gives the defaults of tunables.
+/// Returns the skills of `library` that apply to `subject`'s search target (a graph task's main
+/// node: search_target) for a parent with `diagnosis` (null: none yet), ranked by rank_skills
+/// over `stats` (by skill id; a skill missing there is untried). `reference_source` gives the
+/// defaults of tunables (for a graph task, its main node's reference does).
 std::vector<retrieved_skill> retrieve(const skill_library& library, const task& subject,
                                       const diagnosis* diagnosis, std::string_view reference_source,
                                       const std::map<std::string, skill_stats>& stats,

@@ -1,5 +1,7 @@
 #include "engine/task.hpp"
 
+#include "engine/graph_spec.hpp"
+
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -173,7 +175,17 @@ expected<std::string> read_reference(const task& subject) {
 std::string reference_name(const task& subject) {
   if (subject.reference_source.empty())
     return subject.reference_path.string();
+  if (subject.graph != nullptr)
+    return "the graph reference composed from the references of its " +
+           std::to_string(subject.graph->nodes.size()) + " nodes (" +
+           subject.reference_path.string() + ")";
   return "the " + subject.family + " reference rendered from " + subject.reference_path.string();
+}
+
+const task& search_target(const task& subject) noexcept {
+  if (subject.graph == nullptr || subject.graph->nodes.empty())
+    return subject;
+  return subject.graph->nodes[subject.graph->main].op;
 }
 
 double roofline_floor_ms(const task_cost& cost, double peak_gbps, double peak_gflops) noexcept {

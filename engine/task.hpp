@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,6 +109,29 @@ struct derived_values {
   std::map<std::string, std::vector<template_record>> lists; ///< NAME -> records
 };
 
+struct graph_spec; // engine/graph_spec.hpp
+
+/// One positional argument of a module's forward: a task input, or a Python literal.
+struct module_argument {
+  std::string input; ///< a task input's name; empty for a literal
+  std::string dtype; ///< with an input: the dtype forward wants ("bool" for a u8 mask); or empty
+  std::string value; ///< a Python literal; empty for an input
+};
+
+/// The PyTorch module an imported task was made from (the manifest's `module` table): what
+/// tools/torch_baselines.py times instead of the torch expression, and what `kernelskill
+/// import --verify` checks the reference against. The engine checks its form and keeps it.
+struct module_spec {
+  std::string file;                       ///< where it was imported from (informational)
+  std::string sha256;                     ///< of source, as the importer wrote it
+  std::string source;                     ///< the file's text: the manifest is self-contained
+  std::string entry;                      ///< the nn.Module class (or function) in source
+  std::string init;                       ///< a Python literal: the constructor's arguments
+  std::vector<module_argument> arguments; ///< forward's positional arguments, in order
+  std::map<std::string, std::string> parameters; ///< module parameter or buffer -> task input
+  int64_t outputs = 1;                           ///< tensors forward returns (flattened)
+};
+
 /// One operator with fixed shapes, its reference kernel and how to judge a candidate.
 struct task {
   std::string name;
@@ -115,10 +139,11 @@ struct task {
   std::string about;
   std::filesystem::path manifest_path; ///< absolute path of the manifest
   /// Absolute path of the reference: the hand-written .cu, or for a reference rendered from
-  /// the family's template, that template (families/<family>/reference.cu.mustache).
+  /// the family's template, that template (families/<family>/reference.cu.mustache); for a
+  /// graph's composed reference, the manifest.
   std::filesystem::path reference_path;
-  /// The rendered reference's source; empty for a hand-written one (read reference_path:
-  /// read_reference() does either).
+  /// The rendered (or composed) reference's source; empty for a hand-written one (read
+  /// reference_path: read_reference() does either).
   std::string reference_source;
   std::vector<tensor_spec> inputs;
   std::vector<tensor_spec> outputs;
@@ -131,7 +156,16 @@ struct task {
   /// (KS_BLOCK_THREADS, ...) to the values it may take, in the manifest's order; the
   /// reference's own default (`#ifndef NAME` / `#define NAME VALUE`) is one of them.
   std::map<std::string, std::vector<int64_t>> tunables;
+  /// For family = "graph": the nodes, views and main node (engine/graph_spec.hpp); null for
+  /// any other task. Shared: a copy of the task shares its graph, which nothing changes.
+  std::shared_ptr<const graph_spec> graph;
+  std::optional<module_spec> module; ///< the manifest's `module` table, when it has one
 };
+
+/// Returns what a search works on: for a graph task, its main node's task (a family task:
+/// retrieval, the offline planner and coder, and skill statistics' family key use it); any
+/// other task itself.
+const task& search_target(const task& subject) noexcept;
 
 /// Returns the reference's CUDA source: the rendered one, else the file at reference_path;
 /// errc::not_found or errc::io naming the file when it cannot be read.

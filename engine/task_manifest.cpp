@@ -13,6 +13,8 @@
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
 #include "engine/family_reference.hpp"
+#include "engine/graph_manifest.hpp"
+#include "engine/manifest_checks.hpp"
 #include "engine/op_family.hpp"
 
 #include <toml++/toml.h>
@@ -41,9 +43,9 @@ using config::describe;
 using config::located;
 using config::position;
 using config::position_of;
-using config::type_name;
 
 using config::closest;
+using manifest_detail::is_identifier;
 
 std::string joined(std::span<const std::string_view> words) {
   return config::joined(words);
@@ -55,37 +57,11 @@ bool is_task_name(std::string_view text) {
   });
 }
 
-bool is_identifier(std::string_view text) {
-  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  return !text.empty() && letter(text[0]) && std::all_of(text.begin(), text.end(), [&](char c) {
-    return letter(c) || (c >= '0' && c <= '9');
-  });
-}
-
 bool is_macro_name(std::string_view text) {
   auto upper = [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; };
   return !text.empty() && upper(text[0]) && std::all_of(text.begin(), text.end(), [&](char c) {
     return upper(c) || (c >= '0' && c <= '9');
   });
-}
-
-std::string dtype_choices() {
-  std::string text;
-  for (dtype type : all_dtypes) {
-    std::vector<std::string_view> spellings = spellings_of(type);
-    text.append(text.empty() ? "" : ", ").append(spellings.front());
-    if (spellings.size() > 1)
-      text.append(" (").append(joined(std::span(spellings).subspan(1))).append(")");
-  }
-  return text;
-}
-
-std::vector<std::string_view> all_dtype_spellings() {
-  std::vector<std::string_view> all;
-  for (dtype type : all_dtypes)
-    for (std::string_view spelling : spellings_of(type))
-      all.push_back(spelling);
-  return all;
 }
 
 std::vector<std::string_view> all_init_spellings() {
@@ -107,15 +83,12 @@ std::pair<int64_t, int64_t> integer_range(dtype type) {
   }
 }
 
-constexpr std::string_view root_keys[] = {"name",   "family",  "about",   "reference",
-                                          "inputs", "outputs", "params",  "tolerance",
-                                          "cost",   "torch",   "tunables"};
+constexpr std::string_view root_keys[] = {"name",     "family", "about",     "reference", "inputs",
+                                          "outputs",  "params", "tolerance", "cost",      "torch",
+                                          "tunables", "module", "views",     "nodes",     "main"};
 constexpr std::string_view tensor_keys[] = {"name", "dtype", "shape", "init", "low", "high"};
 constexpr std::string_view tolerance_keys[] = {"atol", "rtol", "norm_rel"};
 constexpr std::string_view cost_keys[] = {"flops", "bytes"};
-
-/// The ABI's ks_tensor holds this many extents.
-constexpr size_t max_dims = 8;
 
 enum class tensor_role { input, output };
 
@@ -123,7 +96,7 @@ enum class tensor_role { input, output };
 enum class zero_allowed { yes, no };
 
 /// Reads one parsed manifest into a task, recording every problem on the way.
-class manifest_reader {
+class manifest_reader : public manifest_detail::manifest_checks {
 public:
   /// Reads relative paths against `dir`, an absolute folder.
   explicit manifest_reader(fs::path dir) : dir_(std::move(dir)) {}
@@ -149,7 +122,9 @@ public:
         result.family = *text;
       }
     }
-    bool family = is_family(result.family);
+    // A graph's reference is composed from its nodes' families' references.
+    bool graph = result.family == "graph";
+    bool family = is_family(result.family) || graph;
     if (const toml::node* node = root.get("about"))
       result.about = string_of(*node, "about").value_or("");
     // A family's reference is rendered from its template; any other task brings its own.
@@ -163,7 +138,7 @@ public:
                        (guess ? "did you mean '" + std::string(*guess) + "'? " : "") +
                        config::joined(family_names()) + "), whose references are rendered");
     }
-    size_t problems_before = problems_.size();
+    size_t problems_before = count();
     if (const toml::node* node = required(root, "inputs", "",
                                           "an array of tables: [ { name = ..., dtype = ..., "
                                           "shape = [...] } ]"))
@@ -175,8 +150,11 @@ public:
     check_unique_tensor_names();
     sources_.params = position_of(root.source());
     if (const toml::node* node = root.get("params"))
-      result.params = read_params(*node);
-    bool family_checkable = family && problems_.size() == problems_before;
+      result.params = read_params(*node, "params", sources_);
+    bool family_checkable = family && count() == problems_before;
+    if (graph && root.get("params") != nullptr)
+      report(*root.get("params"), "a graph task has no params of its own: each node has its own "
+                                  "(nodes[i].params)");
     dtype first_output = result.outputs.empty() ? dtype::f32 : result.outputs.front().type;
     result.tol = default_tolerance(first_output);
     if (const toml::node* node = root.get("tolerance"))
@@ -190,12 +168,24 @@ public:
       result.torch = string_of(*node, "torch").value_or("");
     if (const toml::node* node = root.get("tunables"))
       result.tunables = read_tunables(*node);
+    if (const toml::node* node = root.get("module"))
+      result.module = manifest_detail::read_module(*this, *node, result.inputs);
+    if (!graph)
+      manifest_detail::refuse_graph_keys(*this, root, result.family);
     // The family's checks need well-formed tensors and params: after a problem there, they
     // would only repeat it in other words.
-    if (family_checkable) {
+    if (family_checkable && graph) {
+      size_t before = count();
+      graph_ = manifest_detail::read_graph(*this, root, result);
+      result.graph = graph_;
+      if (count() == before && cost == nullptr)
+        result.cost = graph_cost(*graph_, result.inputs, result.outputs);
+      if (count() == before && root.get("torch") == nullptr)
+        result.torch = graph_torch(*graph_, result.inputs, result.outputs);
+    } else if (family_checkable) {
       family_analysis analysis = analyze_family(result, sources_);
       for (family_problem& problem : analysis.problems)
-        problems_.emplace_back(problem.at, std::move(problem.message));
+        report(problem.at, std::move(problem.message));
       result.derived = std::move(analysis.derived);
       if (cost == nullptr)
         result.cost = analysis.cost;
@@ -205,84 +195,16 @@ public:
     return result;
   }
 
-  /// Returns the problems found, in source order.
-  std::vector<std::pair<position, std::string>> problems() const {
-    auto sorted = problems_;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-      return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
-    });
-    return sorted;
-  }
-
   /// Returns where the task's name is (of the document when it has none).
   position name_at() const noexcept { return name_at_; }
 
   /// Returns where the task's family is (of the document when it has none).
   position family_at() const noexcept { return family_at_; }
 
+  /// Returns the graph read, for a graph task (null otherwise): the loader completes it.
+  const std::shared_ptr<graph_spec>& graph() const noexcept { return graph_; }
+
 private:
-  // -- recording problems --------------------------------------------------------------------
-
-  void report(const toml::source_region& at, std::string message) {
-    problems_.emplace_back(position_of(at), std::move(message));
-  }
-
-  void report(const toml::node& at, std::string message) {
-    report(at.source(), std::move(message));
-  }
-
-  void wrong_type(const toml::node& node, const std::string& label, std::string_view expected) {
-    report(node, "'" + label + "' must be " + std::string(expected) + ", got " + type_name(node));
-  }
-
-  // -- generic checks ------------------------------------------------------------------------
-
-  static std::string child(const std::string& where, std::string_view key) {
-    return where.empty() ? std::string(key) : where + "." + std::string(key);
-  }
-
-  static std::string in(const std::string& where) { return where.empty() ? "" : " in " + where; }
-
-  /// Reports every key of `table` that is not in `known`, with a suggestion.
-  void check_keys(const toml::table& table, std::span<const std::string_view> known,
-                  const std::string& where) {
-    for (auto&& [key, node] : table) {
-      std::string_view word = key.str();
-      if (std::find(known.begin(), known.end(), word) != known.end())
-        continue;
-      std::string message = "unknown key '" + std::string(word) + "'" + in(where);
-      if (auto guess = closest(word, known))
-        message += " (did you mean '" + std::string(*guess) + "'?)";
-      else
-        message += " (expected one of: " + joined(known) + ")";
-      report(key.source(), std::move(message));
-    }
-  }
-
-  /// Returns `table[key]`, or reports it missing, saying `what` it should be.
-  const toml::node* required(const toml::table& table, std::string_view key,
-                             const std::string& where, std::string_view what) {
-    if (const toml::node* node = table.get(key))
-      return node;
-    report(table, "missing required key '" + std::string(key) + "'" + in(where) + " (" +
-                      std::string(what) + ")");
-    return nullptr;
-  }
-
-  std::optional<std::string> string_of(const toml::node& node, const std::string& label) {
-    if (auto value = node.value_exact<std::string>())
-      return value;
-    wrong_type(node, label, "a string");
-    return std::nullopt;
-  }
-
-  std::optional<int64_t> integer_of(const toml::node& node, const std::string& label) {
-    if (auto value = node.value_exact<int64_t>())
-      return value;
-    wrong_type(node, label, "an integer");
-    return std::nullopt;
-  }
-
   /// Returns a finite number >= 0 (> 0 unless `zero` is allowed), integers accepted.
   std::optional<double> amount_of(const toml::node& node, const std::string& label,
                                   zero_allowed zero) {
@@ -384,20 +306,6 @@ private:
     return spec;
   }
 
-  dtype read_dtype(const toml::node& node, const std::string& label) {
-    std::optional<std::string> text = string_of(node, child(label, "dtype"));
-    if (!text)
-      return dtype::f32;
-    if (std::optional<dtype> type = parse_dtype(*text))
-      return *type;
-    std::string message = "unknown dtype '" + *text + "' for " + label;
-    std::vector<std::string_view> known = all_dtype_spellings();
-    if (auto guess = closest(*text, known))
-      message += " (did you mean '" + std::string(*guess) + "'?)";
-    report(node, message + "; valid dtypes: " + dtype_choices());
-    return dtype::f32;
-  }
-
   init_kind read_init(const toml::node& node, const std::string& label) {
     std::optional<std::string> text = string_of(node, child(label, "init"));
     if (!text)
@@ -410,38 +318,6 @@ private:
       message += " (did you mean '" + std::string(*guess) + "'?)";
     report(node, message + "; valid inits: " + joined(known));
     return init_kind::normal;
-  }
-
-  std::vector<int64_t> read_shape(const toml::node& node, const std::string& label, dtype type) {
-    std::vector<int64_t> shape;
-    const toml::array* array = node.as_array();
-    if (array == nullptr) {
-      wrong_type(node, label, "an array of positive integers ([] for a scalar)");
-      return shape;
-    }
-    if (array->size() > max_dims)
-      report(node, label + " has " + std::to_string(array->size()) + " dimensions; at most " +
-                       std::to_string(max_dims) + " fit a ks_tensor");
-    bool valid = true;
-    for (size_t i = 0; i < array->size(); ++i) {
-      const toml::node& extent = (*array)[i];
-      std::optional<int64_t> value = extent.value_exact<int64_t>();
-      if (!value || *value <= 0) {
-        report(extent, label + "[" + std::to_string(i) + "] must be a positive integer, got " +
-                           describe(extent));
-        valid = false;
-        continue;
-      }
-      shape.push_back(*value);
-    }
-    // The worker allocates numel() * size_of() bytes: a product past int64 would wrap.
-    int64_t bytes = size_of(type);
-    for (int64_t extent : shape)
-      if (valid && __builtin_mul_overflow(bytes, extent, &bytes)) {
-        report(node, label + " describes more than 2^63 bytes");
-        valid = false;
-      }
-    return shape;
   }
 
   void read_range(const toml::table& table, const std::string& label, tensor_spec& spec) {
@@ -489,49 +365,6 @@ private:
                                  std::to_string(position_of(it->second->source).line) + ":" +
                                  std::to_string(position_of(it->second->source).column) + ")");
     }
-  }
-
-  std::map<std::string, param_value> read_params(const toml::node& node) {
-    std::map<std::string, param_value> params;
-    const toml::table* table = node.as_table();
-    if (table == nullptr) {
-      wrong_type(node, "params", "a table: { KEY = VALUE, ... }");
-      return params;
-    }
-    sources_.params = position_of(node.source());
-    for (auto&& [key, value] : *table) {
-      std::string name(key.str());
-      sources_.param[name] = position_of(value.source());
-      if (auto integer = value.value_exact<int64_t>())
-        params.emplace(name, *integer);
-      else if (auto real = value.value_exact<double>())
-        params.emplace(name, *real);
-      else if (auto flag = value.value_exact<bool>())
-        params.emplace(name, *flag);
-      else if (auto text = value.value_exact<std::string>())
-        params.emplace(name, *text);
-      else if (auto list = integer_list(value))
-        params.emplace(name, *list);
-      else
-        wrong_type(value, "params." + name,
-                   "an integer, float, boolean, string or array of integers");
-    }
-    return params;
-  }
-
-  /// Returns `node` as a list of integers when it is a non-empty array of integers.
-  static std::optional<std::vector<int64_t>> integer_list(const toml::node& node) {
-    const toml::array* array = node.as_array();
-    if (array == nullptr || array->empty())
-      return std::nullopt;
-    std::vector<int64_t> list;
-    for (const toml::node& item : *array) {
-      std::optional<int64_t> value = item.value_exact<int64_t>();
-      if (!value)
-        return std::nullopt;
-      list.push_back(*value);
-    }
-    return list;
   }
 
   void read_tolerance(const toml::node& node, tolerance& tol) {
@@ -619,7 +452,7 @@ private:
   position family_at_;
   family_sources sources_;
   std::vector<tensor_name> tensor_names_;
-  std::vector<std::pair<position, std::string>> problems_;
+  std::shared_ptr<graph_spec> graph_;
 };
 
 /// A loaded task and where its name was written, for the suite's duplicate check.
@@ -662,7 +495,14 @@ expected<loaded_task> load(const fs::path& path) {
     return fail(errc::invalid_input, std::move(message));
   }
   result.manifest_path = manifest;
-  if (result.reference_path.empty()) {
+  if (reader.graph() != nullptr) {
+    expected<void> done =
+        manifest_detail::finish_graph(result, *reader.graph(), default_families_dir());
+    if (!done)
+      return fail(errc::invalid_input, located(file, reader.family_at(),
+                                               "cannot compose the reference of graph task " +
+                                                   result.name + ": " + done.error().message()));
+  } else if (result.reference_path.empty()) {
     fs::path families = default_families_dir();
     expected<std::string> source = render_family_reference(result, families);
     if (!source)

@@ -26,6 +26,20 @@
 //                                       optional: each key a macro name ([A-Z_][A-Z0-9_]*) of
 //                                       the reference, each value a non-empty array of
 //                                       distinct integers (the reference's default among them)
+//   module    = { file = ..., sha256 = ..., source = ..., entry = ..., init = ...,
+//                 arguments = [ { input = "x" }, { value = "3.14" } ], parameters = { ... },
+//                 outputs = 1 }        optional, any family: the PyTorch module the task was
+//                                       imported from (source and entry required; inputs it
+//                                       names must exist); kept as it is (task::module)
+//
+//   family = "graph" (docs/tasks.md, "Graph tasks"; graph_manifest.cpp) adds, and allows only
+//   there:
+//   views     = [ { name, of, shape | permute | flip | narrow }, ... ]     optional
+//   nodes     = [ { name, family, inputs = [NAME, ...], outputs = [NAME | { name, dtype,
+//                 shape }, ...], params = { ... } }, ... ]                  required
+//   main      = "NODE"                  optional: the node the search works on
+//   A graph has no params of its own; its reference is composed from its nodes' (a hand-written
+//   one still overrides it), its cost and torch derived unless given.
 //
 //   TENSOR = { name = "x", dtype = "f32", shape = [4096, 16384], init = "normal",
 //              low = 0, high = 10 }

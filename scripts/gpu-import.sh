@@ -12,7 +12,8 @@
 #
 # STEPS=import,baselines,campaign picks steps (a later call resumes the campaign from OUT's
 # copy when CAMPAIGN_DIR names a carried folder). Logs and results go to $OUT (the device
-# tool's folder) or out/.
+# tool's folder) or out/, eight files at most (the device tool brings back no more): the
+# tasks as tasks.tgz, the bench trace in $WORK.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 problems=$(realpath "${1:?usage: gpu-import.sh PROBLEMS [DIST]}")
@@ -33,10 +34,10 @@ now() { date +%s; }
 if step import; then
   t0=$(now)
   rm -rf "$tasks"
-  "$ks" import "$problems" --out "$tasks" --verify --devices "$gpus" >"$out/import.log" 2>"$out/import.err"
+  "$ks" import "$problems" --out "$tasks" --verify --devices "$gpus" >"$out/import.log" 2>&1
   rc=$?
   summary+=("| import --verify | rc=$rc | $(($(now) - t0)) s | $(grep -c '^verified  ' "$out/import.log") verified, $(grep -c '^not ' "$out/import.log") not |")
-  rm -rf "$out/tasks" && cp -r "$tasks" "$out/tasks"
+  tar czf "$out/tasks.tgz" -C "$work" tasks # one file: the device tool brings back 8 at most
 fi
 
 manifests=$(python3 - "$tasks/campaign.toml" <<'PY'
@@ -61,6 +62,7 @@ if step baselines; then
     i=$((i + 1))
   done
   for pid in "${pids[@]}"; do wait "$pid"; done
+  cat "$out"/baselines-*.log >"$out/baselines.log" && rm -f "$out"/baselines-*.log
   python3 - "$work/baselines.json" "$work"/baselines-*.json <<'PY'
 import json, sys
 merged = None
@@ -90,7 +92,7 @@ with open(cfg, "w") as f:
     f.write(f'[memory]\npath = "{output}-memory"\n\n[report]\ntorch_baselines = "{baselines}"\n')
 PY
   t0=$(now)
-  KS_BENCH_TRACE="$out/trace-campaign.jsonl" "$ks" run "$cfg" --progress 30 >"$out/campaign.log" 2>"$out/campaign.err"
+  KS_BENCH_TRACE="$work/trace-campaign.jsonl" "$ks" run "$cfg" --progress 30 >"$out/campaign.log" 2>&1
   rc=$?
   summary+=("| campaign | rc=$rc | $(($(now) - t0)) s | BUDGET=${BUDGET:-16} WALL=${WALL:-480} on $ngpus GPUs |")
   cp "$campaign/results.json" "$out/results-imported.json" 2>/dev/null

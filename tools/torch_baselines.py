@@ -125,10 +125,11 @@ def tensor_spec(path, where, table, is_input):
     if dtype not in DTYPES:
         raise ManifestError(f"{path}: {where} ({name}): dtype {dtype!r} is not one of "
                             f"{', '.join(DTYPES)}")
-    if (not isinstance(shape, list) or not shape or
+    # [] is a scalar (a loss, a full reduction), as the engine's manifests allow.
+    if (not isinstance(shape, list) or
             not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape)):
-        raise ManifestError(f"{path}: {where} ({name}): shape must be a non-empty array of "
-                            f"positive integers")
+        raise ManifestError(f"{path}: {where} ({name}): shape must be an array of positive "
+                            f"integers ([] for a scalar)")
     spec = {"name": name, "dtype": dtype, "shape": list(shape)}
     if is_input:
         init = table.get("init", "normal")

@@ -10,6 +10,8 @@
 #include "agents/transcript.hpp"
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
+#include "engine/task_manifest.hpp"
+#include "tests/engine/graph_cases.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -269,6 +271,58 @@ TEST_CASE("the coder's prompt carries the plan, the skill's guidance and its ren
   CHECK_THAT(prompt, Catch::Contains("#define KS_BLOCK_THREADS 128"));
   CHECK_THAT(prompt, Catch::Contains("/* the ABI header */"));
   CHECK_THAT(f.client->requests[1].messages.back().content, Catch::Contains("unchanged"));
+}
+
+TEST_CASE("a graph task's prompts list its nodes, intermediates and views; the planner sees "
+          "its main node's templates and the coder a starting point composed with the other "
+          "nodes' references",
+          "[agents][backend][graph]") {
+  fixture f;
+  test::test_context ctx;
+  std::string manifest = test::emulated_manifest();
+  manifest.insert(manifest.find("\n[[views]]"), "\ntunables = { KS_TILE_X = [32, 64] }");
+  auto graph = engine::load_task_manifest(ctx.write("g.toml", manifest));
+  REQUIRE(graph.has_value());
+  engine::planning_request request = f.planning();
+  request.subject = &*graph;
+  request.parent_source = graph->reference_source;
+  request.reference_source = graph->reference_source;
+  request.tried.clear();
+  request.branch.clear();
+  request.skills = engine::retrieve(*f.skills, *graph, nullptr, graph->reference_source, {}, {});
+  REQUIRE_FALSE(request.skills.empty());
+  f.client->answers.push_back(
+      std::string(R"({"plans": [{"skill": "custom", "description": "fuse the epilogue"}]})"));
+  REQUIRE(f.backend().propose(request).has_value());
+  std::string prompt = content_of(f.client->requests.at(0), "user");
+  CHECK_THAT(prompt, Catch::Contains("## Task: emulated (graph)"));
+  CHECK_THAT(prompt, Catch::Contains("This task is a graph of 2 ops"));
+  CHECK_THAT(prompt, Catch::Contains("The search works on node mm."));
+  CHECK_THAT(prompt, Catch::Contains("- mm (matmul, the main node): C = matmul(A_flip, B)"));
+  CHECK_THAT(prompt,
+             Catch::Contains("- epilogue (elementwise): y = elementwise(C, bias), op = relu(C + "
+                             "bias)"));
+  CHECK_THAT(prompt, Catch::Contains("- C: f32 [5 x 6]"));
+  CHECK_THAT(prompt, Catch::Contains("- A_flip = A_part.flip(0): [5 x 7]"));
+  CHECK_THAT(prompt, Catch::Contains("- B = Bt.permute(1, 0): [7 x 6]"));
+  // The matmul skills are offered with their spaces for the matmul node.
+  CHECK_THAT(prompt, Catch::Contains("### matmul_tiled"));
+
+  f.client->answers.push_back("```cuda\n" + kernel + "```");
+  engine::coding_request code;
+  code.subject = &*graph;
+  code.plan =
+      engine::plan{"launch_params", "wider tiles", {{"KS_TILE_X", "64"}}, 1, "reference_defines"};
+  code.parent_source = graph->reference_source;
+  code.reference_source = graph->reference_source;
+  REQUIRE(f.backend().write_code(code).has_value());
+  std::string coder = content_of(f.client->requests.at(1), "user");
+  // The starting point: the launch parameters on the matmul node, composed.
+  CHECK_THAT(coder, Catch::Contains("a candidate's source for\n// node(s) 0 (mm)"));
+  size_t node = coder.find("namespace ks_node_0 {");
+  size_t define = coder.find("#define KS_TILE_X 64");
+  CHECK(node < define);
+  CHECK(define < coder.find("} // namespace ks_node_0"));
 }
 
 TEST_CASE("the repairer's prompt carries the verbatim diagnostics and the earlier rounds; its "

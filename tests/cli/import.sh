@@ -37,7 +37,8 @@ grep -q '14 problems not imported\|1 of 14 problems not imported' stderr.txt ||
 listed=$(grep -c '\.toml",$' out/campaign.toml)
 [ "$listed" -eq 13 ] || fail "campaign.toml lists 13 manifests, got $listed: $(cat out/campaign.toml)"
 [ ! -e out/14_conv3x3_unsupported.toml ] || fail "a manifest was written for the convolution"
-"$ks" task check out/*.toml >check.txt 2>&1 || fail "task check of the imported manifests: $(cat check.txt)"
+manifests=(); for m in out/*.toml; do [ "$m" = out/campaign.toml ] || manifests+=("$m"); done
+"$ks" task check "${manifests[@]}" >check.txt 2>&1 || fail "task check of the imported manifests: $(cat check.txt)"
 [ "$(grep -c '^ok: ' check.txt)" -eq 13 ] || fail "task check: $(cat check.txt)"
 "$ks" config --check out/campaign.toml >config.txt 2>&1 || fail "config --check: $(cat config.txt)"
 

@@ -1,13 +1,14 @@
 // Every family's reference template renders for a spread of shapes and params (odd sizes, a
 // dim of 1, sizes that no vector width divides, negative dims, keepdim, reverse and exclusive
-// scans, padding, dilation and ceil mode, transposes, batches, broadcasting) and compiles with
+// scans, padding, dilation and ceil mode, transposes, batches, broadcasting, lines split
+// across blocks, 3-d pools, folded and triangular products, integer inputs) and compiles with
 // nvcc for sm_90a without a warning; so does the reference of every task of the shipped
 // suites. No GPU: nvcc runs on the CPU (without nvcc, the compile test skips).
 
 #include "engine/family_reference.hpp"
 #include "engine/op_family.hpp"
 #include "engine/task_manifest.hpp"
-#include "gpu/compiler.hpp"
+#include "tests/engine/compile_check.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
@@ -135,19 +136,67 @@ std::vector<family_case> spread() {
   add("matmul, shared A, tall-skinny",
       manifest("matmul", {tensor("A", "[4097, 3]"), tensor("B", "[2, 3, 1]")},
                tensor("C", "[2, 4097, 1]"), "{}"));
+  // the ops of issue 20: per-channel norms (split or not), reductions over several dims and
+  // to a scalar, logsumexp, l1 and Frobenius norms, 3-d pools, folded, scaled and triangular
+  // products, gathers, integer inputs of an elementwise expression.
+  add("batch norm, affine, long channels (split)",
+      manifest("channel_norm",
+               {tensor("x", "[4, 3, 3000]"), tensor("w", "[3]"), tensor("b", "[3]")},
+               tensor("y", "[4, 3, 3000]"), "{ op = \"batch\", affine = true }"));
+  add("instance norm of many planes",
+      one_to_one("channel_norm", "[40, 64, 9]", "[40, 64, 9]", "{ op = \"instance\", eps = 0.0 }"));
+  add("group norm",
+      one_to_one("channel_norm", "[3, 4, 5, 7]", "[3, 4, 5, 7]", "{ op = \"group\", groups = 2 }"));
+  add("sum to a scalar (split)",
+      one_to_one("reduce", "[3, 5000]", "[]", "{ op = \"sum\", dims = [0, 1] }"));
+  add("argmax of one long line (split)",
+      one_to_one("reduce", "[20000]", "[]", "{ op = \"argmax\", dim = 0 }", "i64"));
+  for (const char* keep : {"false", "true"})
+    add(std::string("logsumexp, keepdim ") + keep,
+        one_to_one("reduce", "[3, 4, 5]", std::string(keep) == "true" ? "[3, 1, 1]" : "[3]",
+                   std::string("{ op = \"logsumexp\", dims = [1, 2], keepdim = ") + keep + " }"));
+  add("logsumexp of long rows (split)",
+      one_to_one("reduce", "[2, 10000]", "[2]", "{ op = \"logsumexp\", dim = 1 }"));
+  add("logsumexp, thread per line",
+      one_to_one("reduce", "[2, 7, 4096]", "[2, 4096]", "{ op = \"logsumexp\", dim = 1 }"));
+  add("l1 norm, mean",
+      one_to_one("norm", "[5, 33]", "[5, 33]", "{ op = \"l1\", dim = 1, mean = true }"));
+  add("Frobenius norm (split)",
+      one_to_one("norm", "[3, 5000]", "[3, 5000]", "{ op = \"l2\", dims = [0, 1], eps = 0 }"));
+  add("layer norm over all dims, affine (split)",
+      manifest("norm", {tensor("x", "[3, 4000]"), tensor("w", "[3, 4000]"), tensor("b", "[12000]")},
+               tensor("y", "[3, 4000]"), "{ op = \"layer\", dims = [0, 1], affine = true }"));
+  add("max pool 3d", one_to_one("pool", "[1, 2, 5, 6, 9]", "[1, 2, 6, 4, 4]",
+                                "{ op = \"max\", kernel_size = [2, 3, 2], stride = [1, 2, 2], "
+                                "padding = [1, 1, 0], dilation = [1, 1, 2], ceil_mode = true }"));
+  add("avg pool 3d", one_to_one("pool", "[2, 1, 4, 5, 6]", "[2, 1, 2, 3, 3]",
+                                "{ op = \"avg\", kernel_size = 3, stride = 2, padding = 1, "
+                                "count_include_pad = false }"));
+  add("matmul, folded 4-d A, alpha",
+      manifest("matmul", {tensor("A", "[2, 3, 5, 7]"), tensor("B", "[7, 4]")},
+               tensor("C", "[2, 3, 5, 4]"), "{ alpha = 0.5 }"));
+  add("matmul, lower triangle, batched",
+      manifest("matmul", {tensor("A", "[2, 7, 3]"), tensor("B", "[2, 5, 3]")},
+               tensor("C", "[2, 7, 5]"), "{ triangle = \"lower\", transpose_b = true }"));
+  add("matmul, upper triangle", manifest("matmul", {tensor("A", "[6, 5]"), tensor("B", "[5, 6]")},
+                                         tensor("C", "[6, 6]"), "{ triangle = \"upper\" }"));
+  add("gather", manifest("gather",
+                         {tensor("x", "[4, 10]"),
+                          "{ name = \"i\", dtype = \"i64\", shape = [4, 1], init = \"randint\", "
+                          "low = 0, high = 10 }"},
+                         tensor("y", "[4, 1]"), "{ dim = 1 }"));
+  add("elementwise with u8, i32 and i64 inputs",
+      manifest("elementwise",
+               {tensor("x", "[4, 6]"), tensor("m", "[4, 6]", "u8"), tensor("i", "[6]", "i32"),
+                tensor("j", "[1]", "i64")},
+               tensor("y", "[4, 6]"), "{ op = \"where(m, x, 0.0) + i * j\" }"));
   return cases;
 }
 
-/// One rendered reference and the name its failures give it.
-struct source {
-  std::string label;
-  std::string text;
-};
-
 /// Renders every family's reference for the spread and every reference of the suites,
 /// checking each.
-std::vector<source> render_references() {
-  std::vector<source> sources;
+std::vector<test::labelled_source> render_references() {
+  std::vector<test::labelled_source> sources;
   std::set<std::string> families;
   ks::test::test_context ctx;
   for (const family_case& c : spread()) {
@@ -190,22 +239,5 @@ TEST_CASE("every family's reference for the spread and every reference of the su
   auto compiler = test::shared_compiler();
   if (!compiler)
     KS_SKIP("no nvcc: " + compiler.error().message());
-  std::vector<source> sources = render_references();
-  std::vector<gpu::compile_request> requests;
-  for (const source& s : sources) {
-    gpu::compile_request request;
-    request.source = s.text;
-    request.label = s.label;
-    request.extra_flags = {"-Xcompiler=-Wall,-Wextra"};
-    requests.push_back(std::move(request));
-  }
-  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-  REQUIRE(results.size() == sources.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    INFO(sources[i].label << "\n" << results[i].diagnostics);
-    CHECK(results[i].ok);
-    std::string lower = results[i].diagnostics;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    CHECK(lower.find("warning") == std::string::npos);
-  }
+  test::check_compiles_clean(*compiler, render_references());
 }

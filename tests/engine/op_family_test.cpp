@@ -63,9 +63,10 @@ T derived(const task& t, const std::string& name) {
 
 } // namespace
 
-TEST_CASE("docs/tasks.md's eight families are known, sorted", "[engine][family]") {
-  CHECK(family_names() == std::vector<std::string_view>{"elementwise", "matmul", "matvec", "norm",
-                                                        "pool", "reduce", "scan", "softmax"});
+TEST_CASE("docs/tasks.md's ten families are known, sorted", "[engine][family]") {
+  CHECK(family_names() == std::vector<std::string_view>{"channel_norm", "elementwise", "gather",
+                                                        "matmul", "matvec", "norm", "pool",
+                                                        "reduce", "scan", "softmax"});
   CHECK(is_family("pool"));
   CHECK_FALSE(is_family("conv"));
 }
@@ -366,6 +367,309 @@ outputs = [ { name = "y", dtype = "f32", shape = [7, 1] } ]
   CHECK(mv.cost.flops == 2.0 * 7 * 3);
 }
 
+TEST_CASE("a channel norm normalizes per channel, per sample and channel, or per group",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string affine = R"(name = "t"
+family = "channel_norm"
+inputs = [
+  { name = "x", dtype = "f32", shape = [8, 6, 5, 7] },
+  { name = "w", dtype = "f32", shape = [6] },
+  { name = "b", dtype = "f32", shape = [6] },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [8, 6, 5, 7] } ]
+params = { op = "batch", affine = true }
+)";
+  task batch = loaded(ctx, affine);
+  CHECK(derived<int64_t>(batch, "batch") == 8);
+  CHECK(derived<int64_t>(batch, "channels") == 6);
+  CHECK(derived<int64_t>(batch, "spatial") == 35);
+  CHECK(derived<int64_t>(batch, "groups") == 6);
+  CHECK(derived<int64_t>(batch, "channels_per_group") == 1);
+  CHECK(derived<double>(batch, "eps") == 1e-5);
+  CHECK(derived<bool>(batch, "affine"));
+  CHECK(derived<bool>(batch, "op_batch"));
+  CHECK_FALSE(derived<bool>(batch, "op_group"));
+  CHECK(batch.torch == "torch.nn.functional.batch_norm(x, None, None, weight=w, bias=b, "
+                       "training=True, eps=1e-5)");
+  CHECK(batch.cost.flops == 8.0 * 1680 + 3.0 * 6);
+  CHECK(batch.cost.bytes == 4.0 * (1680 + 6 + 6 + 1680));
+
+  task group = loaded(ctx, one_to_one("channel_norm", "[2, 6, 9]", "[2, 6, 9]",
+                                      "{ op = \"group\", groups = 3, eps = 1e-6 }"));
+  CHECK(derived<int64_t>(group, "groups") == 3);
+  CHECK(derived<int64_t>(group, "channels_per_group") == 2);
+  CHECK(group.torch == "torch.nn.functional.group_norm(x, 3, eps=1e-6)");
+  CHECK(derived<int64_t>(group, "outer") == 6); // the rows of a layer norm
+  CHECK(derived<int64_t>(group, "axis") == 18);
+  CHECK(derived<int64_t>(group, "inner") == 1);
+  CHECK(batch.derived.scalars.count("outer") == 0); // batch statistics are no rows
+  CHECK(group.cost.flops == 6.0 * 108 + 3.0 * 6);
+  task instance =
+      loaded(ctx, one_to_one("channel_norm", "[2, 6, 9]", "[2, 6, 9]", "{ op = \"instance\" }"));
+  CHECK(instance.torch == "torch.nn.functional.instance_norm(x, eps=1e-5)");
+  CHECK(derived<int64_t>(instance, "groups") == 6);
+
+  CHECK(problems(ctx, one_to_one("channel_norm", "[2, 6, 9]", "[2, 6, 9]",
+                                 "{ op = \"group\", groups = 4 }")) ==
+        at(ctx, 5, 35) + "params.groups 4 does not divide the 6 channels of input 'x'");
+  CHECK(problems(ctx, one_to_one("channel_norm", "[2, 6, 9]", "[2, 6, 9]", "{ op = \"group\" }")) ==
+        at(ctx, 5, 10) +
+            "a group norm needs param 'groups' (an integer that divides the channels)");
+  CHECK(problems(ctx, one_to_one("channel_norm", "[2, 6, 9]", "[2, 6, 9]",
+                                 "{ op = \"batch\", groups = 2 }")) ==
+        at(ctx, 5, 35) + "params.groups is for op \"group\" only");
+  CHECK(problems(ctx, one_to_one("channel_norm", "[4, 6]", "[4, 6]", "{ op = \"instance\" }")) ==
+        at(ctx, 3, 49) +
+            "inputs[0] ('x') has shape [4, 6]: an instance norm needs more than one spatial "
+            "element (torch refuses one)");
+  CHECK(problems(ctx, one_to_one("channel_norm", "[1, 6, 1]", "[1, 6, 1]", "{ op = \"batch\" }")) ==
+        at(ctx, 3, 49) +
+            "inputs[0] ('x') has shape [1, 6, 1]: a batch norm needs more than one value per "
+            "channel (torch refuses one)");
+  CHECK(problems(ctx, one_to_one("channel_norm", "[6]", "[6]", "{ op = \"batch\" }")) ==
+        at(ctx, 3, 49) +
+            "inputs[0] ('x') has shape [6], but a channel norm takes [batch, channels, "
+            "*spatial] (rank >= 2)");
+  std::string wrong = affine;
+  wrong.replace(wrong.find("[6] },\n  { name = \"b\""), 3, "[8]");
+  CHECK(problems(ctx, wrong) ==
+        at(ctx, 5, 40) +
+            "inputs[1] ('w') has shape [8], but an affine weight per channel of [8, 6, 5, 7] "
+            "gives [6]");
+}
+
+TEST_CASE("a reduce over several adjacent dims, to a scalar too, and logsumexp",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  task two = loaded(ctx, one_to_one("reduce", "[3, 4, 5, 6]", "[3, 6]",
+                                    "{ op = \"logsumexp\", dims = [2, -3] }"));
+  CHECK(derived<int64_t>(two, "outer") == 3);
+  CHECK(derived<int64_t>(two, "axis") == 20);
+  CHECK(derived<int64_t>(two, "inner") == 6);
+  CHECK(derived<std::vector<int64_t>>(two, "dims") == std::vector<int64_t>{1, 2});
+  CHECK(derived<bool>(two, "op_logsumexp"));
+  CHECK(two.torch == "torch.logsumexp(x, dim=(1, 2))");
+  CHECK(two.cost.flops == 4.0 * 360 + 2.0 * 18);
+  task scalar =
+      loaded(ctx, one_to_one("reduce", "[3, 4]", "[]", "{ op = \"sum\", dims = [0, 1] }"));
+  CHECK(derived<int64_t>(scalar, "axis") == 12);
+  CHECK(derived<int64_t>(scalar, "outer") == 1);
+  CHECK(scalar.torch == "torch.sum(x, dim=(0, 1))");
+  task kept = loaded(ctx, one_to_one("reduce", "[3, 4, 5]", "[1, 1, 5]",
+                                     "{ op = \"prod\", dims = [0, 1], keepdim = true }"));
+  CHECK(kept.torch == "torch.prod(x.flatten(0, 1), dim=0, keepdim=True).reshape(1, 1, 5)");
+  task flat =
+      loaded(ctx, one_to_one("reduce", "[3, 4, 5]", "[5]", "{ op = \"prod\", dims = [0, 1] }"));
+  CHECK(flat.torch == "torch.prod(x.flatten(0, 1), dim=0)");
+
+  CHECK(problems(ctx, one_to_one("reduce", "[3, 4, 5]", "[3]",
+                                 "{ op = \"sum\", dims = [1, 2] , "
+                                 "keepdim = true }")) ==
+        at(ctx, 4, 50) +
+            "outputs[0] ('y') has shape [3], but a sum over dims (1, 2) of [3, 4, 5] with "
+            "keepdim gives [3, 1, 1]");
+  CHECK(problems(ctx, one_to_one("reduce", "[3, 4, 5]", "[3]", "{ op = \"argmax\", dims = [1, 2] }",
+                                 "i64")) ==
+        at(ctx, 5, 34) + "an argmax reduces one dim (torch.argmax takes one), not [1, 2]");
+  CHECK(problems(ctx,
+                 one_to_one("reduce", "[3, 4]", "[3]", "{ op = \"sum\", dim = 1, dims = [1] }")) ==
+        at(ctx, 5, 40) + "give params.dim or params.dims, not both");
+}
+
+TEST_CASE("an l1 norm divides by the sum (or mean) of |x|; an l2 norm over all dims is the "
+          "Frobenius norm",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  task l1 = loaded(ctx, one_to_one("norm", "[6, 7]", "[6, 7]", "{ op = \"l1\", dim = 1 }"));
+  CHECK(derived<double>(l1, "eps") == 1e-12);
+  CHECK_FALSE(derived<bool>(l1, "mean"));
+  CHECK(derived<bool>(l1, "op_l1"));
+  CHECK(l1.torch == "torch.nn.functional.normalize(x, p=1.0, dim=1, eps=1e-12)");
+  CHECK(l1.cost.flops == 3.0 * 42 + 1.0 * 6);
+  task mean = loaded(ctx, one_to_one("norm", "[6, 7]", "[6, 7]",
+                                     "{ op = \"l1\", dim = 1, mean = true, eps = 0 }"));
+  CHECK(derived<bool>(mean, "mean"));
+  CHECK(mean.torch == "x / torch.mean(torch.abs(x), dim=1, keepdim=True)");
+  CHECK(mean.cost.flops == 3.0 * 42 + 2.0 * 6);
+  task frobenius = loaded(ctx, one_to_one("norm", "[2, 3, 4]", "[2, 3, 4]",
+                                          "{ op = \"l2\", dims = [0, 1, 2], eps = 0 }"));
+  CHECK(derived<int64_t>(frobenius, "axis") == 24);
+  CHECK(derived<int64_t>(frobenius, "outer") == 1);
+  CHECK(frobenius.torch == "x / torch.linalg.vector_norm(x, dim=(0, 1, 2), keepdim=True)");
+  task clamped =
+      loaded(ctx, one_to_one("norm", "[2, 3, 4]", "[2, 3, 4]", "{ op = \"l1\", dims = [1, 2] }"));
+  CHECK(clamped.torch ==
+        "x / torch.clamp(torch.sum(torch.abs(x), dim=(1, 2), keepdim=True), min=1e-12)");
+
+  CHECK(problems(ctx, one_to_one("norm", "[6, 7]", "[6, 7]",
+                                 "{ op = \"rms\", dim = 1, mean = true }")) ==
+        at(ctx, 5, 40) + "params.mean is for op \"l1\" only (divide by the mean of |x|)");
+  CHECK(
+      problems(ctx,
+               one_to_one("norm", "[6, 7]", "[6, 7]", "{ op = \"l1\", dim = 1, affine = true }")) ==
+      at(ctx, 5, 41) + "an l1 norm has no affine weights (torch.nn.functional.normalize has none)");
+}
+
+TEST_CASE("a 3-d pool takes [batch, channels, depth, height, width] and a window per dim",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  task three =
+      loaded(ctx, one_to_one("pool", "[2, 3, 9, 10, 11]", "[2, 3, 5, 10, 5]",
+                             "{ op = \"max\", kernel_size = [3, 1, 2], stride = [2, 1, 2], "
+                             "padding = [1, 0, 0] }"));
+  CHECK(derived<int64_t>(three, "dims") == 3);
+  CHECK(derived<int64_t>(three, "in_d") == 9);
+  CHECK(derived<int64_t>(three, "out_d") == 5);
+  CHECK(derived<int64_t>(three, "k_d") == 3);
+  CHECK(derived<int64_t>(three, "s_d") == 2);
+  CHECK(derived<int64_t>(three, "p_d") == 1);
+  CHECK(derived<int64_t>(three, "d_d") == 1);
+  CHECK(derived<int64_t>(three, "k_h") == 1);
+  CHECK(three.torch == "torch.nn.functional.max_pool3d(x, kernel_size=(3, 1, 2), stride=(2, 1, "
+                       "2), padding=(1, 0, 0), dilation=1)");
+  CHECK(three.cost.flops == 2.0 * 3 * 5 * 10 * 5 * 6);
+  task cube = loaded(ctx, one_to_one("pool", "[1, 1, 4, 4, 4]", "[1, 1, 2, 2, 2]",
+                                     "{ op = \"avg\", kernel_size = 2 }"));
+  CHECK(cube.torch == "torch.nn.functional.avg_pool3d(x, kernel_size=2, stride=2, padding=0)");
+  task two = loaded(
+      ctx, one_to_one("pool", "[1, 1, 4, 4]", "[1, 1, 2, 2]", "{ op = \"avg\", kernel_size = 2 }"));
+  CHECK(derived<int64_t>(two, "k_d") == 1);
+  CHECK(derived<int64_t>(two, "p_d") == 0);
+  CHECK(derived<int64_t>(two, "out_d") == 1);
+
+  CHECK(problems(ctx, one_to_one("pool", "[1, 1, 4, 4, 4]", "[1, 1, 2, 2, 2]",
+                                 "{ op = \"max\", kernel_size = [2, 2] }")) ==
+        at(ctx, 5, 38) +
+            "params.kernel_size of a 3-d pool is one integer or 3 of them, got [2, 2]");
+  CHECK(problems(ctx, one_to_one("pool", "[1, 1, 4, 4]", "[1, 1, 2, 2]",
+                                 "{ op = \"max\", dims = 3, kernel_size = 2 }")) ==
+        at(ctx, 3, 49) +
+            "inputs[0] ('x') has shape [1, 1, 4, 4], but a 3-d pool takes [batch, channels, "
+            "depth, height, width]");
+}
+
+TEST_CASE("a matmul folds A's leading dims into m, scales by alpha and keeps a triangle",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string folded = R"(name = "t"
+family = "matmul"
+inputs = [
+  { name = "A", dtype = "f32", shape = [2, 3, 5, 7] },
+  { name = "B", dtype = "f32", shape = [7, 4] },
+]
+outputs = [ { name = "C", dtype = "f32", shape = [2, 3, 5, 4] } ]
+params = { alpha = 0.5, m = 30 }
+)";
+  task t = loaded(ctx, folded);
+  CHECK(derived<int64_t>(t, "m") == 30);
+  CHECK(derived<int64_t>(t, "batch") == 1);
+  CHECK(derived<bool>(t, "folded"));
+  CHECK_FALSE(derived<bool>(t, "batched"));
+  CHECK(derived<int64_t>(t, "lda") == 7);
+  CHECK(derived<int64_t>(t, "batch_stride_a") == 0);
+  CHECK(derived<double>(t, "alpha") == 0.5);
+  CHECK_FALSE(derived<bool>(t, "triangular"));
+  CHECK(t.torch == "torch.matmul(A, B) * 0.5");
+  CHECK(t.cost.flops == 30.0 * 4 * (2 * 7 + 1));
+
+  task upper = loaded(ctx, R"(name = "t"
+family = "matmul"
+inputs = [ { name = "A", dtype = "f32", shape = [4, 3] }, { name = "B", dtype = "f32", shape = [3, 4] } ]
+outputs = [ { name = "C", dtype = "f32", shape = [4, 4] } ]
+params = { triangle = "upper" }
+)");
+  CHECK(derived<bool>(upper, "triangle_upper"));
+  CHECK_FALSE(derived<bool>(upper, "triangle_lower"));
+  CHECK(derived<bool>(upper, "triangular"));
+  CHECK(upper.torch == "torch.triu(torch.matmul(A, B))");
+  CHECK(upper.cost.flops == 10.0 * 2 * 3); // 4 + 3 + 2 + 1 outputs kept
+
+  std::string transposed = folded;
+  transposed.replace(transposed.find("alpha = 0.5, m = 30"), 19, "transpose_a = true");
+  CHECK(problems(ctx, transposed) ==
+        at(ctx, 4, 40) +
+            "inputs[0] ('A') has shape [2, 3, 5, 7], but a matmul operand is [rows, cols] or "
+            "[batch, rows, cols] (an A of higher rank times a matrix B, not transposed, folds "
+            "its leading dims into its rows)");
+  std::string triangle = folded;
+  triangle.replace(triangle.find("alpha = 0.5"), 11, "triangle = \"uper\"");
+  CHECK(problems(ctx, triangle) ==
+        at(ctx, 8, 23) +
+            "unknown matmul triangle 'uper' (did you mean 'upper'?); valid: \"lower\", \"upper\"");
+  // torch keeps a triangle of each matrix: the folded rows cannot.
+  std::string folded_triangle = folded;
+  folded_triangle.replace(folded_triangle.find("alpha = 0.5"), 11, "triangle = \"lower\"");
+  CHECK_THAT(problems(ctx, folded_triangle),
+             Catch::Contains("params.triangle keeps a triangle of each matrix, but A [2, 3, 5, 7] "
+                             "folds its leading dims into the rows of one product"));
+}
+
+TEST_CASE("a gather picks along dim at an int64 index drawn in range", "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"(name = "t"
+family = "gather"
+inputs = [
+  { name = "x", dtype = "f32", shape = [4, 10, 3] },
+  { name = "target", dtype = "i64", shape = [4, 1, 3], init = "randint", low = 0, high = 10 },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 1, 3] } ]
+params = { dim = 1 }
+)";
+  task t = loaded(ctx, manifest);
+  CHECK(derived<int64_t>(t, "outer") == 4);
+  CHECK(derived<int64_t>(t, "axis") == 10);
+  CHECK(derived<int64_t>(t, "inner") == 3);
+  CHECK(derived<int64_t>(t, "index_extent") == 1);
+  CHECK(t.torch == "torch.gather(x, 1, target)");
+  CHECK(t.cost.flops == 0);
+  CHECK(t.cost.bytes == 12.0 * 8 + 12.0 * 4 + 12.0 * 4);
+
+  std::string shape = manifest;
+  shape.replace(shape.find("[4, 1, 3], init"), 9, "[4, 1, 2]");
+  CHECK(problems(ctx, shape) ==
+        at(ctx, 5, 45) +
+            "inputs[1] ('target') has shape [4, 1, 2], but a gather's index has the extents "
+            "of x [4, 10, 3] but along dim 1 (as [4, 1, 3])");
+  std::string range = manifest;
+  range.replace(range.find("high = 10"), 9, "high = 11");
+  CHECK(problems(ctx, range) ==
+        at(ctx, 5, 30) +
+            "inputs[1] ('target') must be drawn in range: init = \"randint\", low >= 0, high "
+            "<= 10 (x's extent along dim 1), so that every trial gathers");
+  std::string type = manifest;
+  type.replace(type.find("\"i64\""), 5, "\"i32\"");
+  CHECK(problems(ctx, type) ==
+        at(ctx, 5, 30) +
+            "inputs[1] ('target') is the index: it must be i64 for family gather, got i32");
+}
+
+TEST_CASE("an elementwise expression reads u8, i32 and i64 inputs as float", "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"(name = "t"
+family = "elementwise"
+inputs = [
+  { name = "x", dtype = "f32", shape = [4, 6] },
+  { name = "mask", dtype = "u8", shape = [4, 6], init = "randint", low = 0, high = 2 },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 6] } ]
+params = { op = "x * mask" }
+)";
+  task t = loaded(ctx, manifest);
+  CHECK_FALSE(derived<bool>(t, "all_inputs_f32"));
+  CHECK(t.cost.bytes == 24.0 * (4 + 1 + 4));
+  CHECK(t.reference_source.find("const uint8_t* __restrict__ in_mask") != std::string::npos);
+  CHECK(t.reference_source.find("const float v_mask = (float)in_mask[i];") != std::string::npos);
+  std::string half = manifest;
+  half.replace(half.find("\"u8\""), 4, "\"f16\"");
+  const std::string init = ", init = \"randint\", low = 0, high = 2";
+  half.replace(half.find(init), init.size(), "");
+  CHECK(problems(ctx, half) ==
+        at(ctx, 5, 28) +
+            "inputs[1] ('mask') must be f32, or u8, i32 or i64 (read as float) for family "
+            "elementwise, got f16");
+}
+
 TEST_CASE("a task of another family keeps free params and needs its own reference and cost",
           "[engine][family]") {
   ks::test::test_context ctx;
@@ -373,14 +677,14 @@ TEST_CASE("a task of another family keeps free params and needs its own referenc
   CHECK(problems(ctx, manifest) ==
         at(ctx, 1, 1) +
             "missing required key 'reference' (a string: the reference .cu, relative "
-            "to this file): family 'conv' is none of docs/tasks.md's (elementwise, "
-            "matmul, matvec, norm, pool, reduce, scan, softmax), whose references are "
-            "rendered\n" +
+            "to this file): family 'conv' is none of docs/tasks.md's (channel_norm, "
+            "elementwise, gather, matmul, matvec, norm, pool, reduce, scan, softmax), whose "
+            "references are rendered\n" +
             at(ctx, 1, 1) + "missing required key 'cost' (a table: { flops = ..., bytes = ... })");
   // A misspelt family is most likely one of ours: the message suggests it.
   std::string misspelt = one_to_one("softmx", "[4]", "[4]", "{ dim = 0 }");
   CHECK_THAT(problems(ctx, misspelt), Catch::Contains("family 'softmx' is none of docs/tasks.md's "
-                                                      "(did you mean 'softmax'? elementwise, "));
+                                                      "(did you mean 'softmax'? channel_norm, "));
   ctx.write("conv.cu", "// conv\n");
   task t =
       loaded(ctx, manifest + "reference = \"conv.cu\"\ncost = { flops = 1.0, bytes = 32.0 }\n");

@@ -22,6 +22,9 @@
 //   order at every barrier, so one thread running ahead of the others is tried.
 // - A fiber that calls a block barrier while its warp waits at a collective, or any other
 //   divergence that would hang the GPU, is reported as an error of the launch.
+// - Work skipped: the blocks run and those that issued a tensor-core product are counted
+//   (since ks_emulator_configure), so a test can tell that a block with nothing to compute (a
+//   tile in a triangular product's zeroed triangle) ran no k loop.
 //
 // Not modelled: timing, bank conflicts, occupancy, asynchronous wgmma and TMA, atomics. It is
 // a test tool: the emulated tensor core sums in double and rounds once (or truncates, when
@@ -182,6 +185,9 @@ struct emulator {
   std::function<void()> body;
   cudaError_t last_error = cudaSuccess;
   std::mt19937_64 rng{1};
+  bool block_used_tensor_cores = false; // the running block issued an mma or a wgmma
+  int64_t blocks_run = 0;               // since the last configure
+  int64_t tensor_core_blocks = 0;       // of them, those that issued an mma or a wgmma
 
   void fail(const std::string& what) {
     if (error.empty()) {
@@ -353,10 +359,13 @@ inline cudaError_t run_grid(dim3 grid, dim3 block, size_t smem_bytes,
           f.context.uc_link = nullptr;
           makecontext(&f.context, &fiber_entry, 0);
         }
+        e.block_used_tensor_cores = false;
         if (!run_block() || !e.error.empty()) {
           e.fibers.clear();
           return e.last_error = cudaErrorLaunchFailure;
         }
+        ++e.blocks_run;
+        e.tensor_core_blocks += e.block_used_tensor_cores ? 1 : 0;
       }
   e.fibers.clear();
   return cudaSuccess;
@@ -398,6 +407,7 @@ inline void mma_m16n8k8_tf32(float d[4], const uint32_t a[4], const uint32_t b[2
                              const float c[4]) {
   emulator& e = state();
   fiber& f = self();
+  e.block_used_tensor_cores = true;
   warp_exchange& x = e.exchange[static_cast<size_t>(f.warp)];
   const int32_t lane = f.lane;
   for (int i = 0; i < 4; ++i) {
@@ -494,6 +504,7 @@ inline uint32_t shared_address(const void* p) {
 /// until a wgmma.wait_group completes its group.
 inline void wgmma_m64nNk8_tf32_rs(float* d, const uint32_t a[4], uint64_t b_descriptor, int32_t n,
                                   bool scale_d) {
+  state().block_used_tensor_cores = true;
   self().wgmma_uncommitted.push_back(wgmma_op{d, a, b_descriptor, n, scale_d});
 }
 
@@ -682,6 +693,16 @@ ks_emulator_configure(int deferred_copies, int truncating_mma, uint64_t schedule
   s.copies = deferred_copies ? ks_emu::copy_timing::deferred : ks_emu::copy_timing::immediate;
   s.rounding = truncating_mma ? ks_emu::mma_rounding::toward_zero : ks_emu::mma_rounding::nearest;
   s.schedule_seed = schedule_seed;
+  ks_emu::state().blocks_run = 0;
+  ks_emu::state().tensor_core_blocks = 0;
+}
+
+/// Returns how many blocks ran since the last ks_emulator_configure, and how many of them
+/// issued a tensor-core product (mma.sync or wgmma).
+extern "C" __attribute__((visibility("default"))) void
+ks_emulator_block_counts(int64_t* blocks_run, int64_t* tensor_core_blocks) {
+  *blocks_run = ks_emu::state().blocks_run;
+  *tensor_core_blocks = ks_emu::state().tensor_core_blocks;
 }
 
 extern "C" __attribute__((visibility("default"))) const char* ks_emulator_error() {

@@ -40,6 +40,8 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 // -- the CUDA C++ dialect, as plain C++ ---------------------------------------------------------
@@ -111,7 +113,9 @@ struct fiber {
 struct block_run {
   dim3 idx;
   std::vector<std::unique_ptr<fiber>> fibers;
-  std::map<int, std::vector<unsigned char>> shared; // by declaration
+  // By declaration and type: one declaration in a template (a block reduction over any type)
+  // is one variable per instantiation.
+  std::map<std::pair<int, size_t>, std::vector<unsigned char>> shared;
   std::vector<unsigned char> dynamic_shared;
   std::vector<std::array<uint64_t, 32>> exchange; // per warp
   bool finished = false;
@@ -127,6 +131,7 @@ struct emulator {
   cudaError_t last_error = cudaSuccess;
   std::mt19937_64 rng{1};
   std::vector<std::unique_ptr<unsigned char[]>> spare_stacks; // reused across blocks
+  uint64_t pool_threshold = 0; // the default memory pool's release threshold, in bytes
 
   void fail(const std::string& what) {
     if (error.empty()) {
@@ -170,7 +175,7 @@ inline void fiber_entry() {
 /// Returns the calling block's variable number `id` of type T, poisoned at the block's start.
 template <typename T>
 T& block_shared(int id) {
-  std::vector<unsigned char>& bytes = own_block().shared[id];
+  std::vector<unsigned char>& bytes = own_block().shared[{id, typeid(T).hash_code()}];
   if (bytes.empty()) {
     bytes.assign(sizeof(T) + alignof(std::max_align_t), 0xff);
   }
@@ -532,6 +537,27 @@ inline cudaError_t cudaMalloc(void** p, size_t bytes) {
 inline cudaError_t cudaFree(void* p) {
   std::free(p);
   return cudaSuccess;
+}
+// The stream-ordered allocator: the default pool of the one device, allocations as cudaMalloc's.
+using cudaMemPool_t = struct ks_emulated_pool*;
+enum cudaMemPoolAttr : int { cudaMemPoolAttrReleaseThreshold = 4 };
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int) {
+  *pool = nullptr;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void* value) {
+  std::memcpy(value, &ks_emu::state().pool_threshold, sizeof(uint64_t));
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void* value) {
+  std::memcpy(&ks_emu::state().pool_threshold, value, sizeof(uint64_t));
+  return cudaSuccess;
+}
+inline cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) {
+  return cudaMalloc(p, bytes);
+}
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  return cudaFree(p);
 }
 inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
   std::memset(p, value, bytes);

@@ -16,21 +16,15 @@
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
-#include "kernelskill/abi.h"
+#include "tests/skills/emulated_kernel.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
-#include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <functional>
 #include <map>
 #include <random>
 #include <regex>
@@ -188,184 +182,6 @@ std::vector<manifest_case> cases() {
   };
 }
 
-// -- the emulator -------------------------------------------------------------------------------
-
-/// Returns `cuda` rewritten for the host compiler and memops_cuda_emulator.hpp: every launch
-/// `k<<<grid, block, smem, stream>>>(args)` becomes ks_emu::launch of a lambda that calls k with
-/// the args; every `__shared__ T name[dims];` a per-block variable; `extern __shared__ T
-/// name[];` a pointer to the block's dynamic shared memory.
-std::string emulation_source(const std::string& cuda) {
-  std::string src;
-  {
-    static const std::regex shared(
-        R"((extern\s+)?__shared__\s+([\w:<>, ]+?)\s+(\w+)\s*((?:\[[^\]]*\])*)\s*;)");
-    int id = 0;
-    auto it = std::sregex_iterator(cuda.begin(), cuda.end(), shared);
-    size_t at = 0;
-    for (; it != std::sregex_iterator(); ++it) {
-      const std::smatch& m = *it;
-      src += cuda.substr(at, static_cast<size_t>(m.position()) - at);
-      if (m[1].matched)
-        src +=
-            m[2].str() + "* " + m[3].str() + " = (" + m[2].str() + "*)::ks_emu::dynamic_shared();";
-      else
-        src += "auto& " + m[3].str() + " = ::ks_emu::block_shared<" + m[2].str() + m[4].str() +
-               ">(" + std::to_string(++id) + ");";
-      at = static_cast<size_t>(m.position() + m.length());
-    }
-    src += cuda.substr(at);
-  }
-  std::string out;
-  size_t pos = 0;
-  for (;;) {
-    size_t open = src.find("<<<", pos);
-    if (open == std::string::npos) {
-      out += src.substr(pos);
-      return out;
-    }
-    size_t begin = open; // the kernel's name, template arguments included
-    if (src[begin - 1] == '>') {
-      int depth = 0;
-      do {
-        --begin;
-        depth += src[begin] == '>' ? 1 : src[begin] == '<' ? -1 : 0;
-      } while (depth > 0);
-    }
-    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(src[begin - 1])) ||
-                         src[begin - 1] == '_' || src[begin - 1] == ':'))
-      --begin;
-    size_t close = src.find(">>>", open);
-    std::vector<std::string> config{""};
-    int depth = 0;
-    for (size_t i = open + 3; i < close; ++i) {
-      char c = src[i];
-      depth += (c == '(' || c == '[' || c == '{') ? 1 : (c == ')' || c == ']' || c == '}') ? -1 : 0;
-      if (c == ',' && depth == 0)
-        config.emplace_back();
-      else
-        config.back() += c;
-    }
-    size_t args_open = src.find('(', close);
-    size_t args_close = args_open;
-    depth = 0;
-    do {
-      depth += src[args_close] == '(' ? 1 : src[args_close] == ')' ? -1 : 0;
-      ++args_close;
-    } while (depth > 0);
-    out += src.substr(pos, begin - pos);
-    out += "::ks_emu::launch(dim3(" + config[0] + "), dim3(" + config[1] + "), (size_t)(" +
-           (config.size() > 2 ? config[2] : std::string("0")) + "), [=]() { " +
-           src.substr(begin, open - begin) + src.substr(args_open, args_close - args_open) + "; })";
-    pos = args_close;
-  }
-}
-
-/// Compiles each of `cudas` for the emulator into a shared object (cached by content,
-/// tests/test_compiler.hpp); returns one build per source, in order.
-std::vector<test::host_build> emulated(const std::vector<std::string>& cudas) {
-  // cuda_runtime.h stands for the emulator: a folder of the build's own, so that clones do not
-  // write one file.
-  fs::path include = test::bin_dir().parent_path() / "memops-emulator-include";
-  fs::create_directories(include);
-  std::string header =
-      "#pragma once\n#include \"" +
-      (test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() + "\"\n";
-  if (test::read_file(include / "cuda_runtime.h") != header) {
-    fs::path tmp = include / ("cuda_runtime.h.tmp-" + std::to_string(::getpid()));
-    std::ofstream(tmp) << header;
-    fs::rename(tmp, include / "cuda_runtime.h");
-  }
-  std::vector<std::string> sources;
-  for (const std::string& cuda : cudas)
-    sources.push_back(emulation_source(cuda));
-  return test::host_compile_all(
-      sources, {"-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-I" + include.string(),
-                "-I" + (test::source_dir() / "gpu" / "include").string()});
-}
-
-using forward_fn = int (*)(const ks_tensor*, int32_t, ks_tensor*, int32_t, void*);
-
-/// A tensor's host storage, `shift` floats into its allocation (1: not 16-byte aligned).
-struct host_tensor {
-  std::vector<float> storage;
-  std::vector<int64_t> shape;
-  int shift = 0;
-  float* data() { return storage.data() + shift; }
-  int64_t numel() const {
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
-    return n;
-  }
-  ks_tensor abi() {
-    ks_tensor t{};
-    t.data = data();
-    t.dtype = KS_F32;
-    t.ndim = static_cast<int32_t>(shape.size());
-    int64_t stride = 1;
-    for (int32_t d = t.ndim - 1; d >= 0; --d) {
-      t.shape[d] = shape[static_cast<size_t>(d)];
-      t.stride[d] = stride;
-      stride *= shape[static_cast<size_t>(d)];
-    }
-    return t;
-  }
-};
-
-host_tensor allocate(const std::vector<int64_t>& shape, int shift) {
-  host_tensor t;
-  t.shape = shape;
-  t.shift = shift;
-  t.storage.assign(static_cast<size_t>(t.numel()) + 8, NAN);
-  return t;
-}
-
-/// Runs the candidate in `so` on `inputs` (values), `calls` times; returns the output of the
-/// last call, or an error message.
-struct run_outcome {
-  std::vector<float> output;
-  std::string error;
-};
-
-run_outcome run_emulated(const fs::path& so, const engine::task& t,
-                         const std::vector<std::vector<float>>& inputs, int shift, int calls,
-                         uint64_t seed) {
-  run_outcome outcome;
-  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    outcome.error = std::string("dlopen: ") + dlerror();
-    return outcome;
-  }
-  auto forward = reinterpret_cast<forward_fn>(dlsym(handle, "ks_forward"));
-  auto configure = reinterpret_cast<void (*)(int, int, int, unsigned long long)>(
-      dlsym(handle, "ks_emulator_configure"));
-  auto error = reinterpret_cast<const char* (*)()>(dlsym(handle, "ks_emulator_error"));
-  configure(4, 2, 3, seed);
-  std::vector<host_tensor> in;
-  std::vector<ks_tensor> in_abi;
-  for (size_t i = 0; i < t.inputs.size(); ++i) {
-    in.push_back(allocate(t.inputs[i].shape, shift));
-    std::copy(inputs[i].begin(), inputs[i].end(), in.back().data());
-  }
-  for (host_tensor& h : in)
-    in_abi.push_back(h.abi());
-  host_tensor out = allocate(t.outputs.front().shape, shift);
-  ks_tensor out_abi = out.abi();
-  for (int call = 0; call < calls && outcome.error.empty(); ++call) {
-    std::fill(out.storage.begin(), out.storage.end(), NAN); // an unwritten output fails
-    int rc = forward(in_abi.data(), static_cast<int32_t>(in_abi.size()), &out_abi, 1, nullptr);
-    if (rc != 0)
-      outcome.error = "ks_forward returned " + std::to_string(rc) + ": " + error();
-  }
-  for (size_t i = 0; i < in.size() && outcome.error.empty(); ++i)
-    if (!std::equal(inputs[i].begin(), inputs[i].end(), in[i].data()))
-      outcome.error = "the candidate changed input " + std::to_string(i);
-  outcome.output.assign(out.data(), out.data() + out.numel());
-  // The shared object stays loaded: its static state (workspaces) must outlive nothing here,
-  // and unloading a library whose fibers ran is not worth the risk in a test.
-  return outcome;
-}
-
 // -- references for the families whose own reference uses CUB ----------------------------------
 
 int64_t integer(const engine::task& t, const std::string& name) {
@@ -375,7 +191,7 @@ bool flag(const engine::task& t, const std::string& name) {
   return std::get<bool>(t.derived.scalars.at(name));
 }
 
-std::vector<double> scan_reference(const engine::task& t, const std::vector<float>& x) {
+std::vector<double> scan_reference(const engine::task& t, const std::vector<double>& x) {
   const int64_t outer = integer(t, "outer"), axis = integer(t, "axis"), inner = integer(t, "inner");
   const bool product = std::get<std::string>(t.derived.scalars.at("op")) == "cumprod";
   const bool reverse = flag(t, "reverse"), exclusive = flag(t, "exclusive");
@@ -396,8 +212,8 @@ std::vector<double> scan_reference(const engine::task& t, const std::vector<floa
   return y;
 }
 
-std::vector<double> matvec_reference(const engine::task& t, const std::vector<float>& A,
-                                     const std::vector<float>& x) {
+std::vector<double> matvec_reference(const engine::task& t, const std::vector<double>& A,
+                                     const std::vector<double>& x) {
   const int64_t m = integer(t, "m"), k = integer(t, "k");
   const bool transposed = flag(t, "transpose_a");
   std::vector<double> y(static_cast<size_t>(m));
@@ -411,35 +227,14 @@ std::vector<double> matvec_reference(const engine::task& t, const std::vector<fl
   return y;
 }
 
-/// Says how `got` misses `want` under the task's tolerance; empty when it passes.
-std::string mismatch(const engine::task& t, const std::vector<float>& got,
-                     const std::vector<double>& want) {
-  if (got.size() != want.size())
-    return "the output has " + std::to_string(got.size()) + " elements, not " +
-           std::to_string(want.size());
-  double diff2 = 0, ref2 = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double d = std::fabs(static_cast<double>(got[i]) - want[i]);
-    if (!(d <= t.tol.atol + t.tol.rtol * std::fabs(want[i])))
-      return "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", the reference " +
-             std::to_string(want[i]);
-    diff2 += d * d;
-    ref2 += want[i] * want[i];
-  }
-  double rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  if (rel > t.tol.norm_rel)
-    return "norm-relative error " + std::to_string(rel) + " over " + std::to_string(t.tol.norm_rel);
-  return {};
-}
-
-std::vector<std::vector<float>> draw_inputs(const engine::task& t, uint64_t seed) {
+std::vector<std::vector<double>> draw_inputs(const engine::task& t, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<std::vector<float>> values;
+  std::vector<std::vector<double>> values;
   for (const engine::tensor_spec& spec : t.inputs) {
-    std::vector<float> v(static_cast<size_t>(spec.numel()));
+    std::vector<double> v(static_cast<size_t>(spec.numel()));
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_real_distribution<float> positive(0.5f, 1.5f);
-    for (float& e : v)
+    for (double& e : v)
       e = spec.init == engine::init_kind::positive ? positive(rng) : normal(rng);
     values.push_back(std::move(v));
   }
@@ -469,36 +264,33 @@ struct rendered_case {
   bool emulate; // the first instantiation and one corner run; the rest only compile
 };
 
-/// The spread's tasks, loaded from manifests as the engine loads any, and every rendering.
+/// The spread's tasks (loaded from manifests written in `context`) and their renderings.
 struct spread {
-  test::test_context context; // the manifests' folder, for as long as the tasks live
-  std::vector<manifest_case> all = cases();
-  std::vector<engine::task> tasks;
-  std::vector<rendered_case> rendered; // subjects point into `tasks`
+  test::test_context context;
+  std::vector<engine::task> tasks; ///< filled once, then never moved: rendered points into it
+  std::vector<rendered_case> rendered;
 };
 
-/// Loads the spread's tasks and renders every skill of this set that applies to each, checking
-/// that the expected skills apply and every rendering succeeds.
-void render_spread(spread& out) {
-  const test::test_context& context = out.context;
-  std::vector<engine::task>& tasks = out.tasks;
-  std::vector<rendered_case>& rendered = out.rendered;
-  const std::vector<manifest_case>& all = out.all;
+/// Loads every manifest of cases() and renders, for every covered skill that applies, the
+/// planner's first instantiation and the corners of each template's space, checking that the
+/// expected skills apply and that every rendering succeeds.
+void render_spread(spread& sp) {
   auto library = engine::load_skill_library(test::source_dir() / "skills");
   INFO((library ? "" : library.error().message()));
   REQUIRE(library.has_value());
   for (const std::string& id : covered_skills)
     REQUIRE(library->find(id) != nullptr);
 
+  std::vector<manifest_case> all = cases();
   for (const manifest_case& c : all) {
-    auto loaded = engine::load_task_manifest(context.write(c.file, c.toml));
+    auto loaded = engine::load_task_manifest(sp.context.write(c.file, c.toml));
     INFO(c.file << "\n" << (loaded ? "" : loaded.error().message()));
     REQUIRE(loaded.has_value());
-    tasks.push_back(std::move(*loaded));
+    sp.tasks.push_back(std::move(*loaded));
   }
 
-  for (size_t n = 0; n < tasks.size(); ++n) {
-    const engine::task& t = tasks[n];
+  for (size_t n = 0; n < sp.tasks.size(); ++n) {
+    const engine::task& t = sp.tasks[n];
     auto reference = engine::read_reference(t);
     REQUIRE(reference.has_value());
     std::set<std::string> applied;
@@ -540,7 +332,7 @@ void render_spread(spread& out) {
           std::string label = t.name + " " + s.id + "/" + tp.name;
           for (const auto& [name, value] : v)
             label += " " + name + "=" + std::to_string(value);
-          rendered.push_back({label, *text, &t, emulate});
+          sp.rendered.push_back({label, *text, &t, emulate});
         }
       }
     }
@@ -549,7 +341,7 @@ void render_spread(spread& out) {
       CHECK(applied.count(id) == 1);
     }
   }
-  CHECK(rendered.size() > 60);
+  CHECK(sp.rendered.size() > 60);
 }
 
 } // namespace
@@ -607,7 +399,7 @@ TEST_CASE("the memory-bound skills compute what the family reference computes on
     sources.push_back(text);
   std::vector<fs::path> objects;
   std::vector<std::string> logs;
-  for (test::host_build& b : emulated(sources)) {
+  for (test::host_build& b : test::emulated_all(sources)) {
     objects.push_back(b.shared_object);
     logs.push_back(std::move(b.log));
   }
@@ -625,23 +417,24 @@ TEST_CASE("the memory-bound skills compute what the family reference computes on
     INFO(c.label << "\n" << logs[r]);
     REQUIRE_FALSE(objects[r].empty());
     for (int shift : {0, 1}) {
-      std::vector<std::vector<float>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
+      std::vector<std::vector<double>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
       std::vector<double> want;
       if (t.family == "scan") {
         want = scan_reference(t, inputs[0]);
       } else if (t.family == "matvec") {
         want = matvec_reference(t, inputs[0], inputs[1]);
       } else {
-        run_outcome ref = run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
+        test::emulated_run ref = test::run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
         INFO("the family reference: " << ref.error);
         REQUIRE(ref.error.empty());
         want.assign(ref.output.begin(), ref.output.end());
       }
-      run_outcome got = run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
+      test::emulated_run got =
+          test::run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r));
       INFO("pointers shifted by " << shift << " float(s)");
       CHECK(got.error == "");
       if (got.error.empty())
-        CHECK(mismatch(t, got.output, want) == "");
+        CHECK(test::mismatch(t, got.output, want) == "");
     }
   }
 }

@@ -91,18 +91,51 @@ engine::task norm_task(const std::string& name, const std::string& op,
   return t;
 }
 
-engine::task reduce_task(const std::string& name, const std::string& op,
-                         const std::vector<int64_t>& shape, size_t dim, bool keepdim) {
-  engine::task t = axis_task(name, "reduce", op, shape, dim, dim);
+/// Returns a channel norm of `shape` [batch, channels, *spatial] in `groups` groups (instance:
+/// one per channel), with the values the family loader derives: for instance and group, the
+/// rows of a layer norm, [batch x groups, channels / groups x spatial].
+engine::task channel_norm_task(const std::string& name, const std::string& op,
+                               const std::vector<int64_t>& shape, int64_t groups, bool affine) {
+  engine::task t;
+  t.name = name;
+  t.family = "channel_norm";
+  t.inputs.push_back(tensor("x", shape));
+  if (affine) {
+    t.inputs.push_back(tensor("weight", {shape[1]}));
+    t.inputs.push_back(tensor("bias", {shape[1]}));
+  }
+  t.outputs.push_back(tensor("y", shape));
+  const int64_t spatial = product(shape, 2, shape.size());
+  t.params["op"] = op;
+  t.params["eps"] = 1e-5;
+  t.params["affine"] = affine;
+  t.params["groups"] = groups;
+  if (op != "batch") {
+    t.params["outer"] = shape[0] * groups;
+    t.params["axis"] = shape[1] / groups * spatial;
+    t.params["inner"] = int64_t{1};
+  }
+  return t;
+}
+
+/// Returns a reduction of dims [first, last] of `shape` (a scalar when they are all of them).
+engine::task reduce_over(const std::string& name, const std::string& op,
+                         const std::vector<int64_t>& shape, size_t first, size_t last,
+                         bool keepdim) {
+  engine::task t = axis_task(name, "reduce", op, shape, first, last);
   t.params["keepdim"] = keepdim;
-  std::vector<int64_t> out = shape;
+  std::vector<int64_t> out(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(first));
   if (keepdim)
-    out[dim] = 1;
-  else
-    out.erase(out.begin() + static_cast<std::ptrdiff_t>(dim));
+    out.insert(out.end(), last - first + 1, 1);
+  out.insert(out.end(), shape.begin() + static_cast<std::ptrdiff_t>(last + 1), shape.end());
   bool index = op == "argmax" || op == "argmin";
   t.outputs.push_back(tensor("y", out, index ? engine::dtype::i64 : engine::dtype::f32));
   return t;
+}
+
+engine::task reduce_task(const std::string& name, const std::string& op,
+                         const std::vector<int64_t>& shape, size_t dim, bool keepdim) {
+  return reduce_over(name, op, shape, dim, dim, keepdim);
 }
 
 /// The shapes of the three families: the suites' (kernelbench-l1 and quickstart), KernelBench
@@ -138,6 +171,10 @@ std::vector<engine::task> spread() {
       norm_task("rmsnorm_one_long_row", "rms", {1, 7000001}, 1, 1, false),
       norm_task("rmsnorm_two_rows", "rms", {2, 300000}, 1, 1, true),
       norm_task("l2norm_everything", "l2", {112, 64, 512, 512}, 0, 3, false),
+      // instance and group norms without affine weights: layer norms of rows
+      channel_norm_task("instancenorm_kb", "instance", {112, 64, 256, 256}, 64, false),
+      channel_norm_task("groupnorm_rows", "group", {16, 64, 32, 32}, 8, false),
+      channel_norm_task("instancenorm_small", "instance", {8, 64, 7, 7}, 64, false),
       // reduce
       reduce_task("sum_kb", "sum", {128, 4096, 4095}, 1, true),
       reduce_task("sum_quick", "sum", {16, 256, 255}, 1, true),
@@ -155,6 +192,10 @@ std::vector<engine::task> spread() {
       reduce_task("max_axis_1", "max", {7, 1}, 1, true),
       reduce_task("argmax_tall_columns", "argmax", {1, 1000000, 64}, 1, false),
       reduce_task("mean_tall_columns", "mean", {2, 5000000, 3}, 1, true),
+      // several adjacent dims are one axis of the same view; all of them, one line
+      reduce_over("sum_dims_rows", "sum", {16, 256, 255}, 1, 2, false),
+      reduce_over("max_dims_columns", "max", {64, 64, 4095}, 0, 1, true),
+      reduce_over("mean_to_scalar", "mean", {4096, 4096}, 0, 1, false),
   };
 }
 
@@ -278,6 +319,28 @@ TEST_CASE("each row-op skill applies in its regime: the row held on chip, a warp
   CHECK(skills_for("sum_rows_odd") == std::set<std::string>{"reduce_rows"});
   CHECK(skills_for("sum_everything") == std::set<std::string>{"reduce_rows"});
   CHECK(skills_for("max_axis_1") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("sum_dims_rows") == std::set<std::string>{"reduce_rows"});
+  CHECK(skills_for("max_dims_columns") == std::set<std::string>{"reduce_split_columns"});
+  CHECK(skills_for("mean_to_scalar") == std::set<std::string>{"reduce_rows"});
+
+  CHECK(skills_for("instancenorm_kb") == std::set<std::string>{"norm_cluster_rows"});
+  CHECK(skills_for("groupnorm_rows") == std::set<std::string>{"norm_cluster_rows"});
+  CHECK(skills_for("instancenorm_small") == std::set<std::string>{"norm_warp_rows"});
+
+  // Ops no row-op skill computes yet: none applies (their text tables have no entry, or a
+  // channel norm's weights vary along a row, or batch statistics are no rows).
+  CHECK(
+      applicable(library, channel_norm_task("groupnorm_affine", "group", {16, 64, 32, 32}, 8, true))
+          .empty());
+  CHECK(applicable(library, channel_norm_task("batchnorm", "batch", {16, 64, 32, 32}, 64, false))
+            .empty());
+  CHECK(applicable(library, reduce_task("logsumexp_rows", "logsumexp", {128, 4096}, 1, false))
+            .empty());
+  CHECK(applicable(library, reduce_task("logsumexp_columns", "logsumexp", {8, 4096, 64}, 1, true))
+            .empty());
+  CHECK(applicable(library, norm_task("l1norm_rows", "l1", {128, 4096}, 1, 1, false)).empty());
+  CHECK(
+      applicable(library, norm_task("l1norm_channels", "l1", {8, 64, 4096}, 1, 1, false)).empty());
 
   // Every shape of the spread has a row-op skill.
   for (const engine::task& t : tasks) {
