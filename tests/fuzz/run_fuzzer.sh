@@ -57,7 +57,7 @@ if [ "$stale" = 1 ]; then
   # a fresh clone on a machine that built these sources before links without compiling.
   launcher=()
   if [ "${KS_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
-    launcher=(ccache)
+    launcher=(env "CCACHE_BASEDIR=$src" CCACHE_NOHASHDIR=1 ccache)
   fi
   flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
          -DBOOST_JSON_NO_LIB -DBOOST_CONTAINER_NO_LIB -I"$src")
