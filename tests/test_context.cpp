@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -34,11 +35,38 @@ std::filesystem::path test_context::write(const std::string& name, const std::st
   return path;
 }
 
+namespace {
+
+bool skip_requested = false;
+
+} // namespace
+
+void skip(const std::string& reason) {
+  skip_requested = true;
+  std::printf("SKIPPED: %s\n", reason.c_str());
+  std::fflush(stdout);
+}
+
+bool skipped() {
+  return skip_requested;
+}
+
 std::filesystem::path source_dir() {
   // The environment wins so that an installed test binary runs against a copied tree.
   if (const char* dir = std::getenv("KS_SOURCE_DIR"))
     return dir;
   return KS_SOURCE_DIR;
+}
+
+std::filesystem::path cache_dir() {
+  // The same rule as tests/lint/check_tidy.sh's.
+  if (const char* dir = std::getenv("KS_TEST_CACHE_DIR"); dir != nullptr && *dir != '\0')
+    return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0')
+    return std::filesystem::path(xdg) / "kernelskill" / "tests";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return std::filesystem::path(home) / ".cache" / "kernelskill" / "tests";
+  return std::filesystem::temp_directory_path() / "kernelskill-tests-cache";
 }
 
 std::filesystem::path bin_dir() {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,6 +276,58 @@ std::vector<std::string> kernelskill_run(const fs::path& config) {
           "0"};
 }
 
+/// Returns how many lines of `path` start with `prefix`.
+size_t lines_starting(const fs::path& path, const std::string& prefix) {
+  size_t n = 0;
+  for (const std::string& line : lines_of(path))
+    n += line.rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
+}
+
+/// Waits (at most a minute, however loaded the machine) until `path` holds at least `n` lines
+/// that start with `prefix`: the scripted worker's job log says a job started, a campaign's
+/// output says it got a signal. Fails the test if they never come.
+void wait_for_lines(const fs::path& path, const std::string& prefix, size_t n) {
+  auto deadline = clock_type::now() + std::chrono::minutes(1);
+  while (lines_starting(path, prefix) < n && clock_type::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  INFO(path.string() << ":\n" << test::read_file(path));
+  REQUIRE(lines_starting(path, prefix) >= n);
+}
+
+/// Waits (at most a minute) until `text` appears in `path`.
+void wait_for_text(const fs::path& path, const std::string& text) {
+  auto deadline = clock_type::now() + std::chrono::minutes(1);
+  while (test::read_file(path).find(text) == std::string::npos && clock_type::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  INFO(path.string() << ":\n" << test::read_file(path));
+  REQUIRE(test::read_file(path).find(text) != std::string::npos);
+}
+
+/// Waits (at most a minute) until every scripted worker that marked itself in `alive`
+/// ($KS_SCRIPTED_ALIVE_DIR) has ended: each holds an flock on its mark while it lives.
+void wait_for_workers_gone(const fs::path& alive) {
+  auto deadline = clock_type::now() + std::chrono::minutes(1);
+  for (;;) {
+    std::error_code ec;
+    size_t living = 0;
+    for (const auto& mark : fs::directory_iterator(alive, ec)) {
+      int fd = ::open(mark.path().c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0)
+        continue;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
+        fs::remove(mark.path(), ec);
+      else
+        ++living;
+      ::close(fd);
+    }
+    if (living == 0)
+      return;
+    REQUIRE(clock_type::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 // Checks that a finished node kept everything a later step must not change.
 bool same_finished_node(const engine::node_record& before, const engine::node_record& after) {
   return before.id == after.id && before.parent == after.parent && before.depth == after.depth &&
@@ -486,6 +539,8 @@ TEST_CASE("a campaign killed with SIGKILL at random points resumes without losin
   fs::path config = ctx.write("killed/campaign.toml", config_text(setup));
   fs::path out = ctx.dir() / "killed" / "out";
   fs::path jobs_log = ctx.dir() / "jobs.log";
+  fs::path alive = ctx.dir() / "workers-alive";
+  env.set("KS_SCRIPTED_ALIVE_DIR", alive.string());
   // Random kill points; KS_TEST_SEED replays a failing run (the seed is in the output).
   const char* seed_text = std::getenv("KS_TEST_SEED");
   const uint32_t seed = seed_text ? static_cast<uint32_t>(std::strtoul(seed_text, nullptr, 10))
@@ -509,8 +564,9 @@ TEST_CASE("a campaign killed with SIGKILL at random points resumes without losin
     }
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
-    // The workers of the killed campaign see their stdin close and leave; let them.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The workers of the killed campaign see their stdin close and leave; a request still in
+    // their pipe may start (and log) one more job first: count the log once they are gone.
+    wait_for_workers_gone(alive);
     kills.push_back({read_trees(out), lines_of(jobs_log).size()});
     const tree_snapshot& now = kills.back().trees;
     if (kills.size() >= 2) {
@@ -598,8 +654,10 @@ TEST_CASE("Ctrl-C stops a campaign cleanly with exit 130 and the same command re
   fs::path config = ctx.write("campaign.toml", config_text(setup));
   fs::path out = ctx.dir() / "out";
 
+  // Interrupted once candidates are being verified (the reference's is the first verify job):
+  // nodes are in the store and jobs in flight.
   pid_t pid = spawn(kernelskill_run(config), ctx.dir() / "first.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  wait_for_lines(ctx.dir() / "jobs.log", "verify ", 2);
   ::kill(pid, SIGINT);
   auto status = wait_for(pid, std::chrono::seconds(60));
   std::string first = test::read_file(ctx.dir() / "first.log");
@@ -627,12 +685,15 @@ TEST_CASE("Ctrl-C stops a campaign cleanly with exit 130 and the same command re
   json::value results = read_json(out / "results.json");
   CHECK(results.at("campaign").at("runs").as_int64() == 2);
 
-  // A second Ctrl-C does not wait for the work in flight.
+  // A second Ctrl-C does not wait for the work in flight: the first verify job takes 30 s,
+  // the first Ctrl-C comes while it runs, the second once the first is acknowledged.
   fs::path again = ctx.write("again/campaign.toml", config_text(setup));
+  env.set("KS_SCRIPTED_JOB_MS", "30000");
+  size_t verifies = lines_starting(ctx.dir() / "jobs.log", "verify ");
   pid = spawn(kernelskill_run(again), ctx.dir() / "third.log");
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  wait_for_lines(ctx.dir() / "jobs.log", "verify ", verifies + 1);
   ::kill(pid, SIGINT);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_text(ctx.dir() / "third.log", "stopping");
   ::kill(pid, SIGINT);
   status = wait_for(pid, std::chrono::seconds(10));
   REQUIRE(status.has_value());

@@ -570,10 +570,9 @@ TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at on
   actors::run_options o = options_for(ctx);
   o.stop_requested = &stop;
   std::thread interrupter([&] {
-    // Once the planner's request is in flight.
-    for (int i = 0; i < 400 && server.requests().empty(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Once the planner's request is in flight: the server has it (at most a minute).
+    for (int i = 0; i < 12000 && server.requests().empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     stop = true;
   });
   auto start = clock_type::now();

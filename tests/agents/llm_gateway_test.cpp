@@ -64,6 +64,14 @@ test::scripted_reply status(int code, const std::string& message = "no") {
   return r;
 }
 
+/// Waits (at most a minute) until `server` has received `n` requests: they are in flight.
+void wait_for_requests(const test::fake_model_server& server, size_t n) {
+  auto deadline = clock_type::now() + std::chrono::minutes(1);
+  while (server.requests().size() < n && clock_type::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(server.requests().size() >= n);
+}
+
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
@@ -294,7 +302,7 @@ TEST_CASE("cancel ends the requests queued and in flight at once, with errc::can
       codes.push_back(o.result ? engine::errc::internal : o.result.error().code());
       cv.notify_all();
     });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200)); // two are in flight
+  wait_for_requests(server, 2); // two are in flight
   auto start = clock_type::now();
   gateway.cancel("interrupted by the user");
   std::unique_lock lock(m);
@@ -544,7 +552,7 @@ TEST_CASE("every outcome hands its caller the transcript's text, redacted and eq
   gateway.submit(hello("relu", 2), keep); // refused by the endpoint: failed
   wait_for(2);
   gateway.submit(hello("relu", 3), keep); // in flight when cancelled
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_for_requests(server, 3);
   gateway.cancel("interrupted");
   wait_for(3);
 

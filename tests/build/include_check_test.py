@@ -12,7 +12,9 @@
    (KS_CHECK_INCLUDES=OFF), still fails, at compile time: its staged include root holds no
    such folder.
 
-Usage: include_check_test.py SOURCE_DIR BINARY_DIR CMAKE MAKE_PROGRAM CXX_COMPILER
+Usage: include_check_test.py SOURCE_DIR BINARY_DIR CMAKE GENERATOR MAKE_PROGRAM CXX_COMPILER
+GENERATOR and MAKE_PROGRAM are the parent build's (CMAKE_GENERATOR, CMAKE_MAKE_PROGRAM), so the
+fixture builds with the tool that built the tree: Ninja's or make.
 """
 
 import os
@@ -66,11 +68,11 @@ def check_fixtures(source, binary):
           out)
 
 
-def build_fixture(source, cmake, make_program, cxx, case, check_includes="ON"):
+def build_fixture(source, cmake, generator, make_program, cxx, case, check_includes="ON"):
     work = tempfile.mkdtemp(prefix="ks-include-fixture-")
     try:
         rc, out = run([cmake, "-S", os.path.join(source, "tests", "build", "fixture"), "-B", work,
-                       "-G", "Ninja", "-DCMAKE_MAKE_PROGRAM=" + make_program,
+                       "-G", generator, "-DCMAKE_MAKE_PROGRAM=" + make_program,
                        "-DCMAKE_CXX_COMPILER=" + cxx, "-DKS_SOURCE_DIR=" + source,
                        "-DFIXTURE_CASE=" + case, "-DKS_CHECK_INCLUDES=" + check_includes])
         if rc != 0:
@@ -80,32 +82,32 @@ def build_fixture(source, cmake, make_program, cxx, case, check_includes="ON"):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def check_builds(source, cmake, make_program, cxx):
-    rc, out = build_fixture(source, cmake, make_program, cxx, "none")
+def check_builds(source, cmake, generator, make_program, cxx):
+    rc, out = build_fixture(source, cmake, generator, make_program, cxx, "none")
     check(rc == 0 and "Checking the includes of ks_high" in out,
           "the fixture builds, its includes checked first", out)
-    rc, out = build_fixture(source, cmake, make_program, cxx, "third_party")
+    rc, out = build_fixture(source, cmake, generator, make_program, cxx, "third_party")
     check(rc != 0 and "bad_third_party/uses_caf.cpp:1: #include <caf/all.hpp>: "
           "ks_bad_third_party may not include CAF" in out and "uses_caf.cpp.o" not in out,
           "a component that includes CAF against its THIRD_PARTY line fails to build, "
           "before its files compile", out)
-    rc, out = build_fixture(source, cmake, make_program, cxx, "ours")
+    rc, out = build_fixture(source, cmake, generator, make_program, cxx, "ours")
     check(rc != 0 and "bad_ours/uses_high.cpp:1: #include \"high/high.hpp\": ks_bad_ours may "
           "not include high/ (ks_high): it is not in its DEPS line (bad_ours/CMakeLists.txt), "
           "which reaches low/" in out,
           "a component that includes a folder its DEPS do not reach fails to build", out)
-    rc, out = build_fixture(source, cmake, make_program, cxx, "ours", check_includes="OFF")
+    rc, out = build_fixture(source, cmake, generator, make_program, cxx, "ours", check_includes="OFF")
     check(rc != 0 and "high/high.hpp" in out and "No such file" in out,
           "without the check, the staged include roots still make that include fail", out)
 
 
 def main(argv):
-    if len(argv) != 6:
+    if len(argv) != 7:
         print(__doc__, file=sys.stderr)
         return 2
-    source, binary, cmake, make_program, cxx = argv[1:]
+    source, binary, cmake, generator, make_program, cxx = argv[1:]
     check_fixtures(source, binary)
-    check_builds(source, cmake, make_program, cxx)
+    check_builds(source, cmake, generator, make_program, cxx)
     if failures:
         print(f"{len(failures)} check(s) failed", file=sys.stderr)
         return 1

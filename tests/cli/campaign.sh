@@ -21,6 +21,7 @@ worker="$(dirname "$ks")/ks-scripted-worker"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_STATE_DIR="$tmp/worker-state"
 
@@ -82,10 +83,12 @@ PY
 rm -rf out worker-state
 # --foreground: without it timeout passes the signal on to its whole process group as well, so
 # kernelskill gets it twice and rightly quits at once ("interrupted again").
-KS_SCRIPTED_JOB_MS=400 timeout --foreground 300 "$ks" run campaign.toml --worker "$worker" --progress 0 \
-  >out.txt 2>err.txt &
+# Interrupted once candidates are being verified (the scripted worker logs each job as it starts;
+# the reference's verify is the first): nodes are in the store, jobs in flight.
+KS_SCRIPTED_LOG="$tmp/jobs.log" KS_SCRIPTED_JOB_MS=400 timeout --foreground 300 "$ks" run campaign.toml \
+  --worker "$worker" --progress 0 >out.txt 2>err.txt &
 pid=$!
-sleep 4
+wait_for_lines jobs.log '^verify ' 2 120 "$pid" || fail "interrupted campaign: no candidate verified: $(cat err.txt)"
 start=$(date +%s%N)
 kill -INT "$pid"
 wait "$pid"; rc=$?

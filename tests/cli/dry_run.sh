@@ -17,6 +17,7 @@ export KS_NVCC="$fake_nvcc"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 
 q="$src/tasks/quickstart"
 cat >campaign.toml <<TOML
@@ -74,20 +75,30 @@ timeout 60 "$ks" run campaign.toml --dry-run --arch 90 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 1 ] || fail "--arch 90: exit $rc, wanted 1"
 
 # Lines come as they happen: with a slow nvcc, the reference's line is out long before the end.
+# The stand-in for nvcc says it started (nvcc-started), then takes a second; a compile that
+# starts once the reference's line is out waits, besides, until the test has seen it (the
+# file seen), so that the run is still going when the test looks.
 cat >slow_nvcc.sh <<SH
 #!/usr/bin/env bash
 for a in "\$@"; do [ "\$a" = --version ] && exec "$fake_nvcc" "\$@"; done
+echo started >>"$tmp/nvcc-started"
 sleep 1
+if grep -q 'reference compiled' "$tmp/out.txt" 2>/dev/null; then
+  for _ in \$(seq 1 2400); do [ -e "$tmp/seen" ] || [ ! -d "$tmp" ] && break; sleep 0.05; done
+fi
 exec "$fake_nvcc" "\$@"
 SH
 chmod +x slow_nvcc.sh
-rm -rf out
+rm -rf out seen out.txt
 KS_NVCC="$tmp/slow_nvcc.sh" timeout 120 "$ks" run campaign.toml --dry-run --progress 0.5 \
   --cache-dir slow-cache >out.txt 2>err.txt &
 pid=$!
-sleep 3
-kill -0 "$pid" 2>/dev/null || fail "slow dry run: ended within 3 s; the test cannot look at it running"
-grep -q 'reference compiled' out.txt || fail "slow dry run: no line after 3 s: the lines come only at the end"
+if wait_for_lines out.txt 'reference compiled' 1 120 "$pid"; then
+  kill -0 "$pid" 2>/dev/null || fail "slow dry run: its first line came only at the end"
+else
+  fail "slow dry run: no 'reference compiled' line: $(cat out.txt err.txt)"
+fi
+touch seen
 wait "$pid"; rc=$?
 [ "$rc" -eq 0 ] || fail "slow dry run: exit $rc: $(cat err.txt)"
 # Off a terminal: plain lines with counts and an ETA, each different from the one before.
@@ -101,10 +112,11 @@ dups=$(sed -E 's/^\[[0-9]+s\] //' err.txt | grep '^dry run:' | uniq -d | wc -l)
 # Interrupted: it says how many tasks it checked and how many it never reached, not "2 of 2
 # would run" (issue 27).
 rm -rf out
+rm -f nvcc-started
 KS_NVCC="$tmp/slow_nvcc.sh" "$ks" run campaign.toml --dry-run --progress 0 --cache-dir int-cache \
   >int.out 2>int.err &
 pid=$!
-sleep 1.5
+wait_for_file nvcc-started || fail "interrupted dry run: nvcc never started: $(cat int.out int.err)"
 kill -INT "$pid"
 wait "$pid"; rc=$?
 [ "$rc" -eq 130 ] || fail "interrupted dry run: exit $rc, wanted 130: $(cat int.err)"

@@ -19,6 +19,7 @@ export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 
 # expect CODE NAME ARGS...: runs kernelskill ARGS, wants exit CODE; the output is in out, err.
 expect() {
@@ -120,16 +121,20 @@ scripted 21 "ok;ok;fail:out_of_memory"
 scripted 22 "ok;ok;fail:cuda_error"
 
 # 130: an interrupted dry run, promptly, saying truthfully what it keeps.
+# The stand-in for nvcc says it started (nvcc-started), then takes 5 s: the interrupt comes
+# while it runs.
 cat >slow_nvcc.sh <<SH
 #!/usr/bin/env bash
 for a in "\$@"; do [ "\$a" = --version ] && exec "$KS_NVCC" "\$@"; done
+echo started >>"$tmp/nvcc-started"
 sleep 5
 exec "$KS_NVCC" "\$@"
 SH
 chmod +x slow_nvcc.sh
+rm -f nvcc-started
 KS_NVCC="$tmp/slow_nvcc.sh" "$ks" run campaign.toml --dry-run --progress 0 >out 2>err &
 pid=$!
-sleep 1.5
+wait_for_file nvcc-started || fail "interrupted dry run: nvcc never started: $(cat out err)"
 start=$(date +%s%N)
 kill -INT "$pid"
 wait "$pid"; rc=$?
@@ -141,9 +146,10 @@ grep -q "state is saved" err && fail "interrupted dry run: claims a saved state:
 pgrep -f "$tmp/slow_nvcc.sh" >/dev/null && fail "interrupted dry run: left nvcc running"
 
 # SIGTERM is a Ctrl-C too.
+rm -f nvcc-started
 KS_NVCC="$tmp/slow_nvcc.sh" "$ks" run campaign.toml --dry-run --progress 0 >out 2>err &
 pid=$!
-sleep 1.5
+wait_for_file nvcc-started || fail "dry run stopped by SIGTERM: nvcc never started: $(cat out err)"
 kill -TERM "$pid"
 wait "$pid"; rc=$?
 [ "$rc" -eq 130 ] || fail "dry run stopped by SIGTERM: exit $rc, wanted 130: $(cat out err)"

@@ -21,6 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_STATE_DIR="$tmp/worker-state"
 export KS_SCRIPTED_JOB_MS=0
@@ -43,7 +44,7 @@ timeout 300 "$ks" run outputs.toml --worker "$worker" --progress 0 >out.txt 2>er
 # error, not a table of "1.00x" and 0.
 "$server" --api openai --port-file port --faults "$(seq -s, -f '%g:401' 1 50)" &
 server_pid=$!
-for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.05; done
+wait_for_file port
 port=$(cat port 2>/dev/null)
 [ -n "$port" ] || { echo "FAIL: the fake model server did not start" >&2; exit 1; }
 export KS_TEST_EXIT_TRUTH_KEY=refused-key

@@ -26,6 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_STATE_DIR="$tmp/worker-state"
 export KS_SCRIPTED_JOB_MS=0
@@ -33,7 +34,7 @@ export KS_TEST_LLM_CAMPAIGN_KEY="sk-cli-campaign-SECRET-0d4e"
 
 "$server" --api openai --port-file port --faults "1:429,2:drop" --log requests.log &
 server_pid=$!
-for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.05; done
+wait_for_file port
 port=$(cat port 2>/dev/null)
 [ -n "$port" ] || { echo "FAIL: the fake model server did not start" >&2; exit 1; }
 

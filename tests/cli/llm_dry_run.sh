@@ -24,6 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 q="$src/tasks/quickstart"
 
 # Starts the fake endpoint speaking $1 with faults $2; sets $port.
@@ -31,7 +32,7 @@ start_server() {
   rm -f port
   "$server" --api "$1" --port-file port --faults "$2" --log requests.log &
   server_pid=$!
-  for _ in $(seq 1 100); do [ -s port ] && break; sleep 0.05; done
+  wait_for_file port
   port=$(cat port 2>/dev/null)
   [ -n "$port" ] || { fail "the fake model server did not start"; exit 1; }
 }

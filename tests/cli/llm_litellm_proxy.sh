@@ -36,6 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 export KS_NVCC="$src/tests/actors/fake_nvcc.sh"
 export KS_SCRIPTED_MODE=campaign KS_SCRIPTED_DEVICES=1 KS_SCRIPTED_JOB_MS=0
 export KS_TEST_LITELLM_KEY="sk-litellm-client-SECRET-51c2"
@@ -49,7 +50,7 @@ for api in openai anthropic; do
   export KS_SCRIPTED_STATE_DIR="$tmp/$api/worker-state"
   "$server" --api "$api" --port-file upstream-port --log upstream.log &
   pids+=($!)
-  for _ in $(seq 1 100); do [ -s upstream-port ] && break; sleep 0.05; done
+  wait_for_file upstream-port
   upstream=$(cat upstream-port 2>/dev/null)
   [ -n "$upstream" ] || { fail "$api: the fake model server did not start"; cd ..; continue; }
   base=http://127.0.0.1:$upstream
@@ -89,7 +90,10 @@ YAML
   # completions upstream as transcripts, each ok; results.json's tokens are their sum.
   path=/v1/chat/completions
   [ "$api" = anthropic ] && path=/v1/messages
-  sleep 0.3 # the fake server appends its log every 50 ms
+  # The fake server appends its log every 50 ms: wait for a line per transcript (the check
+  # below fails if more came).
+  transcripts=$(find out/transcripts -name '*.json' | wc -l)
+  wait_for_lines upstream.log " $path " "$transcripts" 30
   upstream_requests=$(grep -c " $path " upstream.log)
   python3 - out "$upstream_requests" "$api" <<'PY' || fail "$api: accounting (above)"
 import glob, json, sys

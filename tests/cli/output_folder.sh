@@ -22,6 +22,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp"
+. "$src/tests/cli/wait_for.sh"
 
 q="$src/tasks/quickstart"
 config() { # config FILE OUTPUT
@@ -66,11 +67,12 @@ config old.toml old
 timeout 120 "$ks" run old.toml --dry-run --progress 0 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] || fail "an older output: exit $rc, wanted 0: $(cat err.txt)"
 
-# A folder in use: a slow run holds it; a second run is refused (3), naming the first's pid.
+# A folder in use: a run whose nvcc waits until the test releases it (the file release, at
+# most two minutes) holds it; a second run is refused (3), naming the first's pid.
 cat >slow_nvcc.sh <<SH
 #!/usr/bin/env bash
 for a in "\$@"; do [ "\$a" = --version ] && exec "$fake_nvcc" "\$@"; done
-sleep 2
+for _ in \$(seq 1 2400); do [ -e "$tmp/release" ] || [ ! -d "$tmp" ] && break; sleep 0.05; done
 exec "$fake_nvcc" "\$@"
 SH
 chmod +x slow_nvcc.sh
@@ -79,19 +81,18 @@ KS_NVCC="$tmp/slow_nvcc.sh" "$ks" run busy.toml --dry-run --progress 0 --cache-d
   >first.txt 2>&1 &
 first=$!
 pids+=("$first")
-for _ in $(seq 1 100); do
-  grep -q "pid $first" busy/.kernelskill.lock 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "pid $first" busy/.kernelskill.lock 2>/dev/null || fail "busy: the lock file does not name pid $first"
+wait_for_lines busy/.kernelskill.lock "pid $first" 1 120 "$first" \
+  || fail "busy: the lock file does not name pid $first"
 timeout 60 "$ks" run busy.toml --dry-run --progress 0 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 3 ] || fail "busy: the second run: exit $rc, wanted 3: $(cat err.txt)"
 grep -q "is in use by another kernelskill process (pid $first on .*a dry run started at" err.txt \
   || fail "busy: does not name the process that holds it: $(cat err.txt)"
 kill -0 "$first" 2>/dev/null || fail "busy: the first run ended before the second was refused"
-# kill -9 of the holder: the kernel drops the lock, a new run starts at once.
+# kill -9 of the holder: the kernel drops the lock, a new run starts at once. Its nvcc, left
+# behind, is released.
 kill -9 "$first"
 wait "$first" 2>/dev/null
+touch release
 timeout 120 "$ks" run busy.toml --dry-run --progress 0 >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] || fail "after kill -9 of the holder: exit $rc, wanted 0: $(cat err.txt)"
 

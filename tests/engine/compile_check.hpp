@@ -22,19 +22,11 @@ struct labelled_source {
   std::string text;
 };
 
-/// Compiles `sources` (cached in the build tree's folder `cache`) and checks that each compiles
-/// without a warning. Returns false, after a WARN saying why, when there is no nvcc to run.
-inline bool check_compiles_clean(const std::vector<labelled_source>& sources,
-                                 const std::string& cache) {
-  gpu::compiler_options options;
-  options.arch = "sm_90a";
-  options.cache_dir = bin_dir().parent_path() / cache;
-  options.include_dir = source_dir() / "gpu" / "include";
-  auto compiler = gpu::compiler::create(options);
-  if (!compiler) {
-    WARN("skipped the nvcc half: " << compiler.error().message());
-    return false;
-  }
+/// Compiles `sources` with `compiler` (test::shared_compiler(): cached by content, one nvcc per
+/// core) and checks that each compiles without a warning. A test without nvcc skips before it
+/// gets here (KS_SKIP).
+inline void check_compiles_clean(const gpu::compiler& compiler,
+                                 const std::vector<labelled_source>& sources) {
   std::vector<gpu::compile_request> requests;
   for (const labelled_source& s : sources) {
     gpu::compile_request request;
@@ -43,7 +35,7 @@ inline bool check_compiles_clean(const std::vector<labelled_source>& sources,
     request.extra_flags = {"-Xcompiler=-Wall,-Wextra"};
     requests.push_back(std::move(request));
   }
-  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  std::vector<gpu::compile_result> results = compiler.compile_all(requests);
   REQUIRE(results.size() == sources.size());
   for (size_t i = 0; i < results.size(); ++i) {
     INFO(sources[i].label << "\n" << results[i].diagnostics);
@@ -53,7 +45,6 @@ inline bool check_compiles_clean(const std::vector<labelled_source>& sources,
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     CHECK(lower.find("warning") == std::string::npos);
   }
-  return true;
 }
 
 } // namespace ks::test

@@ -437,9 +437,8 @@ values draw_inputs(const engine::task& t, uint64_t seed) {
 
 TEST_CASE("the family references without CUB compute on the CPU emulator what a plain loop "
           "computes, with lines split across blocks and a thread per line too",
-          "[families][emulator]") {
+          "[families][emulation]") {
   test::test_context context;
-  const fs::path dir = test::bin_dir().parent_path() / "family-emulator-cache";
   struct run {
     const emulated_case* c;
     engine::task subject;
@@ -455,11 +454,16 @@ TEST_CASE("the family references without CUB compute on the CPU emulator what a 
     for (const std::string& variant : c.variants)
       runs.push_back({&c, *loaded, variant + loaded->reference_source, variant});
   }
-  for (const run& r : runs) {
+  // Every source compiled first, one host compiler per core, cached by content.
+  std::vector<std::string> sources;
+  for (const run& r : runs)
+    sources.push_back(r.source);
+  std::vector<test::host_build> builds = test::emulated_all(sources);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const run& r = runs[i];
     INFO(r.c->label << (r.variant.empty() ? "" : " with " + r.variant));
-    std::string log;
-    fs::path so = test::emulated(r.source, dir, log);
-    INFO(log);
+    INFO(builds[i].log);
+    const fs::path& so = builds[i].shared_object;
     REQUIRE_FALSE(so.empty());
     for (int shift : {0, 1}) {
       values in = draw_inputs(r.subject, 7 + static_cast<uint64_t>(shift));

@@ -53,12 +53,29 @@ if [ -x "$binary" ]; then
 fi
 if [ "$stale" = 1 ]; then
   echo "building $binary"
-  # shellcheck disable=SC2086
-  if ! "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-       -DBOOST_JSON_NO_LIB -DBOOST_CONTAINER_NO_LIB -I"$src" $inputs -o "$binary.tmp" \
-       >"$out/build.log" 2>&1; then
+  # One object per source, through ccache where it is installed (KS_CCACHE=0: not), so that
+  # a fresh clone on a machine that built these sources before links without compiling.
+  launcher=()
+  if [ "${KS_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+    launcher=(env "CCACHE_BASEDIR=$src" CCACHE_NOHASHDIR=1 ccache)
+  fi
+  flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+         -DBOOST_JSON_NO_LIB -DBOOST_CONTAINER_NO_LIB -I"$src")
+  objects=()
+  : >"$out/build.log"
+  for input in $inputs; do
+    object="$out/obj/$(basename "${input%.cpp}").o"
+    mkdir -p "$out/obj"
+    if ! "${launcher[@]}" "$cxx" "${flags[@]}" -c "$input" -o "$object" >>"$out/build.log" 2>&1; then
+      cat "$out/build.log" >&2
+      echo "FAIL: cannot build the $name fuzzer ($input)" >&2
+      exit 1
+    fi
+    objects+=("$object")
+  done
+  if ! "$cxx" "${flags[@]}" "${objects[@]}" -o "$binary.tmp" >>"$out/build.log" 2>&1; then
     cat "$out/build.log" >&2
-    echo "FAIL: cannot build the $name fuzzer" >&2
+    echo "FAIL: cannot link the $name fuzzer" >&2
     exit 1
   fi
   mv "$binary.tmp" "$binary"

@@ -28,9 +28,9 @@ bool process_is_dead(int pid) {
   return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
 }
 
-// Waits up to 2 s for `pid` to die: SIGKILL is delivered asynchronously.
+// Waits up to 30 s (a loaded machine) for `pid` to die: SIGKILL is delivered asynchronously.
 bool dies_soon(int pid) {
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     if (process_is_dead(pid))
       return true;
     std::this_thread::sleep_for(10ms);

@@ -52,6 +52,10 @@
 //                              ACTION is one
 //                              of the script's actions above (crash, hang, fail:KIND, ...).
 //                              Example: "verify#3->crash; time@KS_BLOCK_THREADS=1024->hang"
+//   $KS_SCRIPTED_ALIVE_DIR=DIR a worker (in either mode) creates DIR/<its pid> at start and
+//                              holds an flock on it until it ends, however it ends: a test
+//                              waits for a killed campaign's workers to be gone by taking
+//                              those locks (tests/actors/campaign_test.cpp)
 //
 // A kernel's macros are read from kernel.cu beside its shared object (the compile cache keeps
 // the source there): `// ks-flags: -DNAME=VALUE` first, then the first `#define KS_...` of
@@ -577,6 +581,16 @@ int main(int argc, char** argv) {
       state_path = argv[++i];
     else {
       std::cerr << "ks-scripted-worker: unknown argument '" << arg << "'\n";
+      return 2;
+    }
+  }
+  if (std::string alive = env_text("KS_SCRIPTED_ALIVE_DIR"); !alive.empty()) {
+    // Never closed: the kernel drops the lock when this process ends.
+    std::filesystem::create_directories(alive);
+    std::string mark = alive + "/" + std::to_string(::getpid());
+    int fd = ::open(mark.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+      std::cerr << "ks-scripted-worker: cannot lock " << mark << "\n";
       return 2;
     }
   }

@@ -25,9 +25,8 @@ TEST_CASE("the real worker reports no_device on a machine without a GPU", "[work
 
   if (info.has_value()) {
     // This machine has a GPU: the contract under test does not apply.
-    WARN("a CUDA device is present (" << info->name << "): nothing to check here");
     CHECK(info->device_count >= 1);
-    return;
+    KS_SKIP("a CUDA device is present (" + info->name + "): nothing to check here");
   }
   INFO("failure " << gpu::to_string(info.error().kind) << ": " << info.error().message);
   CHECK(info.error().kind == gpu::failure_kind::no_device);

@@ -24,6 +24,7 @@
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "tests/skills/emulated_kernel.hpp"
+#include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -31,8 +32,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <functional>
-#include <future>
 #include <map>
 #include <random>
 #include <set>
@@ -229,10 +228,9 @@ struct rendered_case {
 /// The source for the emulator: `defines`, the emulator, then the candidate.
 std::string emulated_source(const rendered_case& c) {
   const fs::path header = test::source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp";
-  // The header's content is part of the cache key (emulated() hashes the source).
-  return "// emulator " + std::to_string(std::hash<std::string>{}(test::read_file(header))) +
-         "\n#define KS_EMULATE 1\n" + c.emulate + "#include \"" + header.string() + "\"\n" +
-         c.source;
+  // The header's content is part of the cache key: emulated_all() hashes the source as the
+  // preprocessor expands it.
+  return "#define KS_EMULATE 1\n" + c.emulate + "#include \"" + header.string() + "\"\n" + c.source;
 }
 
 /// The instantiations of the first template of skill `id` whose constraints hold for `t`.
@@ -342,30 +340,42 @@ TEST_CASE("the channel-norm skills refuse what they cannot compute: batch statis
   CHECK(teams == std::set<int64_t>{0, 1, 2, 3});
 }
 
-TEST_CASE("the channel-norm skills apply where they compute, render, compile for sm_90a without "
-          "warnings or spills, and match the family reference on the CPU emulator",
-          "[skills][nvcc][emulator]") {
+namespace {
+
+/// The spread's tasks (loaded from manifests written in `context`) and what the nvcc and
+/// emulator tests build of them.
+struct spread {
   test::test_context context;
-  auto library = engine::load_skill_library(test::source_dir() / "skills");
-  INFO((library ? "" : library.error().message()));
-  REQUIRE(library.has_value());
+  std::vector<engine::task> tasks; ///< filled once, then never moved: rendered points into it
+  std::vector<rendered_case> rendered;
+  engine::skill_library library;
+};
+
+/// Loads every task of cases(), checks that each covered skill applies exactly where it
+/// computes, and collects in `sp.rendered` the first choices, the corners and the forcing
+/// variants (rendered); with `render_every`, renders every valid instantiation too, checking
+/// each (the render test's: most of its time, which the nvcc and emulator tests leave out).
+void render_spread(spread& sp, bool render_every) {
+  auto loaded_library = engine::load_skill_library(test::source_dir() / "skills");
+  INFO((loaded_library ? "" : loaded_library.error().message()));
+  REQUIRE(loaded_library.has_value());
+  sp.library = std::move(*loaded_library);
+  const engine::skill_library* library = &sp.library;
   for (const std::string& id : covered_skills)
     REQUIRE(library->find(id) != nullptr);
 
   const std::vector<norm_case> all = cases();
-  std::vector<engine::task> tasks;
   for (const norm_case& c : all) {
-    auto loaded = engine::load_task_manifest(context.write(c.name + ".toml", c.toml));
+    auto loaded = engine::load_task_manifest(sp.context.write(c.name + ".toml", c.toml));
     INFO(c.name << "\n" << c.toml << (loaded ? "" : loaded.error().message()));
     REQUIRE(loaded.has_value());
-    tasks.push_back(std::move(*loaded));
+    sp.tasks.push_back(std::move(*loaded));
   }
 
-  std::vector<rendered_case> rendered;
   std::set<std::string> corners_done;
   int64_t renders = 0;
-  for (size_t n = 0; n < tasks.size(); ++n) {
-    const engine::task& t = tasks[n];
+  for (size_t n = 0; n < sp.tasks.size(); ++n) {
+    const engine::task& t = sp.tasks[n];
     auto reference = engine::read_reference(t);
     REQUIRE(reference.has_value());
     std::set<std::string> applied;
@@ -387,11 +397,13 @@ TEST_CASE("the channel-norm skills apply where they compute, render, compile for
           REQUIRE(why.has_value());
           if (*why)
             continue;
-          auto text = engine::render(s, tp, t, v, *reference);
-          INFO((text ? "" : text.error().message()));
-          REQUIRE(text.has_value());
-          CHECK(text->find("{{") == std::string::npos);
-          ++renders;
+          if (render_every) {
+            auto text = engine::render(s, tp, t, v, *reference);
+            INFO((text ? "" : text.error().message()));
+            REQUIRE(text.has_value());
+            CHECK(text->find("{{") == std::string::npos);
+            ++renders;
+          }
           valid.push_back(v);
         }
         REQUIRE_FALSE(valid.empty());
@@ -431,7 +443,7 @@ TEST_CASE("the channel-norm skills apply where they compute, render, compile for
           // nvcc compiles the corners and the KernelBench tasks' first choices; a small task's
           // first choice is checked by running it on the emulator instead.
           const bool compile = i < compiled && (i > 0 || !all[n].emulate);
-          rendered.push_back({label, *text, &t, compile, emulate ? v.defines + "\n" : ""});
+          sp.rendered.push_back({label, *text, &t, compile, emulate ? v.defines + "\n" : ""});
         }
       }
     }
@@ -441,14 +453,23 @@ TEST_CASE("the channel-norm skills apply where they compute, render, compile for
     else
       CHECK(applied == std::set<std::string>{"groupnorm_cluster_rows", "channel_norm_cooperative"});
   }
-  CHECK(renders > 300);
+  if (render_every)
+    CHECK(renders > 300);
+}
 
+} // namespace
+
+TEST_CASE("the channel-norm skills apply where they compute, every valid instantiation renders, "
+          "and the planner's first choices for KernelBench's shapes are the fast ones",
+          "[skills]") {
+  spread sp;
+  render_spread(sp, true);
   // The planner's first choices for KernelBench's shapes: the configurations meant to be fastest.
   auto first_choice = [&](const std::string& id, const std::string& task) {
-    const engine::skill& s = *library->find(id);
-    const auto t = std::find_if(tasks.begin(), tasks.end(),
+    const engine::skill& s = *sp.library.find(id);
+    const auto t = std::find_if(sp.tasks.begin(), sp.tasks.end(),
                                 [&](const engine::task& e) { return e.name == task; });
-    REQUIRE(t != tasks.end());
+    REQUIRE(t != sp.tasks.end());
     auto space = engine::space_of(s.templates.front(), *t, "");
     REQUIRE(space.has_value());
     auto first = engine::first_valid(s.templates.front(), *space, *t);
@@ -464,99 +485,96 @@ TEST_CASE("the channel-norm skills apply where they compute, render, compile for
         param_values{{"ctas_per_sm", 1}, {"threads", 1024}, {"teams", 0}});
   CHECK(first_choice("batchnorm_split_stats", "batchnorm_kb") ==
         param_values{{"threads", 256}, {"unroll", 4}, {"part", 65536}});
+}
 
-  SECTION("each first choice and corner compiles for sm_90a without a warning or a spill") {
-    gpu::compiler_options options;
-    options.arch = "sm_90a";
-    options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
-    options.include_dir = test::source_dir() / "gpu" / "include";
-    auto compiler = gpu::compiler::create(options);
-    if (!compiler) {
-      WARN("skipped the nvcc half: " << compiler.error().message());
-      return;
+TEST_CASE("the channel-norm skills' first choices and corners compile for sm_90a without "
+          "warnings or spills",
+          "[skills][nvcc]") {
+  auto compiler = test::shared_compiler();
+  if (!compiler)
+    KS_SKIP("no nvcc: " + compiler.error().message());
+  spread sp;
+  render_spread(sp, false);
+  std::vector<const rendered_case*> compiled;
+  std::vector<gpu::compile_request> requests;
+  for (const rendered_case& c : sp.rendered)
+    if (c.compile) {
+      compiled.push_back(&c);
+      requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
     }
-    std::vector<const rendered_case*> compiled;
-    std::vector<gpu::compile_request> requests;
-    for (const rendered_case& c : rendered)
-      if (c.compile) {
-        compiled.push_back(&c);
-        requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
-      }
-    CHECK(requests.size() > 8);
-    std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-    REQUIRE(results.size() == requests.size());
-    for (size_t i = 0; i < results.size(); ++i) {
-      INFO(compiled[i]->label << "\n" << results[i].diagnostics);
-      CHECK(results[i].ok);
-      std::string lower = results[i].diagnostics;
-      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      CHECK(lower.find("warning") == std::string::npos);
-      CHECK_FALSE(results[i].kernels.empty());
-      for (const gpu::kernel_resources& k : results[i].kernels) {
-        INFO(k.name << ": " << k.registers << " registers");
-        CHECK(k.spill_stores == 0);
-        CHECK(k.spill_loads == 0);
-      }
+  CHECK(requests.size() > 8);
+  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  REQUIRE(results.size() == requests.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(compiled[i]->label << "\n" << results[i].diagnostics);
+    CHECK(results[i].ok);
+    std::string lower = results[i].diagnostics;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    CHECK(lower.find("warning") == std::string::npos);
+    CHECK_FALSE(results[i].kernels.empty());
+    for (const gpu::kernel_resources& k : results[i].kernels) {
+      INFO(k.name << ": " << k.registers << " registers");
+      CHECK(k.spill_stores == 0);
+      CHECK(k.spill_loads == 0);
     }
   }
+}
 
-  SECTION("each kernel matches the family reference and the double loop on the emulator, twice "
-          "in a row and from unaligned pointers") {
-    const fs::path dir = test::bin_dir().parent_path() / "memops-emulator-cache";
-    std::vector<const rendered_case*> runs;
-    for (const rendered_case& c : rendered)
-      if (!c.emulate.empty())
-        runs.push_back(&c);
-    CHECK(runs.size() > 45);
-    // g++ takes seconds a candidate: two at a time.
-    std::vector<fs::path> objects(runs.size());
-    std::vector<std::string> logs(runs.size());
-    for (size_t i = 0; i < runs.size(); i += 2) {
-      auto second =
-          i + 1 < runs.size()
-              ? std::async(std::launch::async,
-                           [&, i] {
-                             return test::emulated(emulated_source(*runs[i + 1]), dir, logs[i + 1]);
-                           })
-              : std::future<fs::path>{};
-      objects[i] = test::emulated(emulated_source(*runs[i]), dir, logs[i]);
-      if (second.valid())
-        objects[i + 1] = second.get();
-    }
-    // The family's reference of each task, rendered as the engine renders it and run on the
-    // same emulator: what a skill's kernel is judged against on the GPU.
-    std::map<const engine::task*, fs::path> references;
-    for (const rendered_case* c : runs)
-      references.emplace(c->subject, fs::path{});
-    for (auto& [t, so] : references) {
-      std::string log;
-      so = test::emulated(t->reference_source, dir, log);
-      INFO(t->name << ": the family reference\n" << log);
-      REQUIRE_FALSE(so.empty());
-    }
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const rendered_case& c = *runs[r];
-      const engine::task& t = *c.subject;
-      INFO(c.label << "\n" << logs[r]);
-      REQUIRE_FALSE(objects[r].empty());
-      for (int shift : {0, 1}) {
-        const double offset = shift == 0 ? 0.0 : 5.0;
-        std::vector<std::vector<double>> inputs = draw(t, 17 + r, offset);
-        INFO("pointers shifted by " << shift << " float(s), x centred at " << offset);
-        test::emulated_run want = test::run_emulated(references.at(&t), t, inputs, shift, 1, 5);
-        REQUIRE(want.error == "");
-        const std::vector<double> plain = normalized(t, inputs);
-        CHECK(test::mismatch(t, want.output, plain) == "");
-        test::emulated_run got =
-            test::run_emulated(objects[r], t, inputs, shift, 2, 3 + static_cast<uint64_t>(r));
-        CHECK(got.error == "");
-        if (!got.error.empty())
-          continue;
-        INFO("against the family reference");
-        CHECK(test::mismatch(t, got.output, want.output) == "");
-        INFO("against the double loop");
-        CHECK(test::mismatch(t, got.output, plain) == "");
-      }
+TEST_CASE("the channel-norm skills match the family reference and a double loop on the CPU "
+          "emulator, twice in a row and from unaligned pointers",
+          "[skills][emulation]") {
+  spread sp;
+  render_spread(sp, false);
+  std::vector<const rendered_case*> runs;
+  for (const rendered_case& c : sp.rendered)
+    if (!c.emulate.empty())
+      runs.push_back(&c);
+  CHECK(runs.size() > 45);
+  // The candidates, then the family's reference of each task, rendered as the engine renders it
+  // and run on the same emulator (what a skill's kernel is judged against on the GPU): compiled
+  // first, one host compiler per core.
+  std::vector<std::string> sources;
+  for (const rendered_case* c : runs)
+    sources.push_back(emulated_source(*c));
+  std::map<const engine::task*, fs::path> references;
+  for (const rendered_case* c : runs)
+    references.emplace(c->subject, fs::path{});
+  for (const auto& [t, so] : references)
+    sources.push_back(t->reference_source);
+  std::vector<fs::path> objects;
+  std::vector<std::string> logs;
+  for (test::host_build& b : test::emulated_all(sources)) {
+    objects.push_back(b.shared_object);
+    logs.push_back(std::move(b.log));
+  }
+  size_t next = runs.size();
+  for (auto& [t, so] : references) {
+    INFO(t->name << ": the family reference\n" << logs[next]);
+    so = objects[next++];
+    REQUIRE_FALSE(so.empty());
+  }
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const rendered_case& c = *runs[r];
+    const engine::task& t = *c.subject;
+    INFO(c.label << "\n" << logs[r]);
+    REQUIRE_FALSE(objects[r].empty());
+    for (int shift : {0, 1}) {
+      const double offset = shift == 0 ? 0.0 : 5.0;
+      std::vector<std::vector<double>> inputs = draw(t, 17 + r, offset);
+      INFO("pointers shifted by " << shift << " float(s), x centred at " << offset);
+      test::emulated_run want = test::run_emulated(references.at(&t), t, inputs, shift, 1, 5);
+      REQUIRE(want.error == "");
+      const std::vector<double> plain = normalized(t, inputs);
+      CHECK(test::mismatch(t, want.output, plain) == "");
+      test::emulated_run got =
+          test::run_emulated(objects[r], t, inputs, shift, 2, 3 + static_cast<uint64_t>(r));
+      CHECK(got.error == "");
+      if (!got.error.empty())
+        continue;
+      INFO("against the family reference");
+      CHECK(test::mismatch(t, got.output, want.output) == "");
+      INFO("against the double loop");
+      CHECK(test::mismatch(t, got.output, plain) == "");
     }
   }
 }

@@ -6,6 +6,7 @@
 #include "tests/test_context.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -84,39 +85,35 @@ std::string emulation_source(const std::string& cuda) {
   }
 }
 
-fs::path emulated(const std::string& cuda, const fs::path& dir, std::string& log) {
-  std::string src = emulation_source(cuda);
-  fs::create_directories(dir);
-  fs::path include = dir / "include";
+std::vector<host_build> emulated_all(const std::vector<std::string>& cudas) {
+  // cuda_runtime.h stands for the emulator: a folder of the build's own, written once (renamed
+  // into place, so that tests running at once never read half of it).
+  fs::path include = bin_dir().parent_path() / "emulator-include";
   fs::create_directories(include);
-  {
-    // cuda_runtime.h and cooperative_groups.h are both the emulator.
-    std::string header = "#pragma once\n#include \"" +
-                         (source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() +
-                         "\"\n";
-    for (const char* name : {"cuda_runtime.h", "cooperative_groups.h"})
-      if (read_file(include / name) != header)
-        std::ofstream(include / name) << header;
-  }
-  std::string key = std::to_string(std::hash<std::string>{}(
-      src + read_file(source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp")));
-  fs::path so = dir / (key + ".so");
-  if (fs::exists(so))
-    return so;
-  fs::path cpp = dir / (key + ".cpp");
-  std::ofstream(cpp) << src;
-  fs::path out = dir / (key + ".log");
-  // KS_EMULATE: a template's emulator calls in place of its inline PTX.
-  std::string command = "g++ -std=c++17 -O1 -shared -fPIC -w -DKS_EMULATE -I" + include.string() +
-                        " -I" + (source_dir() / "gpu" / "include").string() + " -o " +
-                        (dir / (key + ".tmp.so")).string() + " " + cpp.string() + " > " +
-                        out.string() + " 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    log = read_file(out);
-    return {};
-  }
-  fs::rename(dir / (key + ".tmp.so"), so);
-  return so;
+  std::string header = "#pragma once\n#include \"" +
+                       (source_dir() / "tests" / "skills" / "memops_cuda_emulator.hpp").string() +
+                       "\"\n";
+  // cuda_runtime.h and cooperative_groups.h are both the emulator.
+  for (const std::string name : {"cuda_runtime.h", "cooperative_groups.h"})
+    if (read_file(include / name) != header) {
+      fs::path tmp = include / (name + ".tmp-" + std::to_string(::getpid()));
+      std::ofstream(tmp) << header;
+      fs::rename(tmp, include / name);
+    }
+  std::vector<std::string> sources;
+  sources.reserve(cudas.size());
+  for (const std::string& cuda : cudas)
+    sources.push_back(emulation_source(cuda));
+  return host_compile_all(
+      sources, {"-std=c++17", "-O1", "-shared", "-fPIC", "-w",
+                "-DKS_EMULATE", // a template's emulator calls in place of its inline PTX
+                "-I" + include.string(), "-I" + (source_dir() / "gpu" / "include").string()});
+}
+
+fs::path emulated(const std::string& cuda, std::string& log) {
+  host_build built = std::move(emulated_all({cuda}).front());
+  log = std::move(built.log);
+  return built.shared_object;
 }
 
 ks_tensor contiguous_tensor(void* data, int32_t dtype, const std::vector<int64_t>& shape) {

@@ -9,6 +9,7 @@
 
 #include "engine/task.hpp"
 #include "kernelskill/abi.h"
+#include "tests/test_compiler.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -23,10 +24,15 @@ namespace ks::test {
 /// name[];` a pointer to the block's dynamic shared memory.
 std::string emulation_source(const std::string& cuda);
 
-/// Compiles `cuda` for the emulator into a shared object (cached by content in `dir`); returns
-/// its path, or empty with the compiler's output in `log`.
-std::filesystem::path emulated(const std::string& cuda, const std::filesystem::path& dir,
-                               std::string& log);
+/// Compiles each of `cudas` (rewritten by emulation_source) for the emulator into a shared
+/// object, one host compiler per core, each cached by content (tests/test_compiler.hpp);
+/// returns one build per source, in order: its shared object, or empty and the compiler's
+/// output.
+std::vector<host_build> emulated_all(const std::vector<std::string>& cudas);
+
+/// Compiles `cuda` for the emulator as emulated_all does; returns its shared object, or empty
+/// with the compiler's output in `log`.
+std::filesystem::path emulated(const std::string& cuda, std::string& log);
 
 /// Returns the descriptor of a contiguous row-major tensor of `shape` at `data`.
 ks_tensor contiguous_tensor(void* data, int32_t dtype, const std::vector<int64_t>& shape);

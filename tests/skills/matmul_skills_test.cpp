@@ -18,10 +18,10 @@
 #include "engine/skill_template.hpp"
 #include "engine/task.hpp"
 #include "engine/task_manifest.hpp"
-#include "gpu/child_process.hpp"
 #include "gpu/compiler.hpp"
 #include "kernelskill/abi.h"
 #include "tests/skills/emulated_kernel.hpp"
+#include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -209,41 +209,36 @@ private:
   void* handle_ = nullptr;
 };
 
-/// Compiles `source` for the emulator into `dir`/`name`.so; returns its path, or fails the test
-/// with the compiler's messages.
-fs::path compile_for_emulator(const std::string& source, const fs::path& dir,
-                              const std::string& name) {
-  fs::path cpp = dir / (name + ".cpp");
-  fs::path so = dir / (name + ".so");
-  {
-    FILE* f = std::fopen(cpp.c_str(), "w");
-    REQUIRE(f != nullptr);
-    std::fwrite(source.data(), 1, source.size(), f);
-    std::fclose(f);
+/// The host compiler's flags for a candidate of the emulator.
+std::vector<std::string> emulator_flags() {
+  return {"-std=c++17",
+          "-O1",
+          "-fPIC",
+          "-shared",
+          "-fvisibility=hidden",
+          "-fno-gnu-unique",
+          "-DKS_EMULATE",
+          "-Wall",
+          "-Wextra",
+          "-Werror",
+          "-Wno-unknown-pragmas",
+          "-I" + (test::source_dir() / "tests" / "skills").string(),
+          "-I" + (test::source_dir() / "gpu" / "include").string()};
+}
+
+/// Compiles each of `sources` for the emulator, one host compiler per core, cached by content
+/// (tests/test_compiler.hpp); returns their shared objects, or fails the test with the
+/// compiler's messages.
+std::vector<fs::path> compile_for_emulator(const std::vector<std::string>& sources,
+                                           const std::vector<std::string>& names) {
+  std::vector<test::host_build> builds = test::host_compile_all(sources, emulator_flags());
+  std::vector<fs::path> objects;
+  for (size_t i = 0; i < builds.size(); ++i) {
+    INFO(names[i] << ":\n" << builds[i].log);
+    REQUIRE_FALSE(builds[i].shared_object.empty());
+    objects.push_back(builds[i].shared_object);
   }
-  const char* cxx = std::getenv("KS_HOST_CXX");
-  std::vector<std::string> argv = {cxx != nullptr ? cxx : "c++",
-                                   "-std=c++17",
-                                   "-O1",
-                                   "-fPIC",
-                                   "-shared",
-                                   "-fvisibility=hidden",
-                                   "-fno-gnu-unique",
-                                   "-DKS_EMULATE",
-                                   "-Wall",
-                                   "-Wextra",
-                                   "-Werror",
-                                   "-Wno-unknown-pragmas",
-                                   "-I" + (test::source_dir() / "tests" / "skills").string(),
-                                   "-I" + (test::source_dir() / "gpu" / "include").string(),
-                                   "-o",
-                                   so.string(),
-                                   cpp.string()};
-  auto run = gpu::run_to_completion(argv, std::chrono::minutes(5));
-  REQUIRE(run.has_value());
-  INFO(name << ": " << run->status.describe() << "\n" << run->out << run->err);
-  REQUIRE(run->status.success());
-  return so;
+  return objects;
 }
 
 ks_tensor tensor_of(float* data, const std::vector<int64_t>& shape) {
@@ -497,10 +492,18 @@ void check_skill_on_emulator(const std::string& id) {
     if (candidate.id == id)
       s = &candidate;
   REQUIRE(s != nullptr);
-  int64_t runs = 0;
+  // Every case's rendering first, compiled one host compiler per core; then each runs.
+  struct planned_run {
+    std::string label; // template, case and plan
+    engine::task subject;
+    const shape_case* shape;
+    std::string template_name;
+    param_values chosen;
+  };
+  std::vector<planned_run> planned;
+  std::vector<std::string> sources;
+  std::vector<std::string> names;
   int64_t admitted = 0;
-  bool tensor_cores = false;
-  int64_t skipped_blocks = 0; // tensor-core blocks whose tile the task zeroes wholly
   for (const engine::skill_template& tp : s->templates) {
     size_t probe_index = 0;
     size_t case_index = 0;
@@ -534,29 +537,41 @@ void check_skill_on_emulator(const std::string& id) {
       std::string plan;
       for (const auto& [name, value] : chosen)
         plan += " " + name + "=" + std::to_string(value);
-      INFO(s->id << "/" << tp.name << " for " << c.label << ":" << plan);
+      std::string label = s->id + "/" + tp.name + " for " + c.label + ":" + plan;
+      INFO(label);
       auto text = engine::render(*s, tp, subject, chosen, "");
       INFO((text ? "" : text.error().message()));
       REQUIRE(text.has_value());
-      emulated_candidate candidate(
-          compile_for_emulator(*text, context.dir(), tp.name + "_" + c.label));
-      for (bool deferred : {true, false}) {
-        INFO((deferred ? "copies land at their wait" : "copies land at once"));
-        double norm_rel = run_and_compare(candidate, subject, c, deferred, false,
-                                          static_cast<uint64_t>(runs + 1));
-        CHECK(norm_rel <= subject.tol.norm_rel);
-        if (std::optional<tensor_core_tiling> tiling = tiling_of(tp.name, chosen)) {
-          // A tile wholly in the zeroed triangle runs no k loop; every other one does.
-          tensor_cores = true;
-          const auto [blocks, busy] = tensor_core_blocks(c, *tiling);
-          INFO(blocks << " blocks of tiles, " << busy << " of them with outputs to compute");
-          CHECK(candidate.tensor_core_blocks() == busy);
-          if (deferred)
-            skipped_blocks += blocks - busy;
-        }
-      }
-      ++runs;
+      planned.push_back({label, subject, &c, tp.name, chosen});
+      sources.push_back(*text);
+      names.push_back(tp.name + "_" + c.label);
     }
+  }
+  std::vector<fs::path> objects = compile_for_emulator(sources, names);
+  int64_t runs = 0;
+  bool tensor_cores = false;
+  int64_t skipped_blocks = 0; // tensor-core blocks whose tile the task zeroes wholly
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const planned_run& run = planned[i];
+    const shape_case& c = *run.shape;
+    INFO(run.label);
+    emulated_candidate candidate(objects[i]);
+    for (bool deferred : {true, false}) {
+      INFO((deferred ? "copies land at their wait" : "copies land at once"));
+      double norm_rel = run_and_compare(candidate, run.subject, c, deferred, false,
+                                        static_cast<uint64_t>(runs + 1));
+      CHECK(norm_rel <= run.subject.tol.norm_rel);
+      if (std::optional<tensor_core_tiling> tiling = tiling_of(run.template_name, run.chosen)) {
+        // A tile wholly in the zeroed triangle runs no k loop; every other one does.
+        tensor_cores = true;
+        const auto [blocks, busy] = tensor_core_blocks(c, *tiling);
+        INFO(blocks << " blocks of tiles, " << busy << " of them with outputs to compute");
+        CHECK(candidate.tensor_core_blocks() == busy);
+        if (deferred)
+          skipped_blocks += blocks - busy;
+      }
+    }
+    ++runs;
   }
   CHECK(runs == admitted);
   CHECK(admitted == static_cast<int64_t>(s->templates.size() * shape_cases().size()));
@@ -627,14 +642,21 @@ std::vector<param_values> all_instantiations(const std::vector<engine::param_spa
 
 } // namespace
 
-TEST_CASE("every matmul skill takes scaled, triangular and folded tasks, and renders for them "
-          "kernels that compile for sm_90a without a warning or a spill",
-          "[skills][nvcc][matmul]") {
+namespace {
+
+struct rendered_case {
+  std::string label;
+  std::string source;
+};
+
+/// Renders, for the matmul tasks with alpha, a triangle or a folded A (the families suite's and
+/// KernelBench's level 1 14 and 15 at their sizes), every covered skill's planner's first choice
+/// and the corners of each space, checking that every skill applies and each renders.
+std::vector<rendered_case> render_epilogues(test::test_context& context) {
   // skill_templates_test.cpp compiles the suites' tasks, which are plain products: here the
   // epilogues of alpha and a triangle, and a folded A, at the planner's first choice and the
   // corners of each space, for the families suite's tasks and KernelBench's sizes (level 1:
   // 14, torch.triu of a 4096^2 product; 15, tril, here also scaled with B transposed).
-  test::test_context context;
   auto library = engine::load_skill_library(test::source_dir() / "skills");
   INFO((library ? "" : library.error().message()));
   REQUIRE(library.has_value());
@@ -664,10 +686,6 @@ TEST_CASE("every matmul skill takes scaled, triangular and folded tasks, and ren
                                       .alpha = 0.125,
                                       .triangle = -1}));
 
-  struct rendered_case {
-    std::string label;
-    std::string source;
-  };
   std::vector<rendered_case> rendered;
   const std::set<std::string> covered = {"matmul_tiled", "matmul_tf32x3_mma", "matmul_split_k",
                                          "matmul_tf32x3_wgmma"};
@@ -709,16 +727,25 @@ TEST_CASE("every matmul skill takes scaled, triangular and folded tasks, and ren
     }
     CHECK(applied == covered);
   }
+  return rendered;
+}
 
-  gpu::compiler_options options;
-  options.arch = "sm_90a";
-  options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
-  options.include_dir = test::source_dir() / "gpu" / "include";
-  auto compiler = gpu::compiler::create(options);
-  if (!compiler) {
-    WARN("skipped the nvcc half: " << compiler.error().message());
-    return;
-  }
+} // namespace
+
+TEST_CASE("every matmul skill takes scaled, triangular and folded tasks, and renders for them",
+          "[skills][matmul]") {
+  test::test_context context;
+  CHECK_FALSE(render_epilogues(context).empty());
+}
+
+TEST_CASE("every matmul skill's renderings for scaled, triangular and folded tasks compile for "
+          "sm_90a without a warning or a spill",
+          "[skills][nvcc][matmul]") {
+  auto compiler = test::shared_compiler();
+  if (!compiler)
+    KS_SKIP("no nvcc: " + compiler.error().message());
+  test::test_context context;
+  std::vector<rendered_case> rendered = render_epilogues(context);
   std::vector<gpu::compile_request> requests;
   for (const rendered_case& c : rendered)
     requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
@@ -766,7 +793,7 @@ TEST_CASE("with a tensor core that truncates its sums, the 3xTF32 kernel's per-t
     auto text = engine::render(*s, tp, subject, v, "");
     REQUIRE(text.has_value());
     emulated_candidate candidate(
-        compile_for_emulator(*text, context.dir(), "fold" + std::to_string(fold)));
+        compile_for_emulator({*text}, {"fold" + std::to_string(fold)}).front());
     if (fold == 1) {
       error[1] = run_and_compare(candidate, subject, c, true, true, 7);
     } else {

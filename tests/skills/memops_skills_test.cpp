@@ -24,6 +24,7 @@
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "tests/skills/emulated_kernel.hpp"
+#include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
@@ -31,7 +32,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <future>
 #include <limits>
 #include <map>
 #include <random>
@@ -522,30 +522,33 @@ struct rendered_case {
   test::emulated_gpu gpu; // the GPU the emulator plays
 };
 
-} // namespace
-
-TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm_90a without "
-          "warnings, and compute what the family reference computes on the CPU emulator",
-          "[skills][nvcc][emulator]") {
+/// The spread's tasks (loaded from manifests written in `context`) and their renderings.
+struct spread {
   test::test_context context;
+  std::vector<engine::task> tasks; ///< filled once, then never moved: rendered points into it
+  std::vector<rendered_case> rendered;
+};
+
+/// Loads every manifest of cases() and renders, for every covered skill that applies, the
+/// planner's first instantiation and the corners of each template's space, checking that the
+/// expected skills apply and that every rendering succeeds.
+void render_spread(spread& sp) {
   auto library = engine::load_skill_library(test::source_dir() / "skills");
   INFO((library ? "" : library.error().message()));
   REQUIRE(library.has_value());
   for (const std::string& id : covered_skills)
     REQUIRE(library->find(id) != nullptr);
 
-  std::vector<engine::task> tasks;
   std::vector<manifest_case> all = cases();
   for (const manifest_case& c : all) {
-    auto loaded = engine::load_task_manifest(context.write(c.file, c.toml));
+    auto loaded = engine::load_task_manifest(sp.context.write(c.file, c.toml));
     INFO(c.file << "\n" << (loaded ? "" : loaded.error().message()));
     REQUIRE(loaded.has_value());
-    tasks.push_back(std::move(*loaded));
+    sp.tasks.push_back(std::move(*loaded));
   }
 
-  std::vector<rendered_case> rendered;
-  for (size_t n = 0; n < tasks.size(); ++n) {
-    const engine::task& t = tasks[n];
+  for (size_t n = 0; n < sp.tasks.size(); ++n) {
+    const engine::task& t = sp.tasks[n];
     auto reference = engine::read_reference(t);
     REQUIRE(reference.has_value());
     std::set<std::string> applied;
@@ -590,7 +593,7 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
           std::string label = t.name + " " + s.id + "/" + tp.name;
           for (const auto& [name, value] : v)
             label += " " + name + "=" + std::to_string(value);
-          rendered.push_back(
+          sp.rendered.push_back(
               {label, *text, &t, emulate && all[n].emulate, all[n].edit, all[n].gpu});
         }
       }
@@ -600,98 +603,103 @@ TEST_CASE("the memory-bound skills render for a spread of shapes, compile for sm
       CHECK(applied.count(id) == 1);
     }
   }
-  CHECK(rendered.size() > 60);
+  CHECK(sp.rendered.size() > 60);
+}
 
-  SECTION("each rendering compiles for sm_90a without a warning") {
-    gpu::compiler_options options;
-    options.arch = "sm_90a";
-    options.cache_dir = test::bin_dir().parent_path() / "skill-template-cache";
-    options.include_dir = test::source_dir() / "gpu" / "include";
-    auto compiler = gpu::compiler::create(options);
-    if (!compiler) {
-      WARN("skipped the nvcc half: " << compiler.error().message());
-      return;
-    }
-    std::vector<gpu::compile_request> requests;
-    for (const rendered_case& c : rendered)
-      requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
-    std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-    REQUIRE(results.size() == rendered.size());
-    for (size_t i = 0; i < results.size(); ++i) {
-      INFO(rendered[i].label << "\n" << results[i].diagnostics);
-      CHECK(results[i].ok);
-      std::string lower = results[i].diagnostics;
-      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      CHECK(lower.find("warning") == std::string::npos);
-      static const std::regex spills("[1-9][0-9]* bytes spill"); // ptxas -v: a spilled kernel
-      CHECK_FALSE(std::regex_search(lower, spills));
-    }
+} // namespace
+
+TEST_CASE("the memory-bound skills render for a spread of shapes", "[skills]") {
+  spread sp;
+  render_spread(sp);
+}
+
+TEST_CASE("the memory-bound skills' renderings for a spread of shapes compile for sm_90a "
+          "without warnings",
+          "[skills][nvcc]") {
+  auto compiler = test::shared_compiler();
+  if (!compiler)
+    KS_SKIP("no nvcc: " + compiler.error().message());
+  spread sp;
+  render_spread(sp);
+  const std::vector<rendered_case>& rendered = sp.rendered;
+  std::vector<gpu::compile_request> requests;
+  for (const rendered_case& c : rendered)
+    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
+  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
+  REQUIRE(results.size() == rendered.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(rendered[i].label << "\n" << results[i].diagnostics);
+    CHECK(results[i].ok);
+    std::string lower = results[i].diagnostics;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    CHECK(lower.find("warning") == std::string::npos);
+    static const std::regex spills("[1-9][0-9]* bytes spill"); // ptxas -v: a spilled kernel
+    CHECK_FALSE(std::regex_search(lower, spills));
+  }
+}
+
+TEST_CASE("the memory-bound skills compute what the family reference computes on the CPU "
+          "emulator for a spread of shapes, twice in a row and from unaligned pointers",
+          "[skills][emulation]") {
+  spread sp;
+  render_spread(sp);
+  const std::vector<rendered_case>& rendered = sp.rendered;
+  const std::vector<engine::task>& tasks = sp.tasks;
+  // Compile the candidates and the references first, one host compiler per core.
+  std::vector<const rendered_case*> runs;
+  for (const rendered_case& c : rendered)
+    if (c.emulate)
+      runs.push_back(&c);
+  std::map<const engine::task*, std::string> references;
+  const std::vector<manifest_case> all = cases();
+  for (size_t n = 0; n < tasks.size(); ++n)
+    if (all[n].emulate && tasks[n].family != "scan" && tasks[n].family != "matvec")
+      references[&tasks[n]] = *engine::read_reference(tasks[n]);
+  std::vector<std::string> sources;
+  for (const rendered_case* c : runs)
+    sources.push_back(c->source);
+  for (const auto& [t, text] : references)
+    sources.push_back(text);
+  std::vector<fs::path> objects;
+  std::vector<std::string> logs;
+  for (test::host_build& b : test::emulated_all(sources)) {
+    objects.push_back(b.shared_object);
+    logs.push_back(std::move(b.log));
+  }
+  std::map<const engine::task*, fs::path> reference_objects;
+  size_t next = runs.size();
+  for (const auto& [t, text] : references) {
+    INFO("the " << t->family << " reference of " << t->name << "\n" << logs[next]);
+    REQUIRE_FALSE(objects[next].empty());
+    reference_objects[t] = objects[next++];
   }
 
-  SECTION("each kernel computes the reference's result on the emulator, twice in a row and "
-          "from unaligned pointers") {
-    const fs::path dir = test::bin_dir().parent_path() / "memops-emulator-cache";
-    // Compile the candidates and the references first, two at a time (g++ takes seconds each).
-    std::vector<const rendered_case*> runs;
-    for (const rendered_case& c : rendered)
-      if (c.emulate)
-        runs.push_back(&c);
-    std::map<const engine::task*, std::string> references;
-    for (size_t n = 0; n < tasks.size(); ++n)
-      if (all[n].emulate && tasks[n].family != "scan" && tasks[n].family != "matvec")
-        references[&tasks[n]] = *engine::read_reference(tasks[n]);
-    std::vector<std::string> sources;
-    for (const rendered_case* c : runs)
-      sources.push_back(c->source);
-    for (const auto& [t, text] : references)
-      sources.push_back(text);
-    std::vector<fs::path> objects(sources.size());
-    std::vector<std::string> logs(sources.size());
-    for (size_t i = 0; i < sources.size(); i += 2) {
-      auto second =
-          i + 1 < sources.size()
-              ? std::async(std::launch::async,
-                           [&, i] { return test::emulated(sources[i + 1], dir, logs[i + 1]); })
-              : std::future<fs::path>{};
-      objects[i] = test::emulated(sources[i], dir, logs[i]);
-      if (second.valid())
-        objects[i + 1] = second.get();
-    }
-    std::map<const engine::task*, fs::path> reference_objects;
-    size_t next = runs.size();
-    for (const auto& [t, text] : references) {
-      INFO("the " << t->family << " reference of " << t->name << "\n" << logs[next]);
-      REQUIRE_FALSE(objects[next].empty());
-      reference_objects[t] = objects[next++];
-    }
-
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const rendered_case& c = *runs[r];
-      const engine::task& t = *c.subject;
-      INFO(c.label << "\n" << logs[r]);
-      REQUIRE_FALSE(objects[r].empty());
-      for (int shift : {0, 1}) {
-        std::vector<std::vector<double>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
-        if (c.edit != nullptr)
-          c.edit(t, inputs);
-        std::vector<double> want;
-        if (t.family == "scan") {
-          want = scan_reference(t, inputs[0]);
-        } else if (t.family == "matvec") {
-          want = matvec_reference(t, inputs[0], inputs[1]);
-        } else {
-          test::emulated_run ref = test::run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
-          INFO("the family reference: " << ref.error);
-          REQUIRE(ref.error.empty());
-          want.assign(ref.output.begin(), ref.output.end());
-        }
-        test::emulated_run got = test::run_emulated(objects[r], t, inputs, shift, 2,
-                                                    5 + static_cast<uint64_t>(r), c.gpu);
-        INFO("pointers shifted by " << shift << " float(s)");
-        CHECK(got.error == "");
-        if (got.error.empty())
-          CHECK(test::mismatch(t, got.output, want) == "");
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const rendered_case& c = *runs[r];
+    const engine::task& t = *c.subject;
+    INFO(c.label << "\n" << logs[r]);
+    REQUIRE_FALSE(objects[r].empty());
+    for (int shift : {0, 1}) {
+      std::vector<std::vector<double>> inputs = draw_inputs(t, 11 + static_cast<uint64_t>(shift));
+      if (c.edit != nullptr)
+        c.edit(t, inputs);
+      std::vector<double> want;
+      if (t.family == "scan") {
+        want = scan_reference(t, inputs[0]);
+      } else if (t.family == "matvec") {
+        want = matvec_reference(t, inputs[0], inputs[1]);
+      } else {
+        test::emulated_run ref = test::run_emulated(reference_objects.at(&t), t, inputs, 0, 1, 3);
+        INFO("the family reference: " << ref.error);
+        REQUIRE(ref.error.empty());
+        want.assign(ref.output.begin(), ref.output.end());
       }
+      test::emulated_run got =
+          test::run_emulated(objects[r], t, inputs, shift, 2, 5 + static_cast<uint64_t>(r), c.gpu);
+      INFO("pointers shifted by " << shift << " float(s)");
+      CHECK(got.error == "");
+      if (got.error.empty())
+        CHECK(test::mismatch(t, got.output, want) == "");
     }
   }
 }

@@ -3,7 +3,11 @@
 timing inputs' specs, the function an expression becomes, the worker's stop rule and
 statistics, the baselines file and the command line (--dry-run).
 
-Usage: torch_baselines_test.py SOURCE_DIR [KERNELSKILL] (ctest passes both; SOURCE_DIR
+And, with --torch, the whole path with torch on the CPU (CpuPath) alone: ctest runs that as a
+test of its own with the interpreter that has torch (tests/tools/with_torch.sh), which exits
+125 (skipped) where torch does not import.
+
+Usage: torch_baselines_test.py SOURCE_DIR [KERNELSKILL [--torch]] (ctest passes them; SOURCE_DIR
 defaults to two folders up; without KERNELSKILL the tests of the engine's reading skip)."""
 
 import contextlib
@@ -316,4 +320,14 @@ class CpuPath(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=1)
+    TORCH_ONLY = sys.argv[1:] == ["--torch"]
+    if TORCH_ONLY and importlib.util.find_spec("torch") is None:
+        print(f"torch does not import for {sys.executable} (scripts/install-torch.sh): skipped")
+        sys.exit(125)
+    LOADER = unittest.TestLoader()
+    SUITE = unittest.TestSuite()
+    for case in [v for v in list(globals().values())
+                 if isinstance(v, type) and issubclass(v, unittest.TestCase)]:
+        if (case is CpuPath) == TORCH_ONLY:
+            SUITE.addTests(LOADER.loadTestsFromTestCase(case))
+    sys.exit(0 if unittest.TextTestRunner(verbosity=1).run(SUITE).wasSuccessful() else 1)
