@@ -3,6 +3,7 @@
 #include "base/text.hpp"
 #include "engine/bounded_context.hpp"
 #include "engine/candidate_checks.hpp"
+#include "engine/graph_companions.hpp"
 #include "engine/graph_reference.hpp"
 #include "engine/graph_spec.hpp"
 #include "engine/skill.hpp"
@@ -241,7 +242,7 @@ const engine::skill* find_skill(const engine::backend_context& context, const st
 
 /// Sets "skill" and "has_skill" for the plan's skill, and its template rendered with the
 /// plan's params as "starting_point" when that works (for a graph task: rendered for its main
-/// node and composed with the other nodes' references).
+/// node and composed with the other nodes' sources, as the offline coder composes them).
 void set_plan_skill(data& root, const engine::plan& p, const engine::task& subject,
                     const std::string& reference_source, const engine::backend_context& context) {
   const engine::task& target = engine::search_target(subject);
@@ -266,7 +267,11 @@ void set_plan_skill(data& root, const engine::plan& p, const engine::task& subje
       if (auto rendered = engine::render(*s, *t, target, values, target_reference)) {
         start = std::move(*rendered);
         if (&target != &subject) {
-          auto composed = engine::compose_graph(subject, {{subject.graph->main, start}});
+          std::map<size_t, std::string> sources =
+              context.skills != nullptr ? engine::graph_companion_sources(*context.skills, subject)
+                                        : std::map<size_t, std::string>{};
+          sources[subject.graph->main] = std::move(start);
+          auto composed = engine::compose_graph(subject, sources);
           start = composed ? std::move(*composed) : std::string();
         }
       }

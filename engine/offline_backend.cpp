@@ -25,6 +25,7 @@
 #include "engine/offline_backend.hpp"
 
 #include "base/text.hpp"
+#include "engine/graph_companions.hpp"
 #include "engine/graph_reference.hpp"
 #include "engine/graph_spec.hpp"
 #include "engine/retrieval.hpp"
@@ -367,49 +368,13 @@ expected<std::string> offline_backend::write_code(const coding_request& request)
     expected<std::string> node_source = write_node_code(request, target, target.reference_source);
     if (!node_source)
       return tl::unexpected(node_source.error());
-    std::map<size_t, std::string> sources = companion_sources(*request.subject);
+    std::map<size_t, std::string> sources =
+        skills_ ? graph_companion_sources(*skills_, *request.subject)
+                : std::map<size_t, std::string>{};
     sources[request.subject->graph->main] = std::move(*node_source);
     return compose_graph(*request.subject, sources);
   }
   return write_node_code(request, target, reference);
-}
-
-std::map<size_t, std::string> offline_backend::companion_sources(const task& subject) const {
-  std::map<size_t, std::string> sources;
-  if (!skills_ || !subject.graph)
-    return sources;
-  const graph_spec& g = *subject.graph;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const task& node = g.nodes[i].op;
-    if (i == g.main || node.family == "elementwise")
-      continue;
-    // The skill a search of this node would try first: the best prior among those that apply,
-    // at its first valid instantiation. A template over the tunables is the reference again.
-    std::vector<retrieved_skill> ranked =
-        retrieve(*skills_, node, nullptr, node.reference_source, {}, retrieval_rules{});
-    for (const retrieved_skill& r : ranked) {
-      if (sources.count(i) != 0)
-        break;
-      const skill* s = skills_->find(r.id);
-      if (s == nullptr)
-        continue;
-      for (const skill_template& t : s->templates) {
-        if (t.params_from_tunables)
-          continue;
-        auto space = space_of(t, node, node.reference_source);
-        if (!space)
-          continue;
-        auto first = first_valid(t, *space, node);
-        if (!first || !*first)
-          continue;
-        if (expected<std::string> text = render(*s, t, node, **first, node.reference_source)) {
-          sources[i] = std::move(*text);
-          break;
-        }
-      }
-    }
-  }
-  return sources;
 }
 
 expected<std::string> offline_backend::write_node_code(const coding_request& request,

@@ -55,13 +55,6 @@ public:
   [[nodiscard]] expected<repair_reply> repair(const repair_request& request) override;
 
 private:
-  /// Returns, for a graph task, the source of every node other than the main one that is not
-  /// elementwise: the first valid instantiation of the best-ranked skill that applies to it
-  /// (a node no skill takes keeps its reference). The search tunes the main node; its
-  /// companions get a good kernel instead of the plain reference, which a 3-node attention's
-  /// second matmul would otherwise keep (50x slower than torch).
-  std::map<size_t, std::string> companion_sources(const task& subject) const;
-
   /// Renders request.plan's template for `target` (the request's task or a graph's main node)
   /// over `reference`, that task's own reference.
   [[nodiscard]] expected<std::string>

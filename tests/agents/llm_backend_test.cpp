@@ -8,6 +8,8 @@
 #include "agents/prompt_library.hpp"
 #include "agents/replay_service.hpp"
 #include "agents/transcript.hpp"
+#include "engine/graph_spec.hpp"
+#include "engine/offline_backend.hpp"
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
 #include "engine/task_manifest.hpp"
@@ -323,6 +325,44 @@ TEST_CASE("a graph task's prompts list its nodes, intermediates and views; the p
   size_t define = coder.find("#define KS_TILE_X 64");
   CHECK(node < define);
   CHECK(define < coder.find("} // namespace ks_node_0"));
+}
+
+TEST_CASE("a graph task's starting point gives its other heavy nodes a skill's first choice, "
+          "as the offline coder does",
+          "[agents][backend][graph]") {
+  fixture f;
+  test::test_context ctx;
+  auto graph = engine::load_task_manifest(ctx.write("attention.toml", test::attention_manifest()));
+  REQUIRE(graph.has_value());
+  engine::planning_request request;
+  request.subject = &*graph;
+  request.parent_lineage = {engine::reference_plan()};
+  request.reference_source = graph->reference_source;
+  request.skills = engine::retrieve(*f.skills, *graph, nullptr, graph->reference_source, {}, {});
+  request.count = 1;
+  auto plans = engine::offline_backend(f.skills).propose(request);
+  REQUIRE(plans.has_value());
+  REQUIRE(plans->size() == 1);
+  f.client->answers.push_back("```cuda\n" + kernel + "```");
+  engine::coding_request code;
+  code.subject = &*graph;
+  code.plan = plans->front();
+  code.parent_source = graph->reference_source;
+  code.reference_source = graph->reference_source;
+  REQUIRE(f.backend().write_code(code).has_value());
+  std::string coder = content_of(f.client->requests.at(0), "user");
+  // The starting point, before the kernel to change (the graph's reference).
+  size_t start = coder.find("is a correct starting point");
+  size_t parent = coder.find("## The kernel to change");
+  REQUIRE(start < parent);
+  std::string starting_point = coder.substr(start, parent - start);
+  CHECK_THAT(
+      starting_point,
+      Catch::Contains("a candidate's source for\n// node(s) 0 (scores), 1 (probs), 2 (mix)"));
+  // Neither the softmax nor the second matmul is its plain reference.
+  for (size_t i = 1; i < 3; ++i)
+    CHECK(starting_point.find(graph->graph->nodes[i].op.reference_source.substr(0, 60)) ==
+          std::string::npos);
 }
 
 TEST_CASE("the repairer's prompt carries the verbatim diagnostics and the earlier rounds; its "

@@ -154,6 +154,38 @@ params = { op = "relu(C + bias)" }
 )toml";
 }
 
+/// matmul -> softmax -> matmul: attention, whose softmax and second matmul are heavy nodes the
+/// search does not tune (the first matmul is its main node).
+inline std::string attention_manifest() {
+  return R"toml(name = "attention"
+family = "graph"
+inputs = [ { name = "q", dtype = "f32", shape = [4, 64, 32] },
+           { name = "k", dtype = "f32", shape = [4, 32, 64] },
+           { name = "v", dtype = "f32", shape = [4, 64, 32] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 64, 32] } ]
+main = "scores"
+
+[[nodes]]
+name = "scores"
+family = "matmul"
+inputs = ["q", "k"]
+outputs = [ { name = "s", dtype = "f32", shape = [4, 64, 64] } ]
+
+[[nodes]]
+name = "probs"
+family = "softmax"
+inputs = ["s"]
+outputs = [ { name = "p", dtype = "f32", shape = [4, 64, 64] } ]
+params = { op = "softmax", dim = 2 }
+
+[[nodes]]
+name = "mix"
+family = "matmul"
+inputs = ["p", "v"]
+outputs = ["y"]
+)toml";
+}
+
 /// Returns the four graphs every composed reference must compile for.
 inline std::vector<graph_case> graph_cases() {
   return {{"elementwise -> scan", masked_cumsum_manifest()},

@@ -523,33 +523,7 @@ TEST_CASE("the offline backend plans a graph task through its main node and comp
 TEST_CASE("the offline coder gives a graph's other heavy nodes a skill's first choice",
           "[engine][graph][backend]") {
   ks::test::test_context ctx;
-  task t = load_graph(ctx, R"toml(name = "attention"
-family = "graph"
-inputs = [ { name = "q", dtype = "f32", shape = [4, 64, 32] },
-           { name = "k", dtype = "f32", shape = [4, 32, 64] },
-           { name = "v", dtype = "f32", shape = [4, 64, 32] } ]
-outputs = [ { name = "y", dtype = "f32", shape = [4, 64, 32] } ]
-main = "scores"
-
-[[nodes]]
-name = "scores"
-family = "matmul"
-inputs = ["q", "k"]
-outputs = [ { name = "s", dtype = "f32", shape = [4, 64, 64] } ]
-
-[[nodes]]
-name = "probs"
-family = "softmax"
-inputs = ["s"]
-outputs = [ { name = "p", dtype = "f32", shape = [4, 64, 64] } ]
-params = { op = "softmax", dim = 2 }
-
-[[nodes]]
-name = "mix"
-family = "matmul"
-inputs = ["p", "v"]
-outputs = ["y"]
-)toml");
+  task t = load_graph(ctx, ks::test::attention_manifest());
   auto library = load_skill_library(ks::test::source_dir() / "skills");
   REQUIRE(library.has_value());
   auto skills = std::make_shared<const skill_library>(std::move(*library));
