@@ -158,6 +158,7 @@ tl::expected<void, failure> worker_client::ensure_started() {
         make_failure(failure_kind::crash, cannot_start + spawned.error().message()));
   ++starts_;
   process_.emplace(std::move(*spawned));
+  tensor_jobs_ = 0;
 
   const std::string who =
       "the bench worker '" + exe.string() + "' (device " + std::to_string(options_.device) + ")";
@@ -192,6 +193,23 @@ tl::expected<void, failure> worker_client::ensure_started() {
 }
 
 job_result<response> worker_client::run(request req, std::chrono::milliseconds timeout) {
+  const bool tensor_job =
+      req.job == job_kind::verify || req.job == job_kind::time || req.job == job_kind::profile;
+  const bool served_before = process_ && process_->running() && tensor_jobs_ > 0;
+  job_result<response> result = run_once(req, timeout);
+  if (tensor_job && process_)
+    ++tensor_jobs_;
+  if (result || !tensor_job || !served_before || result.error().kind != failure_kind::out_of_memory)
+    return result;
+  discard_worker(failure_kind::out_of_memory, {});
+  ++memory_retries_;
+  result = run_once(std::move(req), timeout);
+  if (process_)
+    tensor_jobs_ = 1;
+  return result;
+}
+
+job_result<response> worker_client::run_once(request req, std::chrono::milliseconds timeout) {
   if (auto ok = ensure_started(); !ok)
     return tl::unexpected(std::move(ok.error()));
   req.id = next_id_++;

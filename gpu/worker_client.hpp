@@ -93,8 +93,16 @@ public:
     return process_ ? process_->folder() : std::filesystem::path{};
   }
 
+  /// Returns how many jobs were retried on a fresh worker after running out of device memory
+  /// in one that had served other jobs (memory they left behind is the worker's, not the job's).
+  int32_t memory_retries() const noexcept { return memory_retries_; }
+
 private:
+  /// Runs `req`; a job that runs out of device memory in a worker that served tensor jobs
+  /// before is run once more on a fresh worker: candidates of earlier jobs may hold memory
+  /// (a static workspace, a memory pool) that only the end of their process gives back.
   [[nodiscard]] job_result<response> run(request req, std::chrono::milliseconds timeout);
+  [[nodiscard]] job_result<response> run_once(request req, std::chrono::milliseconds timeout);
   [[nodiscard]] tl::expected<void, failure> ensure_started();
   failure discard_worker(failure_kind kind, std::string message);
 
@@ -102,6 +110,8 @@ private:
   std::optional<child_process> process_;
   int64_t next_id_ = 1;
   int32_t starts_ = 0;
+  int32_t tensor_jobs_ = 0; ///< verify, time and profile jobs the running worker took
+  int32_t memory_retries_ = 0;
   double last_start_ms_ = 0;
 };
 

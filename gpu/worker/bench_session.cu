@@ -371,6 +371,12 @@ struct bench_session::impl {
       set.clear();
     timing_ref_key.clear();
     signature.clear();
+    // Memory the default pool keeps for earlier tasks' workspaces (a graph's intermediates stay
+    // reserved between its calls) goes back to the device; this task's grows it again.
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+      cudaMemPoolTrimTo(pool, 0);
+    cudaGetLastError();
     for (const auto& s : t.inputs) {
       inputs.push_back(allocate(s.bytes(), "input '" + s.name + "'"));
       input_copies.push_back(allocate(s.bytes(), "a copy of input '" + s.name + "'"));

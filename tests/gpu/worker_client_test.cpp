@@ -197,6 +197,34 @@ TEST_CASE("a failure that leaves the worker usable keeps the worker", "[client]"
   CHECK(client.starts() == 1);
 }
 
+TEST_CASE("a job out of device memory in a worker that served others runs again on a fresh "
+          "worker; a fresh worker's is the job's",
+          "[client]") {
+  test::test_context ctx;
+  // Job 1 ok; job 2 out of memory, then ok on a fresh worker; job 3 out of memory there too.
+  gpu::worker_client client(
+      scripted(ctx, "ok;fail:out_of_memory;ok;fail:out_of_memory;fail:out_of_memory;ok"));
+  REQUIRE(verify(client).has_value());
+  REQUIRE(verify(client).has_value());
+  CHECK(client.starts() == 2);
+  CHECK(client.memory_retries() == 1);
+  // The fresh worker served job 2, so job 3 gets one more try; its second worker is fresh
+  // for this job, and what it says is the job's.
+  auto out = verify(client);
+  REQUIRE_FALSE(out.has_value());
+  CHECK(out.error().kind == gpu::failure_kind::out_of_memory);
+  CHECK(client.starts() == 3);
+  CHECK(client.memory_retries() == 2);
+  // A worker that never served a job: no retry.
+  test::test_context fresh_ctx;
+  gpu::worker_client fresh(scripted(fresh_ctx, "fail:out_of_memory;ok"));
+  auto first = verify(fresh);
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::out_of_memory);
+  CHECK(fresh.memory_retries() == 0);
+  CHECK(fresh.starts() == 1);
+}
+
 TEST_CASE("a reply with another request's id gives a protocol error", "[client]") {
   test::test_context ctx;
   gpu::worker_client client(scripted(ctx, "wrongid;ok"));
