@@ -71,6 +71,11 @@ bool opens_conditional(std::string_view d) {
   return d == "if" || d == "ifdef" || d == "ifndef";
 }
 
+/// Whether directive `d` opens, continues or closes a preprocessor conditional.
+bool is_conditional(std::string_view d) {
+  return opens_conditional(d) || d == "else" || d == "elif" || d == "endif";
+}
+
 /// Returns the position just past `extern "C"` before `int ks_forward(` in `text` from `from`,
 /// and where `extern` starts; npos when there is none.
 std::pair<size_t, size_t> find_extern_forward(const std::string& text, size_t from) {
@@ -489,10 +494,17 @@ hoisted_source hoist_includes(std::string_view source) {
       group_only_includes = false;
     if (depth > 0)
       continue;
-    if (group_only_includes && group_has_include) {
+    if (group_has_include) {
+      // The includes go up under the same conditionals; whatever else the conditional holds
+      // (`namespace cg = cooperative_groups;` beside its header) stays, under them too.
       std::string text;
-      for (std::string_view l : group)
-        text.append(l).append("\n");
+      for (std::string_view l : group) {
+        std::string_view ld = directive_of(l);
+        if (group_only_includes || ld == "include" || is_conditional(ld))
+          text.append(l).append("\n");
+        if (!group_only_includes && ld != "include")
+          body_line(l);
+      }
       text.pop_back();
       out.includes.push_back(std::move(text));
     } else {

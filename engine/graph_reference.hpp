@@ -18,10 +18,12 @@ namespace ks::engine {
 
 /// A node's source split for composition.
 struct hoisted_source {
-  /// The #include lines, and the preprocessor conditionals that hold only includes (an
-  /// `#ifdef KS_EMULATE` / `#include ...` / `#else` / `#include ...` / `#endif`), in order.
+  /// The #include lines, and the preprocessor conditionals that hold includes (an
+  /// `#ifdef KS_EMULATE` / `#include ...` / `#else` / `#include ...` / `#endif`), in order; a
+  /// conditional that also holds other lines gives its includes, under its directives, here
+  /// and those lines, under its directives too, to the body.
   std::vector<std::string> includes;
-  std::string body;                ///< the rest, those lines left blank
+  std::string body;                ///< the rest
   std::vector<std::string> macros; ///< every NAME of a `#define NAME` in body, once, in order
 };
 

@@ -186,6 +186,33 @@ outputs = ["y"]
 )toml";
 }
 
+/// matmul -> group norm: a companion node whose skill includes a header under a conditional
+/// beside other lines (cooperative_groups and its namespace alias).
+inline std::string matmul_group_norm_manifest() {
+  return R"toml(name = "matmul_group_norm"
+family = "graph"
+inputs = [ { name = "x", dtype = "f32", shape = [64, 128] },
+           { name = "w", dtype = "f32", shape = [256, 128] },
+           { name = "gamma", dtype = "f32", shape = [256] },
+           { name = "beta", dtype = "f32", shape = [256] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [64, 256] } ]
+
+[[nodes]]
+name = "linear"
+family = "matmul"
+inputs = ["x", "w"]
+outputs = [ { name = "c", dtype = "f32", shape = [64, 256] } ]
+params = { transpose_b = true }
+
+[[nodes]]
+name = "group_norm"
+family = "channel_norm"
+inputs = ["c", "gamma", "beta"]
+outputs = ["y"]
+params = { op = "group", eps = 1e-05, groups = 16, affine = true }
+)toml";
+}
+
 /// Returns the four graphs every composed reference must compile for.
 inline std::vector<graph_case> graph_cases() {
   return {{"elementwise -> scan", masked_cumsum_manifest()},

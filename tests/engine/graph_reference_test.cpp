@@ -1,7 +1,8 @@
 // Composed graph sources, built: the reference of every graph case (elementwise -> scan, matmul
 // -> a broadcast-bias epilogue, elementwise -> a reduction to a scalar through a shape view, a
 // permute view into elementwise, narrow, flip and permute views into a matmul) and the offline
-// backend's first candidates of two graph tasks compile with nvcc for sm_90a without a warning;
+// backend's first candidates of three graph tasks (one with a group norm beside the searched
+// matmul) compile with nvcc for sm_90a without a warning;
 // and one composed reference runs on the CPU emulator (tests/skills/memops_cuda_emulator.hpp):
 // its views are copied, its nodes called in order through the workspace, and its output equals
 // a hand computation. No GPU: nvcc and g++ run on the CPU.
@@ -98,6 +99,12 @@ TEST_CASE("every composed graph reference, and the offline backend's first candi
   CHECK(epilogue.graph->nodes[epilogue.graph->main].name == "mm"); // the most flops
   for (source& s : first_candidates(epilogue, skills, 3))
     sources.push_back(std::move(s));
+  // A group norm beside the searched matmul, given its skill's first choice.
+  engine::task group_norm = load(ctx, test::matmul_group_norm_manifest());
+  for (source& s : first_candidates(group_norm, skills, 1)) {
+    CHECK(s.text.find("cooperative_groups") != std::string::npos);
+    sources.push_back(std::move(s));
+  }
 
   test::check_compiles_clean(*compiler, sources);
 }

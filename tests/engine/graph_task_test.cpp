@@ -412,6 +412,23 @@ int f();
   CHECK(h.body.find("#ifndef KS_BLOCK_THREADS\n#define KS_BLOCK_THREADS 256\n#endif") !=
         std::string::npos);
   CHECK(h.macros == std::vector<std::string>{"KS_BLOCK_THREADS", "KS_OTHER"});
+
+  // A conditional with includes and other lines: its includes go up under its directives, the
+  // rest stays under them (a header in a node's namespace would not compile).
+  hoisted_source mixed = hoist_includes(R"(#ifdef KS_EMULATE
+#include <cuda_runtime.h>
+#else
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+#endif
+int g();
+)");
+  REQUIRE(mixed.includes.size() == 1);
+  CHECK(mixed.includes[0] ==
+        "#ifdef KS_EMULATE\n#include <cuda_runtime.h>\n#else\n#include <cooperative_groups.h>\n"
+        "#endif");
+  CHECK(mixed.body ==
+        "#ifdef KS_EMULATE\n#else\nnamespace cg = cooperative_groups;\n#endif\nint g();\n");
 }
 
 TEST_CASE("a composed graph hoists each include once, wraps each node in its namespace and "
