@@ -209,6 +209,18 @@ class Chains(unittest.TestCase):
                      "def get_init_inputs():\n    return []\n")
         self.assertEqual([n["family"] for n in m["nodes"]], ["matmul"])
 
+    def test_a_normalization_after_a_long_product_gets_a_wider_norm_bound(self):
+        body = ("class Model(nn.Module):\n    def __init__(self):\n"
+                "        super().__init__()\n        self.fc = nn.Linear(K, 64)\n"
+                "        self.gn = nn.GroupNorm(4, 64)\n"
+                "    def forward(self, x):\n        return self.gn(self.fc(x))\n"
+                "def get_inputs():\n    return [torch.rand(8, K)]\n"
+                "def get_init_inputs():\n    return []\n")
+        long = self.one("K = 2048\n" + body)
+        short = self.one("K = 256\n" + body)
+        self.assertEqual(long["tolerance"]["norm_rel"], 5e-5)
+        self.assertEqual(short["tolerance"]["norm_rel"], 1e-5)
+
     def test_a_random_op_is_refused_with_its_reason(self):
         path = write_problem(self.folder, "drop",
                              "class Model(nn.Module):\n    def forward(self, x):\n"
