@@ -11,6 +11,7 @@
 
 #include "actors/output_folder.hpp"
 
+#include "actors/campaign_store.hpp"
 #include "actors/torch_baselines.hpp"
 
 #include <algorithm>
@@ -31,6 +32,8 @@ bool ours(const std::string& name) {
       "best",          "cache",     "dry-run",     "state",          "transcripts",
       "results.json",  "report.md", "report.html", "llm_usage.json", campaign_baselines_file,
       output_lock_file};
+  if (name == damaged_state_folder) // a damaged store that run --overwrite set aside
+    return true;
   if (std::find(names.begin(), names.end(), name) != names.end())
     return true;
   // Written to NAME.tmp... and renamed (report_writer, usage_file).

@@ -9,12 +9,14 @@
 #include "actors/preflight.hpp"
 
 #include "actors/campaign_steps.hpp"
+#include "actors/campaign_store.hpp"
 #include "actors/output_folder.hpp"
 #include "agents/backend_registry.hpp"
 #include "agents/prompt_library.hpp"
 #include "agents/usage_file.hpp"
 #include "base/folder_lock.hpp"
 #include "engine/skill_library.hpp"
+#include "memory/skill_store.hpp"
 
 #include <unistd.h>
 
@@ -59,6 +61,10 @@ void check_output(const config::campaign_config& config, const run_options& opti
     out.emplace_back(errc::io, base::folder_lock::busy_message(folder, *holder));
   if (auto refused = refuse_foreign(folder, options.foreign))
     out.push_back(*refused);
+  // A damaged store, or a lost one beside a campaign's results (a dry run has no store).
+  if (!options.dry_run)
+    if (auto refused = refuse_lost_store(folder, options.foreign))
+      out.push_back(*refused);
   if (auto why = cannot_write(folder))
     out.emplace_back(errc::io, "campaign.output " + folder.string() + ": " + *why);
   if (!options.cache_dir.empty())
@@ -72,9 +78,12 @@ void check_skills(const config::campaign_config& config, const run_options& opti
       config.skills_dir().empty() ? engine::default_skills_dir() : config.skills_dir();
   if (auto library = engine::load_skill_library(builtin); !library)
     out.push_back(library.error());
-  if (!options.dry_run)
+  if (!options.dry_run) {
     if (auto why = cannot_write(config.memory_dir()))
       out.emplace_back(errc::io, "memory.path " + config.memory_dir().string() + ": " + *why);
+    else if (auto file = memory::skill_store::check_file(config.memory_dir()); !file)
+      out.push_back(file.error());
+  }
 }
 
 void check_model(const config::campaign_config& config, std::vector<engine::error>& out) {

@@ -15,7 +15,9 @@ namespace ks::actors {
 /// Returns every problem `run` with `options` would stop on before it needs a GPU, past its
 /// tasks and baselines (load_tasks): the search limits and policy; the output folder (a file,
 /// in use by another run, holding something else unless options.foreign allows it, not
-/// writable); the built-in skills; the skill memory's folder (not writable); with a model
+/// writable; its store cut short, or lost beside a campaign's results, unless options.foreign
+/// allows it: campaign_store.hpp); the built-in skills; the skill memory's folder (not
+/// writable, or its data file cut short); with a model
 /// backend, the prompts, the API key's variable, the replay folder and llm_usage.json; with
 /// bench.sandbox (not in a dry run), bubblewrap. Writes nothing. Empty: `run` gets as far as
 /// the GPUs.

@@ -9,7 +9,9 @@
 //      reports them;
 //   2. make_output_folder (locked for the run; refused when another run holds it, or when it
 //      holds something else: output_folder.hpp), open_state: <output>/state is the store
-//      (LMDB), and the baselines'
+//      (LMDB), every record checked before a resume builds on it (a damaged store, or a lost
+//      one beside a campaign's results, refused unless --overwrite: campaign_store.hpp), and
+//      the baselines'
 //      checked copy goes beside it (torch_baselines.hpp); a store that holds the campaign
 //      means a resume. open_skill_memory: the long-term skill memory, seeded from skills/;
 //   3. open_gpus: one bench actor per GPU (detached: its worker calls block), each asked one
@@ -43,6 +45,7 @@
 #include "actors/bench_dispatcher_actor.hpp"
 #include "actors/campaign_actor.hpp"
 #include "actors/campaign_steps.hpp"
+#include "actors/campaign_store.hpp"
 #include "actors/console.hpp"
 #include "actors/distiller_actor.hpp"
 #include "actors/dry_run.hpp"
@@ -76,13 +79,17 @@ struct campaign_state {
   std::string started_at;
 };
 
-// Opens <output>/state; a campaign it holds keeps its start time. Writes the baselines' copy
-// that the reports read, as `status` does later.
-engine::expected<campaign_state> open_state(const fs::path& output,
+// Opens <output>/state, every record checked (campaign_store.hpp: a damaged store, or a lost
+// one beside a campaign's results, is refused unless --overwrite); a campaign it holds keeps
+// its start time. Writes the baselines' copy that the reports read, as `status` does later.
+engine::expected<campaign_state> open_state(const fs::path& output, const run_options& options,
                                             const std::optional<torch_baselines>& baselines) {
-  auto opened = memory::store::open(output / "state");
+  std::string moved_aside;
+  auto opened = open_campaign_store(output, options.foreign, &moved_aside);
   if (!opened)
     return tl::unexpected(opened.error());
+  if (!moved_aside.empty())
+    console::line(console::stream::err, "kernelskill: " + moved_aside);
   campaign_state out{std::make_shared<memory::store>(std::move(*opened)), now_iso8601()};
   if (auto earlier = out.db->campaign(); earlier && *earlier)
     out.started_at = (*earlier)->started_at;
@@ -502,7 +509,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
 
   // The store: a campaign it holds means a resume. Then long-term memory: the skills, seeded
   // from the built-in folder, and their statistics.
-  auto state = open_state(*output, tasks->baselines);
+  auto state = open_state(*output, options, tasks->baselines);
   if (!state)
     return tl::unexpected(state.error());
   auto skills = open_skill_memory(config, run_kind::campaign);

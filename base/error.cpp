@@ -26,6 +26,8 @@ const char* to_string(errc code) noexcept {
     return "cancelled";
   case errc::budget_spent:
     return "budget_spent";
+  case errc::damaged:
+    return "damaged";
   }
   return "unknown";
 }

@@ -28,6 +28,8 @@ enum class errc : int32_t {
                      ///< block, invalid plan JSON), even when asked again with the error
   cancelled = 10,    ///< the operation was cancelled (Ctrl-C) before it finished
   budget_spent = 11, ///< a campaign budget (tokens, cost) is spent: no new request starts
+  damaged = 12,      ///< a stored file or record is damaged: a store's data file is shorter
+                     ///< than its header says, or a record's checksum does not match it
 };
 
 /// Returns the short, stable name of `code` ("invalid_input", ...).

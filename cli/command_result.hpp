@@ -22,6 +22,8 @@ enum class stop_reason : int32_t {
                      ///< no campaign
   environment = 3,   ///< a tool or folder the command needs is missing (nvcc, the cache)
   failure = 4,       ///< a typed failure of the candidate, the worker or the device
+  damaged = 5,       ///< a store is damaged (the campaign's, or the skill memory): its data
+                     ///< file cut short, or records that do not match their checksum
   interrupted = 130, ///< stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it)
 };
 
@@ -45,8 +47,9 @@ inline tl::unexpected<command_error> stop(gpu::failure_kind kind, std::string me
   return tl::unexpected(command_error{stop_reason::failure, kind, std::move(message)});
 }
 
-/// Returns the process exit code for `e`: 1 usage, 2 task or config, 3 environment, 130
-/// interrupted, and gpu::exit_code_for(kind) (10 + the kind's number) for a typed failure.
+/// Returns the process exit code for `e`: 1 usage, 2 task or config, 3 environment, 5 a
+/// damaged store, 130 interrupted, and gpu::exit_code_for(kind) (10 + the kind's number) for a
+/// typed failure.
 inline int exit_code_of(const command_error& e) noexcept {
   if (e.reason == stop_reason::failure && e.kind)
     return gpu::exit_code_for(*e.kind);

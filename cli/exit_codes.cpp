@@ -53,10 +53,15 @@ std::vector<exit_code_info> make_table() {
        "a task manifest or campaign config is invalid (each problem as FILE:LINE:COL) or names "
        "no task; a task cannot run (its reference does not compile or fails against itself, "
        "the planner or coder fails on it); an output folder holds no campaign, or holds "
-       "something other than a kernelskill output (run without --overwrite)"},
+       "something other than a kernelskill output, or a campaign's results without their store "
+       "(run without --overwrite)"},
       {3, "environment error",
        "nvcc or kernelskill/abi.h is missing, a folder cannot be written or is in use by "
        "another run, or an internal error"},
+      {5, "damaged store",
+       "a campaign's store or the skill memory is damaged: its data file is shorter than its "
+       "header says, or records do not match their checksum; the message names them and says "
+       "what still holds the campaign (run --overwrite starts a damaged campaign over)"},
   };
   for (int32_t n = 1; n <= 12; ++n) {
     auto kind = static_cast<gpu::failure_kind>(n);
@@ -103,7 +108,7 @@ std::string exit_code_help_all(size_t width) {
 namespace command_codes {
 
 std::vector<int32_t> run() {
-  return {0, 1, 2, 3, 15, 17, 19, 20, 22, 130};
+  return {0, 1, 2, 3, 5, 15, 17, 19, 20, 22, 130};
 }
 
 std::vector<int32_t> eval() {
@@ -123,7 +128,7 @@ std::vector<int32_t> devices() {
 }
 
 std::vector<int32_t> output_folder() {
-  return {0, 1, 2, 3};
+  return {0, 1, 2, 3, 5};
 }
 
 std::vector<int32_t> files_only() {

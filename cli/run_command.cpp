@@ -39,6 +39,8 @@ command_error error_of(const actors::campaign_error& e) {
   case engine::errc::invalid_input:
   case engine::errc::not_found:
     return {stop_reason::task, std::nullopt, e.message()};
+  case engine::errc::damaged:
+    return {stop_reason::damaged, std::nullopt, e.message()};
   default:
     return {stop_reason::environment, std::nullopt, e.message()};
   }
@@ -226,7 +228,12 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
       "One run at a time per output folder: a second `run` on a folder in use is refused (exit "
       "3), naming the process that holds it (<output>/.kernelskill.lock; the lock goes when "
       "that process ends, however it ends). A folder that holds something other than a "
-      "kernelskill output is refused (exit 2) unless --overwrite is given.");
+      "kernelskill output is refused (exit 2) unless --overwrite is given.\n"
+      "Before a campaign starts or resumes, its store is checked whole: a damaged store (its data "
+      "file cut short, records that do not match their checksum) is refused (exit 5), naming the "
+      "damaged records, and so is a folder that holds a campaign's results without the store "
+      "they came from (exit 2): a new campaign would write over them. --overwrite starts over "
+      "in both cases, keeping a damaged store as <output>/state.damaged/.");
   cmd->add_option("CONFIG.toml", opt.config, "Campaign config (TOML)")->required()->type_name("");
   cmd->add_flag("--dry-run", opt.dry_run,
                 "Compile the references, plan, code and compile one round of every task; "
@@ -250,7 +257,8 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
   cmd->add_flag("--overwrite", opt.overwrite,
                 "Use campaign.output even when it holds files that are not a kernelskill output "
                 "(its results.json, report.md, best/, state/ and cache/ are written; nothing "
-                "else in it is touched)");
+                "else in it is touched), or a campaign's results without their store, or a "
+                "damaged store (moved to state.damaged/): a new campaign starts there");
   cmd->add_option("--progress", opt.progress_s,
                   "Seconds between progress lines when stderr is not a terminal, 0 to 3600 (on "
                   "a terminal the display updates every second); 0 turns progress off, results "

@@ -70,6 +70,12 @@ tl::expected<places, command_error> places_of(const skills_options& opt) {
   return p;
 }
 
+/// Returns stop_reason::damaged for `e` of a damaged memory (its message says what to do),
+/// `otherwise` for any other.
+stop_reason unless_damaged(const engine::error& e, stop_reason otherwise) {
+  return e.code() == engine::errc::damaged ? stop_reason::damaged : otherwise;
+}
+
 /// Opens the memory and seeds it with the built-in skills, as a campaign does.
 tl::expected<memory::skill_store, command_error> open_seeded(const places& p) {
   auto folders = engine::read_skill_folders(p.builtin);
@@ -77,9 +83,12 @@ tl::expected<memory::skill_store, command_error> open_seeded(const places& p) {
     return stop(stop_reason::environment, "the built-in skills: " + folders.error().message());
   auto store = memory::skill_store::open(p.memory);
   if (!store)
-    return stop(stop_reason::environment, store.error().message());
-  if (auto seeded = store->seed(*folders, now_iso8601()); !seeded)
+    return stop(unless_damaged(store.error(), stop_reason::environment), store.error().message());
+  if (auto seeded = store->seed(*folders, now_iso8601()); !seeded) {
+    if (seeded.error().code() == engine::errc::damaged)
+      return stop(stop_reason::damaged, seeded.error().message());
     return stop(stop_reason::task, "a built-in skill does not load:\n" + seeded.error().message());
+  }
   return std::move(*store);
 }
 
@@ -102,10 +111,10 @@ command_result list(const places& p, const std::string& family) {
     return tl::unexpected(store.error());
   auto library = store->library();
   if (!library)
-    return stop(stop_reason::task, library.error().message());
+    return stop(unless_damaged(library.error(), stop_reason::task), library.error().message());
   auto rows = store->all_stats();
   if (!rows)
-    return stop(stop_reason::environment, rows.error().message());
+    return stop(unless_damaged(rows.error(), stop_reason::environment), rows.error().message());
   std::printf("%-28s %-4s %-8s %-26s %6s %s\n", "skill", "ver", "origin", "families", "tries",
               "title");
   int64_t shown = 0;
@@ -148,7 +157,7 @@ command_result show(const places& p, const std::string& id) {
     return tl::unexpected(store.error());
   auto stored = store->skill(id);
   if (!stored)
-    return stop(stop_reason::environment, stored.error().message());
+    return stop(unless_damaged(stored.error(), stop_reason::environment), stored.error().message());
   if (!*stored) {
     std::string guess;
     if (auto all = store->skills()) {
@@ -200,7 +209,7 @@ command_result show(const places& p, const std::string& id) {
   }
   auto rows = store->all_stats();
   if (!rows)
-    return stop(stop_reason::environment, rows.error().message());
+    return stop(unless_damaged(rows.error(), stop_reason::environment), rows.error().message());
   std::cout << "\nstatistics:\n";
   bool any = false;
   for (const memory::stat_row& r : *rows)
@@ -228,7 +237,7 @@ command_result stats(const places& p, const std::string& gpu) {
     return tl::unexpected(store.error());
   auto rows = store->all_stats();
   if (!rows)
-    return stop(stop_reason::environment, rows.error().message());
+    return stop(unless_damaged(rows.error(), stop_reason::environment), rows.error().message());
   print_stats_header();
   int64_t shown = 0;
   for (const memory::stat_row& r : *rows) {
@@ -248,7 +257,7 @@ command_result export_to(const places& p, const fs::path& file) {
     return tl::unexpected(store.error());
   auto all = store->skills();
   if (!all)
-    return stop(stop_reason::environment, all.error().message());
+    return stop(unless_damaged(all.error(), stop_reason::environment), all.error().message());
   fs::path temp = file;
   temp += ".tmp";
   {
@@ -278,7 +287,8 @@ command_result import_from(const places& p, const fs::path& file) {
   for (memory::stored_skill& s : *parsed)
     s.provenance = "imported from " + file.string();
   if (auto ok = store->import_skills(*parsed, now_iso8601()); !ok)
-    return stop(stop_reason::task, file.string() + ": " + ok.error().message());
+    return stop(unless_damaged(ok.error(), stop_reason::task),
+                file.string() + ": " + ok.error().message());
   std::cout << "imported " << parsed->size() << " skill(s) into " << p.memory.string() << "\n";
   return {};
 }
@@ -366,7 +376,9 @@ CLI::App* add_skills_command(CLI::App& app, skills_options& opt) {
     sub->add_option("--skills", opt.builtin, "The built-in skill folder to seed from")
         ->type_name("DIR");
     sub->footer("Exit codes: 0 success; 1 bad command line or unreadable file; 2 an invalid "
-                "skill, import file or config; 3 the memory cannot be opened.");
+                "skill, import file or config; 3 the memory cannot be opened; 5 the memory is "
+                "damaged (its data file cut short, or a record that does not match its "
+                "checksum).");
     sub->callback([&opt, sub] { opt.action = sub->get_name(); });
   };
   CLI::App* list_cmd =

@@ -3,10 +3,14 @@
 // block the writer), after it finished, and after it was killed. They never create a store:
 // a folder without one is an error, so that a typo in the path does not leave an empty
 // store behind. What they say about a folder that holds no campaign is what is there: a dry
-// run's candidates, or a store that a run opened but never started a campaign in.
+// run's candidates, a store that a run opened but never started a campaign in, or results
+// whose store was deleted or emptied. A damaged store (its data file cut short, records that
+// do not match their checksum) exits 5 naming what is damaged and what still holds the
+// campaign; it is never opened past the check of its file, so it cannot crash them.
 
 #include "cli/status_command.hpp"
 
+#include "actors/campaign_store.hpp"
 #include "actors/report_writer.hpp"
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
@@ -19,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 
 namespace ks::cli {
 
@@ -27,7 +32,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The folder, inside the output folder, where run_campaign keeps its store.
-constexpr const char* store_folder = "state";
+const std::string store_folder(actors::state_folder);
 
 // Returns the first line of `file`, or empty.
 std::string first_line_of(const fs::path& file) {
@@ -65,10 +70,32 @@ tl::expected<fs::path, command_error> store_dir_of(const fs::path& output) {
                                         "' is not a folder (give the output "
                                         "folder of a campaign)");
   fs::path dir = output / store_folder;
-  if (fs::is_regular_file(dir / "data.mdb", ec))
+  // Checked before it is opened: LMDB maps the file, and a page past its end is a SIGBUS.
+  auto file = memory::check_store_file(dir);
+  if (!file && file.error().code() == engine::errc::damaged)
+    return stop(stop_reason::damaged,
+                file.error().message() +
+                    actors::damaged_store_advice(output, actors::mention_inspect::no));
+  if (!file)
+    return stop(stop_reason::environment, file.error().message());
+  if (*file == memory::store_file::present && fs::is_regular_file(dir / "data.mdb", ec))
     return dir;
-  return stop(stop_reason::task, no_campaign_because(output, std::string("it holds no store (") +
-                                                                 store_folder + "/data.mdb)"));
+  std::string what = *file == memory::store_file::empty
+                         ? "its store (" + store_folder + "/data.mdb) is empty (0 bytes)"
+                         : "it holds no store (" + store_folder + "/data.mdb)";
+  if (std::vector<std::string> results = actors::campaign_results(output); !results.empty()) {
+    std::string names;
+    for (const std::string& r : results)
+      names += (names.empty() ? "" : ", ") + r;
+    return stop(stop_reason::task,
+                "no campaign in '" + output.string() + "': " + what +
+                    ", though it holds a campaign's results (" + names +
+                    "): the store they came from was deleted or emptied, and they hold the "
+                    "campaign as it was last reported\n  `kernelskill run CONFIG.toml "
+                    "--overwrite` starts a new campaign there (without --overwrite, run refuses "
+                    "to write over the results)");
+  }
+  return stop(stop_reason::task, no_campaign_because(output, what));
 }
 
 tl::expected<memory::store, command_error> open_store(const fs::path& output) {
@@ -76,10 +103,27 @@ tl::expected<memory::store, command_error> open_store(const fs::path& output) {
   if (!dir)
     return tl::unexpected(dir.error());
   auto store = memory::store::open(*dir);
+  if (!store && store.error().code() == engine::errc::damaged)
+    return stop(stop_reason::damaged,
+                store.error().message() +
+                    actors::damaged_store_advice(output, actors::mention_inspect::no));
   if (!store)
     return stop(stop_reason::environment,
                 "cannot open the store in '" + dir->string() + "': " + store.error().message());
   return std::move(*store);
+}
+
+// Returns the command's error for `e`, met while doing `what` with the store of `output`: a
+// damaged record makes the whole store checked, and every damaged record listed (exit 5);
+// anything else is an environment error (exit 3).
+command_error read_failure(const memory::store& store, const fs::path& output,
+                           const engine::error& e, const std::string& what) {
+  if (e.code() != engine::errc::damaged)
+    return {stop_reason::environment, std::nullopt, what + ": " + e.message()};
+  if (auto checked = actors::check_records(store, output); !checked)
+    return {stop_reason::damaged, std::nullopt, checked.error().message()};
+  return {stop_reason::damaged, std::nullopt,
+          e.message() + actors::damaged_store_advice(output, actors::mention_inspect::yes)};
 }
 
 // Checks that `store` holds a campaign: a run that stopped before it started one (no GPU, a
@@ -87,8 +131,8 @@ tl::expected<memory::store, command_error> open_store(const fs::path& output) {
 command_result require_campaign(const memory::store& store, const fs::path& output) {
   auto campaign = store.campaign();
   if (!campaign)
-    return stop(stop_reason::environment, "cannot read the store in '" + output.string() +
-                                              "': " + campaign.error().message());
+    return tl::unexpected(read_failure(store, output, campaign.error(),
+                                       "cannot read the store in '" + output.string() + "'"));
   if (*campaign)
     return {};
   auto tasks = store.tasks();
@@ -116,7 +160,9 @@ CLI::App* add_status_command(CLI::App& app, output_dir_options& opt) {
       "nodes (and how many are in flight), reference and best times, speedup (against the "
       "task's reference kernel on the same GPU), fraction of the roofline and why it stopped. "
       "Works while the campaign runs and after it was killed. A folder that holds no campaign "
-      "(only a dry run, or a run that never started) exits 2 and says what it holds.");
+      "(only a dry run, or a run that never started) exits 2 and says what it holds; a damaged "
+      "store (its data file cut short, records that do not match their checksum) exits 5, "
+      "naming what is damaged.");
   add_output_argument(cmd, opt);
   cmd->add_flag("--json", opt.json,
                 "Print results.json as the store stands now (every task and node) instead of "
@@ -133,11 +179,13 @@ CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt) {
       "inspect",
       "Prints every record of a campaign's store. Campaign, tasks, nodes, sources, short-term "
       "memory, calibrations, skill statistics: one line each, its key, then a summary of its "
-      "value. A folder that holds no campaign exits 2.");
+      "value. A folder that holds no campaign exits 2. Every record's checksum is checked: a "
+      "damaged record is listed as \"damaged: why\" among the others, and then the command "
+      "exits 5, naming them.");
   add_output_argument(cmd, opt);
   cmd->add_flag("--json", opt.json,
-                "Print one JSON object: {\"records\": [{\"key\", \"database\", \"summary\"}, "
-                "...]}");
+                "Print one JSON object: {\"records\": [{\"key\", \"database\", \"summary\", "
+                "\"damaged\"}, ...]}");
   return cmd;
 }
 
@@ -156,23 +204,25 @@ command_result run_status(const output_dir_options& opt) {
   if (opt.json) {
     auto text = actors::campaign_results_json(*store, b);
     if (!text)
-      return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
-                                                "': " + text.error().message());
+      return tl::unexpected(
+          read_failure(*store, opt.output, text.error(),
+                       "cannot read the campaign in '" + opt.output.string() + "'"));
     std::cout << *text << std::flush;
   } else {
     auto text = actors::describe_campaign(*store, b);
     if (!text)
-      return stop(stop_reason::environment, "cannot read the campaign in '" + opt.output.string() +
-                                                "': " + text.error().message());
+      return tl::unexpected(
+          read_failure(*store, opt.output, text.error(),
+                       "cannot read the campaign in '" + opt.output.string() + "'"));
     std::cout << "output: " << opt.output.string() << "\n" << *text << std::flush;
   }
   if (!opt.export_dir.empty()) {
     std::error_code ec;
     fs::create_directories(opt.export_dir, ec);
     if (auto written = actors::write_campaign_outputs(*store, opt.export_dir, b); !written)
-      return stop(stop_reason::environment, "cannot export the campaign into '" +
-                                                opt.export_dir.string() +
-                                                "': " + written.error().message());
+      return tl::unexpected(
+          read_failure(*store, opt.output, written.error(),
+                       "cannot export the campaign into '" + opt.export_dir.string() + "'"));
     // Not on stdout with --json: that stays one JSON document.
     (opt.json ? std::cerr : std::cout)
         << "exported results.json, report.md and best/ into " << opt.export_dir.string() << "\n"
@@ -189,21 +239,41 @@ command_result run_inspect(const output_dir_options& opt) {
     return ok;
   auto records = store->dump();
   if (!records)
-    return stop(stop_reason::environment, "cannot read the store in '" + opt.output.string() +
-                                              "': " + records.error().message());
+    return tl::unexpected(read_failure(*store, opt.output, records.error(),
+                                       "cannot read the store in '" + opt.output.string() + "'"));
+  // Every record is listed, the damaged ones among them; then, if there are any, the command
+  // says so and fails, so that a script notices.
+  auto checked = store->check();
+  if (!checked)
+    return tl::unexpected(read_failure(*store, opt.output, checked.error(),
+                                       "cannot read the store in '" + opt.output.string() + "'"));
+  std::set<std::string> damaged;
+  for (const auto& [key, why] : checked->damaged)
+    damaged.insert(key);
   if (opt.json) {
     boost::json::array list;
     for (const auto& [key, summary] : *records)
-      list.push_back(boost::json::object{
-          {"key", key}, {"database", key.substr(0, key.find('/'))}, {"summary", summary}});
+      list.push_back(boost::json::object{{"key", key},
+                                         {"database", key.substr(0, key.find('/'))},
+                                         {"summary", summary},
+                                         {"damaged", damaged.count(key) > 0}});
     std::cout << boost::json::serialize(boost::json::object{{"records", std::move(list)}}) << "\n"
               << std::flush;
-    return {};
+  } else {
+    for (const auto& [key, summary] : *records)
+      std::cout << key << "\t" << summary << "\n";
+    std::cout << std::flush;
   }
-  for (const auto& [key, summary] : *records)
-    std::cout << key << "\t" << summary << "\n";
-  std::cout << std::flush;
-  return {};
+  if (checked->damaged.empty())
+    return {};
+  const size_t n = checked->damaged.size();
+  return stop(stop_reason::damaged,
+              "the store " + (opt.output / store_folder).string() +
+                  " is damaged: " + std::to_string(n) + " of its " +
+                  std::to_string(checked->records) + (n == 1 ? " records does" : " records do") +
+                  " not read back (listed above as damaged or corrupt):\n" +
+                  actors::list_damaged(*checked) +
+                  actors::damaged_store_advice(opt.output, actors::mention_inspect::no));
 }
 
 } // namespace ks::cli

@@ -1,9 +1,11 @@
 #include "memory/lmdb_env.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <memory>
 #include <system_error>
 #include <utility>
@@ -21,7 +23,120 @@ std::string_view to_view(const MDB_val& v) {
   return {static_cast<const char*>(v.mv_data), v.mv_size};
 }
 
+// -- LMDB's header pages -------------------------------------------------------------------
+//
+// lmdb's mdb.c (0.9), on a 64-bit host: each of the first two pages of data.mdb starts with a
+// page header (MDB_page: pgno, pad, flags, lower, upper: 16 bytes, flags at byte 10, P_META =
+// 0x08), then an MDB_meta: magic (uint32, 0xBEEFC0DE) at 0, format version (uint32, 1) at 4,
+// the fixed map address and the map size, then two MDB_db of 48 bytes from 24 (the page size
+// is the first one's md_pad, at 24), the last page in use (pgno_t) at 120 and the
+// transaction id at 128. LMDB uses the header with the larger transaction id. These offsets
+// are LMDB 0.9's: the static_asserts stop the build where the layout could differ.
+static_assert(MDB_VERSION_MAJOR == 0 && MDB_VERSION_MINOR == 9,
+              "check_data_file reads LMDB 0.9's header pages");
+static_assert(sizeof(size_t) == 8, "check_data_file reads a 64-bit host's header pages");
+
+constexpr int64_t page_header_bytes = 16;
+constexpr int64_t flags_at = 10;
+constexpr uint16_t meta_page_flag = 0x08;
+constexpr int64_t magic_at = 0, version_at = 4, page_size_at = 24, last_page_at = 120,
+                  txnid_at = 128, meta_bytes = 136;
+constexpr uint32_t lmdb_magic = 0xBEEFC0DE;
+constexpr uint32_t lmdb_data_version = 1;
+
+struct meta {
+  uint32_t page_size = 0;
+  uint64_t last_page = 0;
+  uint64_t txnid = 0;
+};
+
+template <class T>
+T read_at(const unsigned char* bytes, int64_t at) {
+  T v{};
+  std::memcpy(&v, bytes + at, sizeof v);
+  return v;
+}
+
+// Reads the header page at `offset` of `fd`; nullopt when it is short or not LMDB's (`why`).
+std::optional<meta> read_meta(int fd, int64_t offset, std::string& why) {
+  unsigned char page[page_header_bytes + meta_bytes];
+  ssize_t got = ::pread(fd, page, sizeof page, static_cast<off_t>(offset));
+  if (got != static_cast<ssize_t>(sizeof page)) {
+    why = got < 0 ? std::strerror(errno) : "the file ends inside it";
+    return std::nullopt;
+  }
+  const unsigned char* m = page + page_header_bytes;
+  if ((read_at<uint16_t>(page, flags_at) & meta_page_flag) == 0 ||
+      read_at<uint32_t>(m, magic_at) != lmdb_magic ||
+      read_at<uint32_t>(m, version_at) != lmdb_data_version) {
+    why = "it is not an LMDB header page";
+    return std::nullopt;
+  }
+  meta out{read_at<uint32_t>(m, page_size_at), read_at<uint64_t>(m, last_page_at),
+           read_at<uint64_t>(m, txnid_at)};
+  if (out.page_size < 256 || out.page_size > 65536 || (out.page_size & (out.page_size - 1)) != 0) {
+    why = "its page size, " + std::to_string(out.page_size) + ", is none LMDB uses";
+    return std::nullopt;
+  }
+  return out;
+}
+
 } // namespace
+
+engine::expected<data_file> check_data_file(const std::filesystem::path& dir) {
+  const std::filesystem::path file = dir / "data.mdb";
+  const std::string what = file.string() + " is damaged: ";
+  const std::string cause =
+      "; it was cut short after it was written (a full disk, a copy or transfer that did not "
+      "finish, a crash of its machine) or changed by something else";
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return data_file::missing;
+    return engine::fail(engine::errc::io,
+                        "cannot read " + file.string() + ": " + std::strerror(errno));
+  }
+  struct closer {
+    int fd;
+    ~closer() { ::close(fd); }
+  } closing{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return engine::fail(engine::errc::io,
+                        "cannot read " + file.string() + ": " + std::strerror(errno));
+  const auto size = static_cast<int64_t>(st.st_size);
+  if (size == 0)
+    return data_file::empty;
+
+  std::string why;
+  std::optional<meta> first = read_meta(fd, 0, why);
+  if (!first)
+    return engine::fail(engine::errc::damaged, what + "it is " + std::to_string(size) +
+                                                   " bytes and its first header page is "
+                                                   "unreadable (" +
+                                                   why + ")" + cause);
+  std::optional<meta> second = read_meta(fd, first->page_size, why);
+  if (!second)
+    return engine::fail(engine::errc::damaged, what + "it is " + std::to_string(size) +
+                                                   " bytes and its second header page is "
+                                                   "unreadable (" +
+                                                   why + ")" + cause);
+  const meta& newer = second->txnid > first->txnid ? *second : *first;
+  uint64_t pages = 0;
+  uint64_t needed = 0;
+  if (__builtin_add_overflow(newer.last_page, uint64_t{1}, &pages) ||
+      __builtin_mul_overflow(pages, uint64_t{newer.page_size}, &needed) ||
+      needed > static_cast<uint64_t>(INT64_MAX))
+    return engine::fail(engine::errc::damaged, what + "its header says its last page is " +
+                                                   std::to_string(newer.last_page) +
+                                                   ", more than any file holds" + cause);
+  if (static_cast<uint64_t>(size) < needed)
+    return engine::fail(engine::errc::damaged,
+                        what + "it is " + std::to_string(size) + " bytes, its index says " +
+                            std::to_string(needed) + " (" + std::to_string(pages) + " pages of " +
+                            std::to_string(newer.page_size) + " bytes)" + cause);
+  return data_file::present;
+}
 
 // -- env -----------------------------------------------------------------------------------
 
@@ -58,6 +173,9 @@ engine::expected<env> env::open(const std::filesystem::path& dir, int64_t map_by
   if (ec)
     return engine::fail(engine::errc::io,
                         "cannot create the store folder " + dir.string() + ": " + ec.message());
+  // Before LMDB maps the file: a page past its end would be a SIGBUS when read.
+  if (auto file = check_data_file(dir); !file)
+    return tl::unexpected(file.error());
 
   // LMDB wants a multiple of the OS page size.
   const int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
@@ -97,6 +215,9 @@ engine::expected<env> env::open(const std::filesystem::path& dir, int64_t map_by
 
 engine::error env::error(int rc, std::string_view what) const {
   std::string where = "the store at " + dir_.string();
+  if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID)
+    return {engine::errc::damaged, (dir_ / "data.mdb").string() + " is damaged: " +
+                                       std::string(what) + ": " + mdb_strerror(rc)};
   if (rc == MDB_MAP_FULL)
     return {engine::errc::io, where + " is full (memory map of " + std::to_string(map_bytes_) +
                                   " bytes) while " + std::string(what) + ": raise memory map size"};

@@ -9,6 +9,14 @@
 // scheduler workers). It is still single-owner: no two threads may use one `env` or one `txn`
 // at once. Durability is LMDB's default: a commit returns after fsync, so a committed write
 // survives a kill -9 and a power loss; a transaction never committed leaves no trace.
+//
+// LMDB maps its data file and trusts it: a page past the file's end is a SIGBUS when touched,
+// so a data file cut short (a full disk, a copy that did not finish) would take the process
+// down on every read. env::open therefore checks the file against its own header pages first
+// (check_data_file), and LMDB's reports of damage (MDB_CORRUPTED, MDB_PAGE_NOTFOUND,
+// MDB_INVALID) become errc::damaged. Damage inside LMDB's pages that keeps the file's length
+// (a changed byte in a B-tree page rather than in a value) is not detected here: LMDB 0.9 has
+// no page checksums; values carry their own (record_seal.hpp).
 
 #include "engine/error.hpp"
 
@@ -29,13 +37,28 @@ enum class access : int32_t {
   read_write = 1,
 };
 
+/// Says what a folder holds of an environment's data file (data.mdb).
+enum class data_file : int32_t {
+  missing = 0, ///< no data.mdb: opening creates a new environment
+  empty = 1,   ///< data.mdb of 0 bytes: opening makes it a new, empty environment
+  present = 2, ///< data.mdb as long as its header pages say
+};
+
+/// Checks `dir`/data.mdb without mapping it: reads its two header pages (LMDB's MDB_meta, as
+/// LMDB 0.9 lays them out) and compares the file's size with the pages the newer header says
+/// are in use, (last page + 1) x page size. Fails with errc::damaged, naming the file, both
+/// sizes and what to suspect, when the file is shorter, too short to hold its header pages,
+/// or its header pages are not LMDB's; with errc::io when it cannot be read.
+[[nodiscard]] engine::expected<data_file> check_data_file(const std::filesystem::path& dir);
+
 /// Owns one MDB_env: the data and lock files of one folder.
 class env {
 public:
   /// Opens (creating the folder and files if needed) the environment in `dir`, with a memory
   /// map of `map_bytes` bytes (rounded up to the page size; the file grows only as data is
   /// written) and room for `max_dbs` named databases. Clears the reader slots of dead
-  /// processes, so that a killed reader does not pin old pages forever.
+  /// processes, so that a killed reader does not pin old pages forever. A data file that
+  /// check_data_file finds damaged is not opened (errc::damaged).
   [[nodiscard]] static engine::expected<env> open(const std::filesystem::path& dir,
                                                   int64_t map_bytes, int32_t max_dbs);
 
@@ -55,7 +78,9 @@ public:
   int64_t map_bytes() const noexcept { return map_bytes_; }
 
   /// Returns an error for LMDB return code `rc` met while doing `what` ("writing nodes/x/1"):
-  /// errc::io with a message naming the folder; MDB_MAP_FULL says to raise the map size.
+  /// errc::io with a message naming the folder; MDB_MAP_FULL says to raise the map size;
+  /// LMDB's reports of a damaged file (MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_INVALID) are
+  /// errc::damaged.
   engine::error error(int rc, std::string_view what) const;
 
 private:

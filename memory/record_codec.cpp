@@ -233,6 +233,7 @@ std::string display_key(std::string_view db, std::string_view key) {
 std::string encode_store_header() {
   json::object o = header("store");
   o["magic"] = magic;
+  o["checksum"] = seal::checksum_name;
   return text(std::move(o));
 }
 
@@ -336,10 +337,16 @@ std::string encode(const skill_stat& r) {
 
 // -- decoding ----------------------------------------------------------------------------------
 
-decoded<void> decode_store_header(std::string_view value) {
-  return decode_with<void>(value, "store", [](const json::object& o) {
+decoded<seal::rule> decode_store_header(std::string_view value) {
+  return decode_with<seal::rule>(value, "store", [](const json::object& o) {
     if (std::string m = string_field(o, "magic"); m != magic)
       throw corrupt_value("magic '" + m + "' where '" + std::string(magic) + "' belongs");
+    if (!o.contains("checksum"))
+      return seal::rule::optional;
+    if (std::string c = string_field(o, "checksum"); c != seal::checksum_name)
+      throw corrupt_value("its records carry a checksum this kernelskill does not know ('" + c +
+                          "')");
+    return seal::rule::required;
   });
 }
 

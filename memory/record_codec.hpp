@@ -29,10 +29,15 @@
 //                                                 "_campaign" for a request of no task)
 //
 // Every value is one JSON object (UTF-8, no trailing data) whose first two members are the
-// format version and a type tag:
+// format version and a type tag, sealed with a checksum of itself and its key
+// (record_seal.hpp: the JSON text, a NUL, "xxh3-64:" and 16 hex digits):
 //
-//   value        = { "v": 1, "type": tag, fields... }
-//   store_header = tag "store":       "magic": "kernelskill-store"
+//   value        = body NUL "xxh3-64:" hex16
+//   body         = { "v": 1, "type": tag, fields... }
+//   store_header = tag "store":       "magic": "kernelskill-store", ["checksum": "xxh3-64"]
+//                  (a store whose header names the checksum requires it of every value; one
+//                  written before checksums, whose header has none, reads its unsealed values
+//                  unchecked and seals what it writes since)
 //   campaign     = tag "campaign":    "config_text": str, "started_at": str,
 //                                     "environment": str, "runs": int
 //   task         = tag "task":        "name": str, "manifest": str, "phase": int,
@@ -82,15 +87,19 @@
 //
 // Enums are written by their stable names (engine's to_string / parse_*), so that a dump reads
 // without a table; the one exception is a task's phase, written by its number (engine::
-// task_phase, whose numbers are fixed) and read by number or by name. Decoding checks "v" and
-// the tag, then every field the grammar lists: a missing or mistyped field, an unknown enum
-// name or a node whose id disagrees with its key makes the record corrupt (errc::io, naming
+// task_phase, whose numbers are fixed) and read by number or by name. Reading checks the
+// checksum first: a value that does not match it (or lacks it where the store requires it) is
+// a damaged record (errc::damaged, naming database and key). Decoding then checks "v" and the
+// tag, then every field the grammar lists: a missing or mistyped field, an unknown enum name
+// or a node whose id disagrees with its key makes the record corrupt (errc::io, naming
 // database and key). Unknown extra fields are ignored, so a later writer of version 1 may add
-// some. There is no checksum: LMDB's copy-on-write B-tree never exposes a half-written value,
-// and garbage fails the JSON parse or the field checks.
+// some. LMDB's copy-on-write B-tree never exposes a half-written value; the checksum is for
+// what changes a value afterwards (a bad sector, a stray write, an edit): one changed digit of
+// a timing would otherwise read back as a valid, wrong record.
 
 #include "engine/search_tree.hpp"
 #include "engine/short_term_memory.hpp"
+#include "memory/record_seal.hpp"
 #include "memory/store.hpp"
 
 #include <tl/expected.hpp>
@@ -196,8 +205,9 @@ std::string encode(const engine::repair_round& r);
 std::string encode_calibration(std::string_view json_text);
 std::string encode(const skill_stat& r);
 
-/// Checks a store header: version and magic.
-[[nodiscard]] decoded<void> decode_store_header(std::string_view value);
+/// Checks a store header (version and magic) and returns what it says of checksums: required
+/// when it names record_seal's, optional when it names none (a store written before them).
+[[nodiscard]] decoded<seal::rule> decode_store_header(std::string_view value);
 [[nodiscard]] decoded<campaign_record> decode_campaign(std::string_view value);
 [[nodiscard]] decoded<task_state> decode_task(std::string_view value);
 [[nodiscard]] decoded<engine::node_record> decode_node(std::string_view value);
@@ -210,8 +220,11 @@ std::string encode(const skill_stat& r);
 /// Checks a transcript's text against the grammar above and returns what the store reads of it.
 [[nodiscard]] decoded<transcript_fields> decode_transcript(std::string_view value);
 
-/// Returns a one-line summary of `value` for dump(), whatever its type; a value that does not
-/// decode is summarized as "corrupt: <why>".
+/// Returns a one-line summary of `value` (a record's body, its checksum removed) for dump(),
+/// whatever its type, once it decodes; why it does not, otherwise.
+[[nodiscard]] decoded<std::string> describe(std::string_view value);
+
+/// Returns describe(value), or "corrupt: <why>" for a value that does not decode.
 std::string summarize(std::string_view value);
 
 } // namespace ks::memory::records

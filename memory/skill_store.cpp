@@ -9,6 +9,7 @@
 #include "json/decode.hpp"
 #include "memory/json_text.hpp"
 #include "memory/record_codec.hpp"
+#include "memory/record_seal.hpp"
 #include "memory/store_impl.hpp"
 
 #include <boost/json.hpp>
@@ -233,6 +234,14 @@ std::string summarize(std::string_view db, std::string_view value) {
   return std::string(value.substr(0, 120));
 }
 
+// Says what to do about a damaged skill memory in `dir`.
+std::string damaged_hint(const std::filesystem::path& dir) {
+  return "\n  the skill memory is shared by every campaign that names it: restore " + dir.string() +
+         " from a copy, or move it aside (mv " + dir.string() + " " + dir.string() +
+         ".damaged) and the next command starts an empty one, seeded with the built-in skills "
+         "(the skills it learned or imported and its statistics are not carried over)";
+}
+
 expected<engine::skill> validate(const stored_skill& s) {
   engine::skill_files files{"<" + s.id + ">", s.files};
   auto loaded = engine::load_skill(files, s.origin);
@@ -264,10 +273,42 @@ struct skill_store::impl {
   detail::registration reg;
   lmdb::env env;
   MDB_dbi meta = 0, skills = 0, stats = 0, tries = 0;
+  seal::rule checksums = seal::rule::required; ///< from the memory's header (open)
 
   engine::error corrupt_record(const char* db, std::string_view key, const std::string& why) const {
     return {errc::io, "corrupt record '" + r::display_key(db, key) + "' in the skill memory at " +
                           env.dir().string() + ": " + why};
+  }
+
+  /// Returns the body of the value at `key` of `db` once its checksum matches
+  /// (record_seal.hpp); errc::damaged naming the record otherwise.
+  expected<std::string_view> open(const char* db, std::string_view key,
+                                  std::string_view value) const {
+    auto opened = seal::open(key, value, checksums);
+    if (!opened)
+      return tl::unexpected(damaged_record("the skill memory at " + env.dir().string(), db, key,
+                                           opened.error() + damaged_hint(env.dir())));
+    return opened->body;
+  }
+
+  /// Checks `value`'s checksum, then decodes its body with `decode_fn`, naming the record if it
+  /// is damaged or corrupt.
+  template <class Decode>
+  auto decode(const char* db, std::string_view key, std::string_view value, Decode decode_fn) const
+      -> expected<typename decltype(decode_fn(std::string_view{}))::value_type> {
+    auto body = open(db, key, value);
+    if (!body)
+      return tl::unexpected(body.error());
+    auto d = decode_fn(*body);
+    if (!d)
+      return tl::unexpected(corrupt_record(db, key, d.error()));
+    return std::move(*d);
+  }
+
+  /// Writes `value`, sealed with its checksum, at `key` of `dbi` in `t`.
+  expected<void> put(lmdb::txn& t, MDB_dbi dbi, std::string_view key, std::string_view value,
+                     std::string_view what) const {
+    return t.put(dbi, key, seal::sealed(key, value), what);
   }
 
   template <class Body>
@@ -298,18 +339,29 @@ struct skill_store::impl {
       return tl::unexpected(v.error());
     if (!*v)
       return std::optional<value_type>{};
-    auto d = decode(**v);
+    auto d = this->decode(db, key, **v, decode);
     if (!d)
-      return tl::unexpected(corrupt_record(db, key, d.error()));
+      return tl::unexpected(d.error());
     return std::optional<value_type>{std::move(*d)};
   }
 };
+
+expected<void> skill_store::check_file(const std::filesystem::path& dir) {
+  auto file = lmdb::check_data_file(dir);
+  if (!file && file.error().code() == errc::damaged)
+    return fail(errc::damaged, "the skill memory " + file.error().message() + damaged_hint(dir));
+  if (!file)
+    return tl::unexpected(file.error());
+  return {};
+}
 
 expected<skill_store> skill_store::open(const std::filesystem::path& dir, int64_t map_bytes) {
   auto reg = detail::registration::claim(dir);
   if (!reg)
     return tl::unexpected(reg.error());
   auto env = lmdb::env::open(dir, map_bytes, 5);
+  if (!env && env.error().code() == errc::damaged)
+    return fail(errc::damaged, "the skill memory " + env.error().message() + damaged_hint(dir));
   if (!env)
     return tl::unexpected(env.error());
   auto p = std::unique_ptr<impl>(new impl{std::move(*reg), std::move(*env)});
@@ -326,19 +378,37 @@ expected<skill_store> skill_store::open(const std::filesystem::path& dir, int64_
     if (!h)
       return tl::unexpected(h.error());
     if (!*h) {
+      p->checksums = seal::rule::required;
       json::object o = header("skill_store");
       o["magic"] = skill_magic;
-      return t.put(p->meta, "store", json::serialize(o), "writing the skill memory's header");
+      o["checksum"] = seal::checksum_name;
+      return p->put(t, p->meta, "store", json::serialize(o), "writing the skill memory's header");
     }
-    auto checked = decode_with<bool>(**h, "skill_store", [](const json::object& o) {
+    // The header says whether the memory's records carry checksums (record_seal.hpp): read it
+    // with or without one, then hold it to what it says.
+    auto opened = seal::open("store", **h, seal::rule::optional);
+    if (!opened)
+      return tl::unexpected(damaged_record("the skill memory at " + dir.string(), meta_db, "store",
+                                           opened.error() + damaged_hint(dir)));
+    auto rule = decode_with<seal::rule>(opened->body, "skill_store", [](const json::object& o) {
       if (string_field(o, "magic") != skill_magic)
         throw corrupt("magic '" + string_field(o, "magic") + "' is not '" +
                       std::string(skill_magic) + "'");
-      return true;
+      if (!o.contains("checksum"))
+        return seal::rule::optional;
+      if (string_field(o, "checksum") != seal::checksum_name)
+        throw corrupt("its records carry a checksum this kernelskill does not know ('" +
+                      string_field(o, "checksum") + "')");
+      return seal::rule::required;
     });
-    if (!checked)
+    if (!rule)
       return fail(errc::io, "the skill memory at " + dir.string() +
-                                " is not one this kernelskill reads: " + checked.error());
+                                " is not one this kernelskill reads: " + rule.error());
+    if (*rule == seal::rule::required && !opened->checked)
+      return tl::unexpected(
+          damaged_record("the skill memory at " + dir.string(), meta_db, "store",
+                         "it names a checksum but carries none" + damaged_hint(dir)));
+    p->checksums = *rule;
     return {};
   });
   if (!ok)
@@ -389,7 +459,9 @@ skill_store::seed(const std::vector<engine::skill_files>& builtin, const std::st
       }
       actions.emplace_back(s.id, action);
       if (action == seed_action::added || action == seed_action::refreshed)
-        if (auto put = t.put(impl_->skills, s.id, encode_skill(s), "writing skills/" + s.id); !put)
+        if (auto put =
+                impl_->put(t, impl_->skills, s.id, encode_skill(s), "writing skills/" + s.id);
+            !put)
           return put;
     }
     return {};
@@ -423,7 +495,8 @@ expected<void> skill_store::import_skills(std::vector<stored_skill> skills,
   }
   return impl_->write([&](lmdb::txn& t) -> expected<void> {
     for (const stored_skill& s : skills)
-      if (auto ok = t.put(impl_->skills, s.id, encode_skill(s), "writing skills/" + s.id); !ok)
+      if (auto ok = impl_->put(t, impl_->skills, s.id, encode_skill(s), "writing skills/" + s.id);
+          !ok)
         return ok;
     return {};
   });
@@ -434,9 +507,9 @@ expected<std::vector<stored_skill>> skill_store::skills() const {
     std::vector<stored_skill> out;
     auto ok = t.scan(impl_->skills, "",
                      [&](std::string_view key, std::string_view value) -> expected<bool> {
-                       auto d = decode_skill(value);
+                       auto d = impl_->decode(skills_db, key, value, decode_skill);
                        if (!d)
-                         return tl::unexpected(impl_->corrupt_record(skills_db, key, d.error()));
+                         return tl::unexpected(d.error());
                        d->id = std::string(key);
                        out.push_back(std::move(*d));
                        return true;
@@ -498,9 +571,11 @@ expected<bool> skill_store::record_try(const std::string& run, const engine::ski
       return tl::unexpected(old.error());
     engine::skill_stats s = old->value_or(engine::skill_stats{});
     engine::add_try(s, t);
-    if (auto put = txn.put(impl_->tries, ledger_key, encode_try(t), "writing a skill try"); !put)
+    if (auto put = impl_->put(txn, impl_->tries, ledger_key, encode_try(t), "writing a skill try");
+        !put)
       return put;
-    if (auto put = txn.put(impl_->stats, stat_key, encode_stats(s), "writing a skill statistic");
+    if (auto put =
+            impl_->put(txn, impl_->stats, stat_key, encode_stats(s), "writing a skill statistic");
         !put)
       return put;
     counted = true;
@@ -533,9 +608,9 @@ expected<std::vector<stat_row>> skill_store::all_stats() const {
           if (b == std::string_view::npos)
             return tl::unexpected(
                 impl_->corrupt_record(stats_db, key, "the key is not skill/family/arch"));
-          auto d = decode_stats(value);
+          auto d = impl_->decode(stats_db, key, value, decode_stats);
           if (!d)
-            return tl::unexpected(impl_->corrupt_record(stats_db, key, d.error()));
+            return tl::unexpected(d.error());
           out.push_back({std::string(key.substr(0, a)), std::string(key.substr(a + 1, b - a - 1)),
                          std::string(key.substr(b + 1)), std::move(*d)});
           return true;
@@ -554,9 +629,9 @@ expected<std::vector<engine::skill_try>> skill_store::tries(const std::string& r
     std::vector<engine::skill_try> out;
     auto ok = t.scan(impl_->tries, prefix,
                      [&](std::string_view key, std::string_view value) -> expected<bool> {
-                       auto d = decode_try(value);
+                       auto d = impl_->decode(tries_db, key, value, decode_try);
                        if (!d)
-                         return tl::unexpected(impl_->corrupt_record(tries_db, key, d.error()));
+                         return tl::unexpected(d.error());
                        out.push_back(std::move(*d));
                        return true;
                      });
@@ -576,12 +651,14 @@ expected<std::vector<std::pair<std::string, std::string>>> skill_store::dump() c
                                              {tries_db, impl_->tries}};
     for (auto [name, dbi] : dbs) {
       // name = name: clang 14 (clang-tidy's) cannot capture a structured binding.
-      auto ok =
-          t.scan(dbi, "",
-                 [&, name = name](std::string_view key, std::string_view value) -> expected<bool> {
-                   out.emplace_back(r::display_key(name, key), summarize(name, value));
-                   return true;
-                 });
+      auto ok = t.scan(
+          dbi, "",
+          [&, name = name](std::string_view key, std::string_view value) -> expected<bool> {
+            auto opened = seal::open(key, value, impl_->checksums);
+            out.emplace_back(r::display_key(name, key),
+                             opened ? summarize(name, opened->body) : "damaged: " + opened.error());
+            return true;
+          });
       if (!ok)
         return tl::unexpected(ok.error());
     }

@@ -8,11 +8,13 @@
 //
 // Records (keys are UTF-8; NUL separates the parts of a composite key; <node> is 20 zero-padded
 // digits as in record_codec.hpp; every value is one JSON object whose first members are the
-// format version "v" and a type tag):
+// format version "v" and a type tag, sealed with a checksum of itself and its key as the
+// campaign store's are: the JSON text, a NUL, "xxh3-64:" and 16 hex digits, record_seal.hpp):
 //
 //   database  key                              value
 //   meta      "store"                          { "v": 1, "type": "skill_store",
-//                                                "magic": "kernelskill-skills" }
+//                                                "magic": "kernelskill-skills",
+//                                                ["checksum": "xxh3-64"] }
 //   skills    <id>                             { "v": 1, "type": "skill", "origin": "builtin" |
 //                                                "user" | "learned", "version": int,
 //                                                "content_hash": str, "added_at": str,
@@ -40,6 +42,12 @@
 // it both), and a campaign resumed after a kill can offer every settled node again
 // (reconcile) to count those whose try the kill lost. A store of another format version fails
 // to open with a message saying which.
+//
+// Damage (errc::damaged): a data file shorter than its header pages say is refused before
+// LMDB maps it, and a record whose checksum does not match is refused when read, naming it;
+// both messages say how to go on (restore the folder, or move it aside for a new one). A
+// memory whose header names no checksum was written before records carried one: its unsealed
+// records read unchecked, and what is written into it since is sealed.
 
 #include "engine/error.hpp"
 #include "engine/skill.hpp"
@@ -88,9 +96,14 @@ struct stat_row {
 class skill_store {
 public:
   /// Opens (creating if needed) the skill memory in `dir`. Fails when the folder holds a store
-  /// of another format, or is already open in this process.
+  /// of another format, or is already open in this process; with errc::damaged when its data
+  /// file is shorter than its header says (checked before LMDB maps it).
   [[nodiscard]] static engine::expected<skill_store> open(const std::filesystem::path& dir,
                                                           int64_t map_bytes = int64_t{1} << 32);
+
+  /// Checks the memory's data file in `dir` without opening it (opening creates and writes):
+  /// fails with errc::damaged, as open() would, when it is shorter than its header says.
+  [[nodiscard]] static engine::expected<void> check_file(const std::filesystem::path& dir);
 
   skill_store(skill_store&&) noexcept;
   skill_store& operator=(skill_store&&) noexcept;

@@ -83,13 +83,38 @@ expected<void> check_id(std::string_view what, engine::node_id id) {
 using detail::check_id;
 using detail::check_name;
 
+engine::error damaged_record(std::string_view where, std::string_view db, std::string_view key,
+                             const std::string& why) {
+  return {errc::damaged,
+          "damaged record '" + r::display_key(db, key) + "' in " + std::string(where) + ": " + why};
+}
+
 // -- opening -----------------------------------------------------------------------------------
+
+engine::expected<store_file> check_store_file(const std::filesystem::path& dir) {
+  auto file = lmdb::check_data_file(dir);
+  if (!file && file.error().code() == errc::damaged)
+    return engine::fail(errc::damaged, "the store " + file.error().message());
+  if (!file)
+    return tl::unexpected(file.error());
+  switch (*file) {
+  case lmdb::data_file::missing:
+    return store_file::missing;
+  case lmdb::data_file::empty:
+    return store_file::empty;
+  case lmdb::data_file::present:
+    break;
+  }
+  return store_file::present;
+}
 
 engine::expected<store> store::open(const std::filesystem::path& dir, int64_t map_bytes) {
   auto reg = detail::registration::claim(dir);
   if (!reg)
     return tl::unexpected(reg.error());
   auto env = lmdb::env::open(dir, map_bytes, std::size(r::all_dbs) + 1);
+  if (!env && env.error().code() == errc::damaged)
+    return engine::fail(errc::damaged, "the store " + env.error().message());
   if (!env)
     return tl::unexpected(env.error());
   auto p = std::unique_ptr<impl>(new impl{std::move(*reg), std::move(*env)});
@@ -112,12 +137,26 @@ engine::expected<store> store::open(const std::filesystem::path& dir, int64_t ma
     auto header = t.get(p->meta, r::store_key);
     if (!header)
       return tl::unexpected(header.error());
-    if (!*header)
+    if (!*header) {
+      p->checksums = seal::rule::required;
       return p->put(t, p->meta, r::meta_db, r::store_key, r::encode_store_header());
-    if (auto h = r::decode_store_header(**header); !h)
+    }
+    // The header says whether the store's records carry checksums: read it with or without
+    // one, then hold it to what it says.
+    auto opened = seal::open(r::store_key, **header, seal::rule::optional);
+    if (!opened)
+      return tl::unexpected(
+          damaged_record("the store at " + dir.string(), r::meta_db, r::store_key, opened.error()));
+    auto rule = r::decode_store_header(opened->body);
+    if (!rule)
       return engine::fail(errc::io,
                           "the store at " + dir.string() +
-                              " is not a kernelskill store this version reads: " + h.error());
+                              " is not a kernelskill store this version reads: " + rule.error());
+    if (*rule == seal::rule::required && !opened->checked)
+      return tl::unexpected(damaged_record("the store at " + dir.string(), r::meta_db, r::store_key,
+                                           "it names a checksum but carries none: its end was cut "
+                                           "off or changed"));
+    p->checksums = *rule;
     return {};
   });
   if (!ok)

@@ -24,7 +24,11 @@
 //
 // Errors: errc::invalid_input for names a key cannot hold (empty, a NUL byte, over LMDB's
 // 511-byte key limit) and negative node ids; errc::io for LMDB failures (a full store says
-// "raise memory map size") and for corrupt records, whose message names the record's key.
+// "raise memory map size") and for corrupt records (a value that does not decode), whose
+// message names the record's key; errc::damaged for a damaged store: a data file shorter
+// than its header pages say (found before LMDB maps it: reading past its end would be a
+// SIGBUS), and a record whose checksum does not match it (record_seal.hpp), named by its key.
+// check() lists every damaged and corrupt record at once.
 
 #include "engine/error.hpp"
 #include "engine/search_tree.hpp"
@@ -97,12 +101,35 @@ struct skill_stat {
   friend bool operator==(const skill_stat&, const skill_stat&) = default;
 };
 
+/// What check() found in a store.
+struct store_check {
+  int64_t records = 0;   ///< every record read
+  int64_t unchecked = 0; ///< records written before checksums (read unchecked)
+  /// Each record that is damaged (its checksum) or corrupt (it does not decode): its key for
+  /// people ("nodes/relu/3") and why, by database then key.
+  std::vector<std::pair<std::string, std::string>> damaged;
+};
+
+/// Says what a folder holds of a store's data file (data.mdb), without opening it.
+enum class store_file : int32_t {
+  missing = 0, ///< no data.mdb: open() creates a new store
+  empty = 1,   ///< data.mdb of 0 bytes (emptied): open() makes it a new, empty store
+  present = 2, ///< data.mdb as long as its header pages say
+};
+
+/// Checks the data file of the store in `dir` without opening it (opening creates or writes):
+/// fails with errc::damaged, naming it and saying how much of it is missing, when it is
+/// shorter than its header pages say. The skill memory's folder is checked the same way.
+[[nodiscard]] engine::expected<store_file> check_store_file(const std::filesystem::path& dir);
+
 /// The store of one workspace folder.
 class store {
 public:
   /// Opens (creating if needed) the store in `dir`; `map_bytes` bounds its size (the file
   /// grows only as data is written; an existing larger store keeps its size). Fails if the
-  /// folder holds a store of another format, or is already open in this process.
+  /// folder holds a store of another format, or is already open in this process; with
+  /// errc::damaged, before LMDB maps it, if its data file is shorter than its header says
+  /// (check_store_file).
   [[nodiscard]] static engine::expected<store> open(const std::filesystem::path& dir,
                                                     int64_t map_bytes = int64_t{1} << 34);
 
@@ -192,8 +219,13 @@ public:
   [[nodiscard]] engine::expected<void> write(const write_batch& batch);
 
   /// Returns every key and a one-line summary of its value (for `kernelskill inspect`), by
-  /// database then key: keys read "nodes/<task>/<id>", a corrupt value "corrupt: <why>".
+  /// database then key: keys read "nodes/<task>/<id>", a damaged value "damaged: <why>" (its
+  /// checksum), a corrupt one "corrupt: <why>" (it does not decode).
   [[nodiscard]] engine::expected<std::vector<std::pair<std::string, std::string>>> dump() const;
+
+  /// Reads every record, checking its checksum and decoding it, and returns those that are
+  /// damaged or corrupt, in one read transaction. Fails only when the store cannot be read.
+  [[nodiscard]] engine::expected<store_check> check() const;
 
 private:
   struct impl;

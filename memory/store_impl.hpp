@@ -7,6 +7,7 @@
 
 #include "memory/lmdb_env.hpp"
 #include "memory/record_codec.hpp"
+#include "memory/record_seal.hpp"
 #include "memory/store.hpp"
 
 #include <optional>
@@ -43,12 +44,18 @@ private:
 
 } // namespace detail
 
+/// Returns the error for a record at `key` of `db`, in the store or skill memory `where`
+/// ("the store at DIR"), whose checksum does not match it because of `why` (errc::damaged).
+engine::error damaged_record(std::string_view where, std::string_view db, std::string_view key,
+                             const std::string& why);
+
 /// Holds the environment and the handles of its named databases.
 struct store::impl {
   detail::registration reg; // declared first: released after the environment is closed
   lmdb::env env;
   MDB_dbi meta = 0, tasks = 0, nodes = 0, details = 0, sources = 0, outcomes = 0, repairs = 0,
           calibration = 0, skills = 0, transcripts = 0;
+  seal::rule checksums = seal::rule::required; ///< from the store's header (store::open)
 
   /// Returns the error for a value at `key` of `db` that did not decode because of `why`.
   engine::error corrupt(const char* db, std::string_view key, const std::string& why) const {
@@ -56,17 +63,33 @@ struct store::impl {
                                   "' in the store at " + env.dir().string() + ": " + why};
   }
 
-  /// Decodes `value` with `decode_fn`, naming `db` and `key` if it is corrupt.
+  /// Returns the body of the value at `key` of `db` once its checksum matches (record_seal.hpp);
+  /// errc::damaged naming the record otherwise.
+  engine::expected<std::string_view> open(const char* db, std::string_view key,
+                                          std::string_view value) const {
+    auto opened = seal::open(key, value, checksums);
+    if (!opened)
+      return tl::unexpected(
+          damaged_record("the store at " + env.dir().string(), db, key, opened.error()));
+    return opened->body;
+  }
+
+  /// Checks `value`'s checksum and decodes its body with `decode_fn`, naming `db` and `key` if
+  /// it is damaged or corrupt.
   template <class Decode>
   auto decode(const char* db, std::string_view key, std::string_view value, Decode decode_fn) const
       -> engine::expected<typename decltype(decode_fn(value))::value_type> {
-    auto d = decode_fn(value);
+    auto body = open(db, key, value);
+    if (!body)
+      return tl::unexpected(body.error());
+    auto d = decode_fn(*body);
     if (!d)
       return tl::unexpected(corrupt(db, key, d.error()));
     return std::move(*d);
   }
 
-  /// Writes `value` at `key` of `db` inside `t`, checking LMDB's key limit first.
+  /// Writes `value` sealed with its checksum at `key` of `db` inside `t`, checking LMDB's key
+  /// limit first.
   [[nodiscard]] engine::expected<void> put(lmdb::txn& t, MDB_dbi dbi, const char* db,
                                            std::string_view key, std::string_view value) const {
     const auto limit = static_cast<size_t>(mdb_env_get_maxkeysize(env.get()));
@@ -75,7 +98,7 @@ struct store::impl {
                                                            " has " + std::to_string(key.size()) +
                                                            " bytes; the store allows " +
                                                            std::to_string(limit));
-    return t.put(dbi, key, value, "writing " + records::display_key(db, key));
+    return t.put(dbi, key, seal::sealed(key, value), "writing " + records::display_key(db, key));
   }
 
   /// Runs `body(txn)` in one read-write transaction; commits it if `body` succeeded, else
@@ -97,6 +120,24 @@ struct store::impl {
     if (!t)
       return tl::unexpected(t.error());
     return body(*t);
+  }
+
+  /// Calls `visit(db, key, value)` for every record of the store, by database then key, in `t`.
+  template <class Visit>
+  [[nodiscard]] engine::expected<void> each_record(const lmdb::txn& t, Visit visit) const {
+    const MDB_dbi dbis[] = {meta,     tasks,   nodes,       details, sources,
+                            outcomes, repairs, calibration, skills,  transcripts};
+    static_assert(std::size(dbis) == std::size(records::all_dbs));
+    for (size_t i = 0; i < std::size(dbis); ++i) {
+      auto ok = t.scan(dbis[i], "",
+                       [&](std::string_view key, std::string_view value) -> engine::expected<bool> {
+                         visit(records::all_dbs[i], key, value);
+                         return true;
+                       });
+      if (!ok)
+        return ok;
+    }
+    return {};
   }
 
   // -- the writes, inside a given transaction (store.cpp, store_short_term.cpp,

@@ -1,4 +1,5 @@
-// The store's per-device and per-skill records (calibrations, skill statistics) and its dump.
+// The store's per-device and per-skill records (calibrations, skill statistics), its dump and
+// its check (every record's checksum and decoding, in one read transaction).
 // add_skill_result reads and rewrites a statistic inside one write transaction: LMDB's single
 // writer lock (across processes) makes the increment atomic, so two campaigns sharing a store
 // never lose a try.
@@ -89,21 +90,37 @@ engine::expected<std::vector<std::pair<std::string, std::string>>> store::dump()
   using listing = std::vector<std::pair<std::string, std::string>>;
   return impl_->read([&](lmdb::txn& t) -> expected<listing> {
     listing out;
-    const MDB_dbi dbis[] = {impl_->meta,    impl_->tasks,      impl_->nodes,   impl_->details,
-                            impl_->sources, impl_->outcomes,   impl_->repairs, impl_->calibration,
-                            impl_->skills,  impl_->transcripts};
-    static_assert(std::size(dbis) == std::size(r::all_dbs));
-    for (size_t i = 0; i < std::size(dbis); ++i) {
-      // A corrupt record is listed as such rather than failing the dump: inspect is how one
-      // finds it.
-      auto ok =
-          t.scan(dbis[i], "", [&](std::string_view key, std::string_view value) -> expected<bool> {
-            out.emplace_back(r::display_key(r::all_dbs[i], key), r::summarize(value));
-            return true;
-          });
-      if (!ok)
-        return tl::unexpected(ok.error());
-    }
+    // A damaged or corrupt record is listed as such rather than failing the dump: inspect is
+    // how one finds it.
+    auto ok =
+        impl_->each_record(t, [&](const char* db, std::string_view key, std::string_view value) {
+          auto opened = seal::open(key, value, impl_->checksums);
+          out.emplace_back(r::display_key(db, key),
+                           opened ? r::summarize(opened->body) : "damaged: " + opened.error());
+        });
+    if (!ok)
+      return tl::unexpected(ok.error());
+    return out;
+  });
+}
+
+engine::expected<store_check> store::check() const {
+  return impl_->read([&](lmdb::txn& t) -> expected<store_check> {
+    store_check out;
+    auto ok =
+        impl_->each_record(t, [&](const char* db, std::string_view key, std::string_view value) {
+          ++out.records;
+          auto opened = seal::open(key, value, impl_->checksums);
+          if (!opened) {
+            out.damaged.emplace_back(r::display_key(db, key), "damaged: " + opened.error());
+            return;
+          }
+          out.unchecked += opened->checked ? 0 : 1;
+          if (auto d = r::describe(opened->body); !d)
+            out.damaged.emplace_back(r::display_key(db, key), "corrupt: " + d.error());
+        });
+    if (!ok)
+      return tl::unexpected(ok.error());
     return out;
   });
 }

@@ -35,14 +35,17 @@ store::impl::scan_transcripts(const lmdb::txn& t, const std::string& task,
         if (!node || !seq)
           return tl::unexpected(
               corrupt(r::transcripts_db, key, "the key is not <task>/<node>/<seq>"));
-        auto fields = decode(r::transcripts_db, key, value, &r::decode_transcript);
+        auto body = open(r::transcripts_db, key, value);
+        if (!body)
+          return tl::unexpected(body.error());
+        auto fields = r::decode_transcript(*body);
         if (!fields)
-          return tl::unexpected(fields.error());
+          return tl::unexpected(corrupt(r::transcripts_db, key, fields.error()));
         if (fields->store_task() != task || fields->node != *node)
           return tl::unexpected(corrupt(r::transcripts_db, key,
                                         "holds the transcript of task '" + fields->store_task() +
                                             "', node " + std::to_string(fields->node)));
-        out.push_back(transcript_record{task, *node, *seq, std::string(value)});
+        out.push_back(transcript_record{task, *node, *seq, std::string(*body)});
         return true;
       });
   if (!ok)

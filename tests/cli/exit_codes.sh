@@ -2,7 +2,7 @@
 # Every exit code of the table (cli/exit_codes.cpp, README's "Exit codes") is returned by a real
 # command line, with no GPU: a missing file named on the command line is 1 for every command;
 # an invalid manifest or config, a config without tasks and a task that cannot run are 2; a
-# missing nvcc is 3; each typed failure 11..22 comes from `eval` against the scripted worker
+# missing nvcc is 3; a skill memory cut short is 5; each typed failure 11..22 comes from `eval` against the scripted worker
 # (tests/gpu/scripted_worker.cpp) failing that way; 130 from an interrupted dry run.
 # nvcc is tests/actors/fake_nvcc.sh throughout: fast, and the same on every machine.
 # Usage: exit_codes.sh KERNELSKILL SOURCE_DIR
@@ -93,6 +93,13 @@ expect 2 "task check on a reference that does not compile" task check broken.tom
 KS_NVCC="$tmp/no-such-nvcc" expect 3 "eval without nvcc" eval relu.toml good.cu --arch sm_90a
 KS_NVCC="$tmp/no-such-nvcc" expect 3 "a dry run without nvcc" run campaign.toml --dry-run
 KS_NVCC="$tmp/no-such-nvcc" expect 3 "task check without nvcc" task check relu.toml
+
+# 5: a damaged store: a skill memory whose data file was cut short (store_damage.sh covers the
+# campaign's store, status, inspect and run).
+KS_SKILLS_DIR="$src/skills" expect 0 "skills list on a new memory" skills list --memory mem
+truncate -s $(($(stat -c %s mem/data.mdb) / 2)) mem/data.mdb
+KS_SKILLS_DIR="$src/skills" expect 5 "skills list on a memory cut short" skills list --memory mem
+grep -q "is damaged: it is" err || fail "skills list on a memory cut short: $(cat err)"
 
 # 11: compile_error, nvcc's diagnostics naming the candidate's file and line.
 { cat good.cu; printf 'KS_FAKE_COMPILE_ERROR\n'; } >bad.cu

@@ -1,5 +1,6 @@
 #include "memory/lmdb_env.hpp"
 #include "memory/record_codec.hpp"
+#include "memory/record_seal.hpp"
 #include "memory/store.hpp"
 #include "memory/write_batch.hpp"
 
@@ -13,6 +14,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <random>
@@ -37,11 +40,17 @@ store open_store(const std::filesystem::path& dir, int64_t map_bytes = int64_t{1
   return std::move(*s);
 }
 
+// Says whether write_behind_the_store seals what it writes with the value's checksum.
+enum class sealing { sealed, raw };
+
 // Writes each (database, key, value) of `records` with raw LMDB, in one transaction, behind
-// the back of the store in `dir` (which must be closed: one handle per process).
+// the back of the store in `dir` (which must be closed: one handle per process). Sealed (the
+// default), each value carries a matching checksum, as if the store had written it: what is
+// then wrong with it is its content, which decoding must catch.
 void write_behind_the_store(
     const std::filesystem::path& dir,
-    const std::vector<std::tuple<const char*, std::string, std::string>>& records) {
+    const std::vector<std::tuple<const char*, std::string, std::string>>& records,
+    sealing how = sealing::sealed) {
   auto env = memory::lmdb::env::open(dir, int64_t{1} << 30, 16);
   REQUIRE(env);
   auto t = memory::lmdb::txn::begin(*env, memory::lmdb::access::read_write);
@@ -49,9 +58,22 @@ void write_behind_the_store(
   for (const auto& [db, key, value] : records) {
     auto dbi = t->open_db(db, memory::lmdb::access::read_write);
     REQUIRE(dbi);
-    REQUIRE(t->put(*dbi, key, value));
+    REQUIRE(t->put(*dbi, key, how == sealing::sealed ? memory::seal::sealed(key, value) : value));
   }
   REQUIRE(t->commit());
+}
+
+// Returns the bytes of `file`.
+std::string read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Writes `bytes` over `file`.
+void write_bytes(const std::filesystem::path& file, const std::string& bytes) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  REQUIRE(out.good());
 }
 
 // Returns node `id` of a made-up tree (a binary tree, so ids have parents), with doubles
