@@ -3,6 +3,7 @@
 #include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/task.hpp"
+#include "gpu/vendor_libraries.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -101,6 +102,13 @@ struct bench_state {
         f.verify = out.verify();
         out.message = describe_failure(f);
       }
+      // Measured all the same, as bench.allow_vendor_libraries asks: said once per candidate.
+      if (const auto& used = out.verify().vendor_libraries; !used.empty())
+        console::line(console::stream::err,
+                      "kernelskill: " + job.label + " uses " +
+                          gpu::describe_vendor_libraries(used) +
+                          ": measured because bench.allow_vendor_libraries = true, and labelled "
+                          "so in results.json and report.md");
       break;
     case bench_kind::time:
       take(out, client->time(*t, job.kernel, job.reference, settings.timing));

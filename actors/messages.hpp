@@ -140,13 +140,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, verify_result& x) {
   return f(caf::meta::type_name("verify_result"), x.passed, x.trials, x.max_abs_err, x.max_rel_err,
            x.norm_rel_err, x.bad_count, x.nan_count, x.first_bad_index, x.bad_output, x.bad_trial,
-           x.expected, x.actual, x.input_changed);
+           x.expected, x.actual, x.input_changed, x.vendor_libraries);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, timing_result& x) {
   return f(caf::meta::type_name("timing_result"), x.median_ms, x.p10_ms, x.p90_ms, x.min_ms,
-           x.mean_ms, x.trials, x.host_ms_per_call, x.device_tail_ms, x.escaped, x.batch);
+           x.mean_ms, x.trials, x.host_ms_per_call, x.device_tail_ms, x.escaped, x.batch,
+           x.vendor_libraries);
 }
 
 /// Inspects a job's result by the index of its type only: messages stay in process, so

@@ -29,19 +29,27 @@ std::string host_name() {
 } // namespace
 
 std::string verify_json(const gpu::verify_result& v) {
-  return json::serialize(json::object{{"passed", v.passed},
-                                      {"trials", v.trials},
-                                      {"max_abs_err", v.max_abs_err},
-                                      {"max_rel_err", v.max_rel_err},
-                                      {"norm_rel_err", v.norm_rel_err},
-                                      {"bad_count", v.bad_count},
-                                      {"nan_count", v.nan_count},
-                                      {"first_bad_index", v.first_bad_index},
-                                      {"bad_output", v.bad_output},
-                                      {"bad_trial", v.bad_trial},
-                                      {"expected", v.expected},
-                                      {"actual", v.actual},
-                                      {"input_changed", v.input_changed}});
+  json::object o{{"passed", v.passed},
+                 {"trials", v.trials},
+                 {"max_abs_err", v.max_abs_err},
+                 {"max_rel_err", v.max_rel_err},
+                 {"norm_rel_err", v.norm_rel_err},
+                 {"bad_count", v.bad_count},
+                 {"nan_count", v.nan_count},
+                 {"first_bad_index", v.first_bad_index},
+                 {"bad_output", v.bad_output},
+                 {"bad_trial", v.bad_trial},
+                 {"expected", v.expected},
+                 {"actual", v.actual},
+                 {"input_changed", v.input_changed}};
+  // What the candidate's time stands on besides its own kernels (bench.allow_vendor_libraries).
+  if (!v.vendor_libraries.empty()) {
+    json::array libraries;
+    for (const std::string& library : v.vendor_libraries)
+      libraries.emplace_back(library);
+    o["vendor_libraries"] = std::move(libraries);
+  }
+  return json::serialize(o);
 }
 
 std::string calibration_json(const gpu::calibration& c) {

@@ -14,6 +14,10 @@
 // shows "-" and counts in no geomean. A file measured on another GPU than the campaign's (by
 // name, against the environment's GPUs) is still shown, flagged in both files.
 //
+// A node measured with vendor libraries (bench.allow_vendor_libraries: its verification names
+// them) carries them in results.json ("vendor_libraries", beside the node and its task's
+// winner) and says "uses cublas" in report.md: its time is not its own kernels' alone.
+//
 // Every file is written to a hidden temporary name in its folder and renamed over the old
 // one (rename is atomic within a file system), so a reader, or a campaign killed while
 // writing, never leaves half a file behind.
@@ -21,6 +25,7 @@
 #include "actors/report_writer.hpp"
 
 #include "agents/usage_file.hpp"
+#include "gpu/vendor_libraries.hpp"
 
 #include <boost/json.hpp>
 #include <unistd.h>
@@ -47,7 +52,30 @@ struct task_view {
   engine::node_id best = engine::no_node; // the winner, or the best accepted so far
   bool declared = false;                  // best is the judge's declared winner
   std::map<engine::node_id, std::pair<std::string, std::string>> profiled; // class, text
+  std::map<engine::node_id, std::vector<std::string>> vendor; // libraries a node was allowed
 };
+
+// Returns the vendor libraries a node's verification names (verify_json), if any.
+std::vector<std::string> vendor_libraries_of(const std::string& verify_json) {
+  std::vector<std::string> out;
+  json::error_code ec;
+  json::value v = json::parse(verify_json, ec);
+  if (ec || !v.is_object())
+    return out;
+  const json::object& o = v.as_object();
+  if (auto it = o.find("vendor_libraries"); it != o.end() && it->value().is_array())
+    for (const json::value& library : it->value().as_array())
+      if (library.is_string())
+        out.emplace_back(library.as_string());
+  return out;
+}
+
+json::array json_strings(const std::vector<std::string>& texts) {
+  json::array out;
+  for (const std::string& text : texts)
+    out.emplace_back(text);
+  return out;
+}
 
 // -- reading ---------------------------------------------------------------------------------
 
@@ -91,6 +119,9 @@ engine::expected<std::vector<task_view>> read_tasks(const memory::store& store) 
       auto detail = store.detail(view.state.name, n.id);
       if (!detail)
         return tl::unexpected(detail.error());
+      if (*detail)
+        if (auto used = vendor_libraries_of((*detail)->verify_json); !used.empty())
+          view.vendor[n.id] = std::move(used);
       if (!*detail || (*detail)->profile_json.empty() || (*detail)->diagnosis_json.empty())
         continue;
       json::error_code ec;
@@ -353,6 +384,8 @@ json::object to_json(const engine::node_record& n, const std::optional<memory::n
       o["resources"] = json_or_text(d->resources_json);
     if (!d->verify_json.empty())
       o["verify"] = json_or_text(d->verify_json);
+    if (auto used = vendor_libraries_of(d->verify_json); !used.empty())
+      o["vendor_libraries"] = json_strings(used);
     // What the counters said, and the analyst's class with its evidence.
     if (!d->profile_json.empty())
       o["profile"] = json_or_text(d->profile_json);
@@ -401,6 +434,8 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
                           {"source_hash", best->source_hash},
                           {"file", "best/" + file_name_of(t.state.name) + ".cu"},
                           {"lineage", std::move(lineage)}};
+    if (auto used = t.vendor.find(best->id); used != t.vendor.end())
+      winner.as_object()["vendor_libraries"] = json_strings(used->second);
   }
   return json::object{
       {"name", t.state.name},
@@ -463,8 +498,11 @@ void write_task_section(std::ostream& out, const task_view& t, const torch_conte
   out << "\n";
   out << "- reference time: " << format_ms(h.reference_ms) << "\n";
   out << "- best time: " << format_ms(h.best_ms)
-      << (t.best != engine::no_node && !t.declared ? " (best so far, not yet re-timed)" : "")
-      << "\n";
+      << (t.best != engine::no_node && !t.declared ? " (best so far, not yet re-timed)" : "");
+  if (auto used = t.vendor.find(t.best); used != t.vendor.end())
+    out << " (uses " << gpu::vendor_library_names(used->second)
+        << ": not its own kernels alone; bench.allow_vendor_libraries)";
+  out << "\n";
   out << "- speedup: " << format_ratio(h.speedup, "x") << "\n";
   out << "- fraction of the roofline: " << format_percent(h.fraction_of_roofline);
   if (t.state.roofline_floor_ms > 0)
@@ -503,6 +541,8 @@ void write_task_section(std::ostream& out, const task_view& t, const torch_conte
         << format_ms(n.time.median_ms);
     if (h.reference_ms > 0 && n.time.measured())
       out << ", " << format_ratio(h.reference_ms / n.time.median_ms, "x");
+    if (auto used = t.vendor.find(id); used != t.vendor.end())
+      out << ", uses " << gpu::vendor_library_names(used->second);
     out << ")\n";
   }
   if (!t.profiled.empty()) {

@@ -143,6 +143,8 @@ gpu::worker_options worker_options_for(const config::campaign_config& config,
   w.time_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.time_timeout_s));
   w.profile_timeout = w.time_timeout; // a profile replays a call a few dozen times at most
+  w.vendor_libraries =
+      config.bench.allow_vendor_libraries ? gpu::vendor_policy::allow : gpu::vendor_policy::refuse;
   return w;
 }
 

@@ -136,7 +136,11 @@ public:
 
 private:
   static gpu::worker_options worker_for(const eval_options& opt) {
-    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir, opt.job_timeout_s);
+    gpu::worker_options w =
+        standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir, opt.job_timeout_s);
+    if (opt.allow_vendor_libraries)
+      w.vendor_libraries = gpu::vendor_policy::allow;
+    return w;
   }
 
   // Reads --baselines and checks the task's entry against the task's shapes; a missing file
@@ -338,6 +342,10 @@ private:
       total.max_abs_err = std::max(total.max_abs_err, one->max_abs_err);
       total.max_rel_err = std::max(total.max_rel_err, one->max_rel_err);
       total.norm_rel_err = std::max(total.norm_rel_err, one->norm_rel_err);
+      for (const std::string& library : one->vendor_libraries)
+        if (std::find(total.vendor_libraries.begin(), total.vendor_libraries.end(), library) ==
+            total.vendor_libraries.end())
+          total.vendor_libraries.push_back(library);
     }
     report_.phases.verify += ms_since(start);
     report_.verify = total;
@@ -450,6 +458,11 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
                   "Torch baselines file from tools/torch_baselines.py: the candidate's time is "
                   "also compared with the task's torch eager and torch.compile times")
       ->type_name("FILE");
+  cmd->add_flag("--allow-vendor-libraries", opt.allow_vendor_libraries,
+                "Measure a candidate that needs or loads a vendor library (cuBLAS, cuDNN, ... : "
+                "anything but the C and C++ runtimes, the CUDA runtime and driver) and name the "
+                "libraries in the report, instead of failing it with vendor_library (exit 23): "
+                "its time is then not its own kernels' alone");
   cmd->add_flag("--sandbox", opt.sandbox,
                 "Run the bench worker inside bubblewrap (bwrap): no network, a read-only file "
                 "system but for its own temporary folder (exit 3 if bwrap is missing or "

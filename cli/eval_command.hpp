@@ -23,10 +23,11 @@ struct eval_options {
   bool no_time = false;
   std::filesystem::path cache_dir; ///< empty: the default cache
   int32_t device = 0;
-  std::filesystem::path worker;    ///< empty: gpu::default_worker_executable()
-  double job_timeout_s = 0;        ///< the watchdog of every worker job; 0: the defaults
-  bool sandbox = false;            ///< runs the worker inside bubblewrap
-  std::filesystem::path baselines; ///< torch baselines file; empty: no torch comparison
+  std::filesystem::path worker;        ///< empty: gpu::default_worker_executable()
+  double job_timeout_s = 0;            ///< the watchdog of every worker job; 0: the defaults
+  bool sandbox = false;                ///< runs the worker inside bubblewrap
+  std::filesystem::path baselines;     ///< torch baselines file; empty: no torch comparison
+  bool allow_vendor_libraries = false; ///< measures a candidate that uses cuBLAS & co., labelled
 };
 
 /// Adds the `eval` subcommand to `app`, its options stored in `opt`; returns it.

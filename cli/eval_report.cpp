@@ -3,6 +3,7 @@
 #include "cli/environment.hpp"
 #include "cli/result_json.hpp"
 #include "gpu/device_json.hpp"
+#include "gpu/vendor_libraries.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -97,6 +98,17 @@ std::optional<double> roofline_floor(const eval_report& r) {
   return floor;
 }
 
+std::vector<std::string> candidate_vendor_libraries(const eval_report& r) {
+  std::vector<std::string> out;
+  for (const auto* list : {r.verify ? &r.verify->vendor_libraries : nullptr,
+                           r.candidate_time ? &r.candidate_time->vendor_libraries : nullptr})
+    if (list != nullptr)
+      for (const std::string& library : *list)
+        if (std::find(out.begin(), out.end(), library) == out.end())
+          out.push_back(library);
+  return out;
+}
+
 std::string explain_failure(const gpu::failure& f, const std::optional<engine::task>& t,
                             uint64_t seed) {
   std::ostringstream out;
@@ -179,6 +191,11 @@ void print_text(std::ostream& out, const eval_report& r) {
         << format_number(r.verify->max_rel_err) << ", norm-rel err "
         << format_number(r.verify->norm_rel_err) << "\n";
   }
+  const std::vector<std::string> vendor = candidate_vendor_libraries(r);
+  if (!vendor.empty())
+    label("vendor") << "the candidate uses " << gpu::describe_vendor_libraries(vendor)
+                    << "; measured as --allow-vendor-libraries asks: its time is not its own "
+                       "kernels' alone\n";
   if (r.reference_time)
     label("time") << "reference " << timing_line(*r.reference_time) << "\n";
   if (r.candidate_time)
@@ -205,6 +222,8 @@ void print_text(std::ostream& out, const eval_report& r) {
                      << (speedup >= 1.005   ? "(the candidate is faster)"
                          : speedup <= 0.995 ? "(the candidate is slower)"
                                             : "(the same within 0.5%)")
+                     << (vendor.empty() ? std::string()
+                                        : ", using " + gpu::vendor_library_names(vendor))
                      << "\n";
   }
   if (auto floor = roofline_floor(r)) {
@@ -299,6 +318,11 @@ json::object to_json(const eval_report& r) {
   o["timing"] = std::move(timing);
   if (r.reference_time && r.candidate_time && r.candidate_time->median_ms > 0)
     o["speedup"] = r.reference_time->median_ms / r.candidate_time->median_ms;
+  // What the candidate's time stands on besides its own kernels (--allow-vendor-libraries).
+  json::array vendor;
+  for (const std::string& library : candidate_vendor_libraries(r))
+    vendor.emplace_back(library);
+  o["vendor_libraries"] = std::move(vendor);
   if (r.peaks) {
     json::object peaks = gpu::calibration_json(r.peaks->peaks);
     peaks["cached"] = r.peaks->cached;

@@ -60,6 +60,10 @@ struct eval_report {
 /// Returns the roofline floor of `r`'s task in ms, or nullopt without peaks or cost.
 std::optional<double> roofline_floor(const eval_report& r);
 
+/// Returns the vendor libraries the candidate used (--allow-vendor-libraries let it), as its
+/// verification and its timing named them, each once.
+std::vector<std::string> candidate_vendor_libraries(const eval_report& r);
+
 /// Writes the text form of `r` (the steps that ran) to `out`.
 void print_text(std::ostream& out, const eval_report& r);
 

@@ -39,6 +39,10 @@ std::string_view failure_meaning(gpu::failure_kind kind) {
     return "the task's tensors do not fit on the device";
   case failure_kind::cuda_error:
     return "another CUDA runtime error";
+  case failure_kind::vendor_library:
+    return "the candidate needs or loads a vendor library (cuBLAS, cuDNN, ...; the libraries "
+           "are named): only its own kernels count (--allow-vendor-libraries, or "
+           "bench.allow_vendor_libraries, measures it and labels it)";
   }
   return "";
 }
@@ -63,10 +67,8 @@ std::vector<exit_code_info> make_table() {
        "header says, or records do not match their checksum; the message names them and says "
        "what still holds the campaign (run --overwrite starts a damaged campaign over)"},
   };
-  for (int32_t n = 1; n <= 12; ++n) {
-    auto kind = static_cast<gpu::failure_kind>(n);
+  for (gpu::failure_kind kind : gpu::all_failure_kinds())
     table.push_back({gpu::exit_code_for(kind), gpu::to_string(kind), failure_meaning(kind)});
-  }
   table.push_back({130, "interrupted",
                    "stopped by Ctrl-C or SIGTERM; a campaign's finished steps are saved and the "
                    "same command resumes it"});
@@ -113,8 +115,8 @@ std::vector<int32_t> run() {
 
 std::vector<int32_t> eval() {
   std::vector<int32_t> codes = {0, 1, 2, 3};
-  for (int32_t n = 1; n <= 12; ++n)
-    codes.push_back(gpu::exit_code_for(static_cast<gpu::failure_kind>(n)));
+  for (gpu::failure_kind kind : gpu::all_failure_kinds())
+    codes.push_back(gpu::exit_code_for(kind));
   return codes;
 }
 

@@ -113,7 +113,11 @@ public:
 
 private:
   static gpu::worker_options worker_for(const profile_command_options& opt) {
-    return standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir, opt.job_timeout_s);
+    gpu::worker_options w =
+        standalone_worker(opt.worker, opt.device, opt.sandbox, opt.cache_dir, opt.job_timeout_s);
+    if (opt.allow_vendor_libraries)
+      w.vendor_libraries = gpu::vendor_policy::allow;
+    return w;
   }
 
   tl::unexpected<command_error> stop_on(const gpu::failure& f, std::string message) {
@@ -340,6 +344,10 @@ CLI::App* add_profile_command(CLI::App& app, profile_command_options& opt) {
       ->check(within(0.001, 86400, "seconds"))
       ->type_name("SECONDS");
   cmd->add_flag("--sandbox", opt.sandbox, "Run the bench worker inside bubblewrap (bwrap)");
+  cmd->add_flag("--allow-vendor-libraries", opt.allow_vendor_libraries,
+                "Profile a candidate that needs or loads a vendor library (cuBLAS, cuDNN, ...) "
+                "instead of failing it with vendor_library (exit 23); the profile's notes name "
+                "the libraries");
   cmd->footer(exit_code_help(command_codes::profile(), help_width()));
   return cmd;
 }

@@ -23,9 +23,10 @@ struct profile_command_options {
   uint64_t seed = 20261126;        ///< draws the inputs, as timing draws them
   std::filesystem::path cache_dir; ///< empty: the default cache
   int32_t device = 0;
-  std::filesystem::path worker; ///< empty: gpu::default_worker_executable()
-  double job_timeout_s = 0;     ///< the watchdog of every worker job; 0: the defaults
-  bool sandbox = false;         ///< runs the worker inside bubblewrap
+  std::filesystem::path worker;        ///< empty: gpu::default_worker_executable()
+  double job_timeout_s = 0;            ///< the watchdog of every worker job; 0: the defaults
+  bool sandbox = false;                ///< runs the worker inside bubblewrap
+  bool allow_vendor_libraries = false; ///< profiles a candidate that uses cuBLAS & co.
 };
 
 /// Adds the `profile` subcommand to `app`, its options stored in `opt`; returns it.

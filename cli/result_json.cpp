@@ -63,6 +63,13 @@ void pretty_into(std::string& out, const json::value& v, int indent) {
   }
 }
 
+json::array paths_json(const std::vector<std::string>& paths) {
+  json::array out;
+  for (const std::string& p : paths)
+    out.emplace_back(p);
+  return out;
+}
+
 } // namespace
 
 json::object to_json(const gpu::device_info& d) {
@@ -85,25 +92,30 @@ json::object to_json(const gpu::verify_result& v) {
     o["actual"] = number(v.actual);
     o["input_changed"] = v.input_changed;
   }
+  if (!v.vendor_libraries.empty())
+    o["vendor_libraries"] = paths_json(v.vendor_libraries);
   return o;
 }
 
 json::object to_json(const gpu::timing_result& t) {
-  return {{"median_ms", number(t.median_ms)},
-          {"p10_ms", number(t.p10_ms)},
-          {"p90_ms", number(t.p90_ms)},
-          {"min_ms", number(t.min_ms)},
-          {"mean_ms", number(t.mean_ms)},
-          {"trials", t.trials},
-          {"host_ms_per_call", number(t.host_ms_per_call)},
-          {"device_tail_ms", number(t.device_tail_ms)},
-          {"escaped", t.escaped},
-          {"batch", t.batch},
-          {"input_sets", t.input_sets},
-          {"checked_calls", t.checked_calls},
-          {"audit", t.audit},
-          {"audit_note", t.audit_note},
-          {"l2_resets", t.l2_resets}};
+  json::object o{{"median_ms", number(t.median_ms)},
+                 {"p10_ms", number(t.p10_ms)},
+                 {"p90_ms", number(t.p90_ms)},
+                 {"min_ms", number(t.min_ms)},
+                 {"mean_ms", number(t.mean_ms)},
+                 {"trials", t.trials},
+                 {"host_ms_per_call", number(t.host_ms_per_call)},
+                 {"device_tail_ms", number(t.device_tail_ms)},
+                 {"escaped", t.escaped},
+                 {"batch", t.batch},
+                 {"input_sets", t.input_sets},
+                 {"checked_calls", t.checked_calls},
+                 {"audit", t.audit},
+                 {"audit_note", t.audit_note},
+                 {"l2_resets", t.l2_resets}};
+  if (!t.vendor_libraries.empty())
+    o["vendor_libraries"] = paths_json(t.vendor_libraries);
+  return o;
 }
 
 json::object to_json(const gpu::failure& f) {

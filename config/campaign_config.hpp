@@ -12,7 +12,8 @@
 //   [search]    branches, depth, policy, exploration, stop_roofline_fraction, stop_patience,
 //               min_gain, finalists, profile, expand_max_fraction
 //   [bench]     trials, warmup_ms, min_timing_trials, max_timing_ms, atol, rtol, norm_rel,
-//               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env
+//               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env,
+//               allow_vendor_libraries
 //   [agents]    backend, endpoint, model, api_key_env, max_concurrency, request_timeout_s,
 //               repair_rounds, max_retries, retry_base_s, retry_max_s, reply_tokens,
 //               temperature, prompts, replay, distill, prices
@@ -90,6 +91,7 @@ struct bench_section {
   double compile_timeout_s = 120;      ///< an nvcc run lasting longer fails as timed out
   bool sandbox = false;                ///< runs each bench worker inside bubblewrap
   std::vector<std::string> secret_env; ///< variables withheld from the worker, by name
+  bool allow_vendor_libraries = false; ///< measures (labelled) a candidate using cuBLAS & co.
 
   bool operator==(const bench_section&) const = default;
 };

@@ -174,6 +174,13 @@ const option options[] = {
      "CUDA_*, NVIDIA_*, __NV_*, __GL_* and KS_*; name here a secret that one of those would "
      "pass.)",
      env_var_list_option{&field<bench, &bench_section::secret_env>}},
+    {"bench", "allow_vendor_libraries",
+     "Measures a candidate that needs or loads a vendor library (cuBLAS, cuBLASLt, cuDNN, cuFFT, "
+     "NCCL, libtorch: anything but the C and C++ runtimes, the CUDA runtime and driver, and "
+     "CUPTI) and names the libraries in its result, results.json and the report (\"uses "
+     "cublas\"). false: such a candidate fails as vendor_library, for its time would not be "
+     "its own kernels'.",
+     bool_option{&field<bench, &bench_section::allow_vendor_libraries>}},
 
     {"agents", "backend",
      "How the agents think: offline (rules and skill templates, no network), openai (any "

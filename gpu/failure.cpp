@@ -8,7 +8,7 @@ namespace ks::gpu {
 namespace {
 
 // Every kind with its stable name, in storage order.
-constexpr std::array<std::pair<failure_kind, const char*>, 12> names{{
+constexpr std::array<std::pair<failure_kind, const char*>, 13> names{{
     {failure_kind::compile_error, "compile_error"},
     {failure_kind::load_error, "load_error"},
     {failure_kind::launch_error, "launch_error"},
@@ -21,9 +21,28 @@ constexpr std::array<std::pair<failure_kind, const char*>, 12> names{{
     {failure_kind::protocol_error, "protocol_error"},
     {failure_kind::out_of_memory, "out_of_memory"},
     {failure_kind::cuda_error, "cuda_error"},
+    {failure_kind::vendor_library, "vendor_library"},
 }};
 
+// Numbered 1, 2, ... in storage order, no gap, no entry left without a name.
+static_assert([] {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (static_cast<size_t>(names[i].first) != i + 1 || names[i].second == nullptr)
+      return false;
+  return true;
+}());
+
 } // namespace
+
+const std::vector<failure_kind>& all_failure_kinds() {
+  static const std::vector<failure_kind> kinds = [] {
+    std::vector<failure_kind> out;
+    for (const auto& [kind, name] : names)
+      out.push_back(kind);
+    return out;
+  }();
+  return kinds;
+}
 
 const char* to_string(failure_kind kind) noexcept {
   for (const auto& [k, name] : names)

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ks::gpu {
 
@@ -22,7 +23,12 @@ enum class failure_kind : int32_t {
   protocol_error = 10, ///< the worker sent something malformed or cut off
   out_of_memory = 11,  ///< the task's tensors do not fit on the device
   cuda_error = 12,     ///< another CUDA runtime error, not caused by a candidate
+  vendor_library = 13, ///< the candidate needs or loaded a vendor library (cuBLAS, cuDNN, ...):
+                       ///< its time would not be its own (gpu/vendor_libraries.hpp)
 };
+
+/// Lists every kind, in storage order (a header .cu files include: C++17, no std::span).
+const std::vector<failure_kind>& all_failure_kinds();
 
 /// Returns the stable name of `kind` ("wrong_result", ...).
 const char* to_string(failure_kind kind) noexcept;

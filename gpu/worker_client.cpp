@@ -10,6 +10,10 @@
 //   - a reply that does not decode, or another id  -> protocol_error
 //   - a reply with ok=false                        -> that reply's failure
 //
+// A reply that says "retire" (a vendor library came into the worker's process through a
+// candidate, where a later candidate could reach it unseen) is answered as any other, and
+// the worker is killed and reaped after it: the next job starts a fresh one.
+//
 // Invariant: after any failure that leaves the worker in an unknown state (kills_worker of
 // its kind, or anything detected by the client itself) the process is killed and reaped
 // before the failure is returned, so the next job starts from a fresh worker and a late
@@ -268,12 +272,14 @@ job_result<response> worker_client::run_once(request req, std::chrono::milliseco
                                       who + " reported a failure of the " + job +
                                           " job without "
                                           "saying which");
-    if (kills_worker(f.kind) || !r.fail) {
+    if (kills_worker(f.kind) || !r.fail || r.retire) {
       // It may still be exiting by itself (a sticky error); either way it is not reused.
       discard_worker(f.kind, {});
     }
     return tl::unexpected(std::move(f));
   }
+  if (r.retire)
+    discard_worker(failure_kind::crash, {});
   return std::move(r);
 }
 
@@ -302,6 +308,7 @@ job_result<verify_result> worker_client::verify(const engine::task& t, const std
   req.reference = reference;
   req.candidate = candidate;
   req.verify = opt;
+  req.vendor_libraries = options_.vendor_libraries;
   return run(std::move(req), options_.verify_timeout).and_then([](response&& r) {
     return payload_of<verify_result>(std::move(r), job_kind::verify);
   });
@@ -316,6 +323,7 @@ job_result<timing_result> worker_client::time(const engine::task& t, const std::
   req.kernel = kernel;
   req.reference = reference;
   req.timing = opt;
+  req.vendor_libraries = options_.vendor_libraries;
   return run(std::move(req), options_.time_timeout).and_then([](response&& r) {
     return payload_of<timing_result>(std::move(r), job_kind::time);
   });
@@ -329,6 +337,7 @@ job_result<engine::profile> worker_client::profile(const engine::task& t, const 
   req.kernel = kernel;
   req.profile = opt;
   req.verify.seed = seed;
+  req.vendor_libraries = options_.vendor_libraries;
   return run(std::move(req), options_.profile_timeout).and_then([](response&& r) {
     return payload_of<engine::profile>(std::move(r), job_kind::profile);
   });

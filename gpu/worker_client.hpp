@@ -3,7 +3,9 @@
 // The engine's side of one bench worker: starts the worker process, sends it one job at a
 // time, enforces a watchdog per job, and turns every way the worker can fail into a typed
 // failure. After a failure that leaves the worker unusable (it crashed, hung, or hit a
-// sticky CUDA error) the client discards it; the next job starts a fresh one.
+// sticky CUDA error), or a job after which the worker asks to be replaced (a vendor library
+// came into its process through a candidate), the client discards it; the next job starts a
+// fresh one.
 
 #include "engine/task.hpp"
 #include "gpu/child_process.hpp"
@@ -38,6 +40,9 @@ struct worker_options {
   /// Its environment, private folder and sandbox (worker_sandbox.hpp); the environment is
   /// scrubbed whatever this says.
   worker_boundary boundary;
+  /// What the worker does with a candidate that needs or loads a vendor library: refuse it
+  /// (vendor_library), or measure it and name the libraries in its result.
+  vendor_policy vendor_libraries = vendor_policy::refuse;
 };
 
 /// Returns the ks-bench-worker next to the running executable, or in PATH.

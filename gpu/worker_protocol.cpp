@@ -134,20 +134,53 @@ json::value real(double v) {
   return v;
 }
 
+// A list of paths, left out when empty (as before vendor libraries were reported).
+void put_paths(json::object& o, std::string_view key, const std::vector<std::string>& paths) {
+  if (paths.empty())
+    return;
+  json::array list;
+  for (const std::string& p : paths)
+    list.emplace_back(p);
+  o[key] = std::move(list);
+}
+
+std::vector<std::string> get_paths(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (!o.contains(key))
+    return out;
+  for (const auto& p : as_array(o.at(key), key)) {
+    if (!p.is_string())
+      throw decode_error("'" + std::string(key) + "' must hold strings");
+    out.emplace_back(p.get_string());
+  }
+  return out;
+}
+
+vendor_policy get_vendor_policy(const json::object& o) {
+  auto name = decode::string_field_or(o, "vendor_libraries", "refuse");
+  if (name == to_string(vendor_policy::allow))
+    return vendor_policy::allow;
+  if (name == to_string(vendor_policy::refuse))
+    return vendor_policy::refuse;
+  throw decode_error("'vendor_libraries' must be \"refuse\" or \"allow\", not '" + name + "'");
+}
+
 json::object encode_payload(const verify_result& r) {
-  return {{"passed", r.passed},
-          {"trials", r.trials},
-          {"max_abs_err", real(r.max_abs_err)},
-          {"max_rel_err", real(r.max_rel_err)},
-          {"norm_rel_err", real(r.norm_rel_err)},
-          {"bad_count", r.bad_count},
-          {"nan_count", r.nan_count},
-          {"first_bad_index", r.first_bad_index},
-          {"bad_output", r.bad_output},
-          {"bad_trial", r.bad_trial},
-          {"expected", real(r.expected)},
-          {"actual", real(r.actual)},
-          {"input_changed", r.input_changed}};
+  json::object o{{"passed", r.passed},
+                 {"trials", r.trials},
+                 {"max_abs_err", real(r.max_abs_err)},
+                 {"max_rel_err", real(r.max_rel_err)},
+                 {"norm_rel_err", real(r.norm_rel_err)},
+                 {"bad_count", r.bad_count},
+                 {"nan_count", r.nan_count},
+                 {"first_bad_index", r.first_bad_index},
+                 {"bad_output", r.bad_output},
+                 {"bad_trial", r.bad_trial},
+                 {"expected", real(r.expected)},
+                 {"actual", real(r.actual)},
+                 {"input_changed", r.input_changed}};
+  put_paths(o, "vendor_libraries", r.vendor_libraries);
+  return o;
 }
 
 // Reads a number written by real(): null is NaN, "inf" and "-inf" are infinities.
@@ -180,25 +213,28 @@ verify_result decode_verify_result(const json::object& o) {
   r.expected = o.contains("expected") ? get_double_or_nan(o, "expected") : 0.0;
   r.actual = o.contains("actual") ? get_double_or_nan(o, "actual") : 0.0;
   r.input_changed = decode::bool_field_or(o, "input_changed", false);
+  r.vendor_libraries = get_paths(o, "vendor_libraries");
   return r;
 }
 
 json::object encode_payload(const timing_result& t) {
-  return {{"median_ms", t.median_ms},
-          {"p10_ms", t.p10_ms},
-          {"p90_ms", t.p90_ms},
-          {"min_ms", t.min_ms},
-          {"mean_ms", t.mean_ms},
-          {"trials", t.trials},
-          {"host_ms_per_call", t.host_ms_per_call},
-          {"device_tail_ms", t.device_tail_ms},
-          {"escaped", t.escaped},
-          {"batch", t.batch},
-          {"input_sets", t.input_sets},
-          {"checked_calls", t.checked_calls},
-          {"audit", t.audit},
-          {"audit_note", t.audit_note},
-          {"l2_resets", t.l2_resets}};
+  json::object o{{"median_ms", t.median_ms},
+                 {"p10_ms", t.p10_ms},
+                 {"p90_ms", t.p90_ms},
+                 {"min_ms", t.min_ms},
+                 {"mean_ms", t.mean_ms},
+                 {"trials", t.trials},
+                 {"host_ms_per_call", t.host_ms_per_call},
+                 {"device_tail_ms", t.device_tail_ms},
+                 {"escaped", t.escaped},
+                 {"batch", t.batch},
+                 {"input_sets", t.input_sets},
+                 {"checked_calls", t.checked_calls},
+                 {"audit", t.audit},
+                 {"audit_note", t.audit_note},
+                 {"l2_resets", t.l2_resets}};
+  put_paths(o, "vendor_libraries", t.vendor_libraries);
+  return o;
 }
 
 timing_result decode_timing_result(const json::object& o) {
@@ -218,6 +254,7 @@ timing_result decode_timing_result(const json::object& o) {
   t.audit = decode::string_field_or(o, "audit", "");
   t.audit_note = decode::string_field_or(o, "audit_note", "");
   t.l2_resets = decode::number_or<int32_t>(o, "l2_resets", 0);
+  t.vendor_libraries = get_paths(o, "vendor_libraries");
   return t;
 }
 
@@ -401,6 +438,10 @@ std::optional<job_kind> parse_job(std::string_view name) {
 
 } // namespace
 
+const char* to_string(vendor_policy policy) noexcept {
+  return policy == vendor_policy::allow ? "allow" : "refuse";
+}
+
 const char* to_string(job_kind job) noexcept {
   switch (job) {
   case job_kind::info:
@@ -430,6 +471,7 @@ std::string encode(const request& r) {
     obj["candidate"] = r.candidate;
     obj["trials"] = r.verify.trials;
     obj["seed"] = r.verify.seed;
+    obj["vendor_libraries"] = to_string(r.vendor_libraries);
   } else if (r.job == job_kind::time) {
     obj["kernel"] = r.kernel;
     obj["reference"] = r.reference;
@@ -438,12 +480,14 @@ std::string encode(const request& r) {
         {"max_trials", r.timing.max_trials}, {"max_ms", r.timing.max_ms},
         {"stable_rel", r.timing.stable_rel}, {"host_check_batch", r.timing.host_check_batch},
         {"flush_l2", r.timing.flush_l2}};
+    obj["vendor_libraries"] = to_string(r.vendor_libraries);
   } else if (r.job == job_kind::profile) {
     obj["kernel"] = r.kernel;
     obj["seed"] = r.verify.seed;
     obj["profile"] = json::object{{"counters", r.profile.counters},
                                   {"max_ranges", r.profile.max_ranges},
                                   {"max_passes", r.profile.max_passes}};
+    obj["vendor_libraries"] = to_string(r.vendor_libraries);
   }
   return json::serialize(obj);
 }
@@ -462,6 +506,8 @@ std::string encode(const response& r) {
   } else {
     obj["failure"] = encode_failure(r.fail.value_or(failure{}));
   }
+  if (r.retire)
+    obj["retire"] = true;
   return json::serialize(obj);
 }
 
@@ -482,8 +528,10 @@ engine::expected<request> decode_request(std::string_view line) {
     if (!job)
       throw decode_error("unknown job '" + job_name + "'");
     r.job = *job;
-    if (r.job == job_kind::verify || r.job == job_kind::time || r.job == job_kind::profile)
+    if (r.job == job_kind::verify || r.job == job_kind::time || r.job == job_kind::profile) {
       r.task = decode_task(field(obj, "task"));
+      r.vendor_libraries = get_vendor_policy(obj);
+    }
     if (r.job == job_kind::verify) {
       r.reference = decode::string_field(obj, "reference");
       r.candidate = decode::string_field(obj, "candidate");
@@ -529,6 +577,7 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
     if (!ok.is_bool())
       throw decode_error("field 'ok' must be true or false");
     r.ok = ok.get_bool();
+    r.retire = decode::bool_field_or(obj, "retire", false);
     if (!r.ok) {
       r.fail = decode_failure(as_object(field(obj, "failure"), "failure"));
       return r;

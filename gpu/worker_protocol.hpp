@@ -9,20 +9,27 @@
 //   request  := {"v":1, "id":INT, "job":JOB, ...fields of JOB}
 //   JOB      := "info" | "calibrate" | "shutdown"
 //             | "verify"  with "task":TASK, "reference":PATH, "candidate":PATH, "trials":INT,
-//                          "seed":INT
-//             | "time"    with "task":TASK, "kernel":PATH, "reference":PATH, "timing":TIMING
+//                          "seed":INT, ["vendor_libraries":POLICY]
+//             | "time"    with "task":TASK, "kernel":PATH, "reference":PATH, "timing":TIMING,
+//                          ["vendor_libraries":POLICY]
 //                          (the reference's outputs are what timed calls are checked against)
 //             | "profile" with "task":TASK, "kernel":PATH, ["seed":INT],
-//                          ["profile":{"counters":BOOL, "max_ranges":INT, "max_passes":INT}]
+//                          ["profile":{"counters":BOOL, "max_ranges":INT, "max_passes":INT}],
+//                          ["vendor_libraries":POLICY]
 //                          (never timed: its calls run under CUPTI, apart from any timing)
+//   POLICY   := "refuse" (the default: a candidate that needs or loads a vendor library
+//               fails with vendor_library) | "allow" (its result names the libraries)
 //   TASK     := {"name":STR, "inputs":[TENSOR...], "outputs":[TENSOR...],
 //                "tolerance":{"atol":NUM, "rtol":NUM, "norm_rel":NUM},
 //                ["cost":{"flops":NUM, "bytes":NUM}]}   (timing checks compute-bound tasks
 //                                                        on fresh inputs)
 //   TENSOR   := {"name":STR, "dtype":STR, "shape":[INT...], "init":STR, "low":INT, "high":INT}
-//   response := {"v":1, "id":INT, "ok":true,  "result":RESULT}
-//             | {"v":1, "id":INT, "ok":false, "failure":FAILURE}
-//   RESULT   := (of "info") DEVICE, gpu/device_json.hpp's grammar
+//   response := {"v":1, "id":INT, "ok":true,  "result":RESULT, ["retire":true]}
+//             | {"v":1, "id":INT, "ok":false, "failure":FAILURE, ["retire":true]}
+//               retire: a vendor library came into the worker's process through a
+//               candidate; the client replaces the worker before the next job
+//   RESULT   := (of "info") DEVICE, gpu/device_json.hpp's grammar; (of "verify" and "time")
+//               with ["vendor_libraries":[PATH...]] where the request allowed them
 //   FAILURE  := {"kind":STR, "message":STR, ["return_code":INT], ["cuda_error":STR],
 //                ["verify":VERIFY]}
 //   PROFILE  := (the result of "profile", engine::profile)
@@ -54,6 +61,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace ks::gpu {
 
@@ -78,6 +86,16 @@ inline constexpr job_kind all_job_kinds[] = {job_kind::info,     job_kind::calib
 
 /// Returns the wire name of `job`.
 const char* to_string(job_kind job) noexcept;
+
+/// What the worker does with a candidate that needs or loads a vendor library (cuBLAS,
+/// cuDNN, ...; gpu/vendor_libraries.hpp). The numbers are stable.
+enum class vendor_policy : int32_t {
+  refuse = 0, ///< fail it with vendor_library (the default: only our kernels count)
+  allow = 1,  ///< measure it, and name the libraries in its result (bench.allow_vendor_libraries)
+};
+
+/// Returns the wire name of `policy` ("refuse", "allow").
+const char* to_string(vendor_policy policy) noexcept;
 
 /// Options of a correctness check.
 struct verify_options {
@@ -116,6 +134,7 @@ struct request {
   verify_options verify;            ///< its seed also draws a profile job's inputs
   timing_options timing;
   profile_options profile;
+  vendor_policy vendor_libraries = vendor_policy::refuse; ///< verify, time and profile
 };
 
 /// What the worker reads off its device.
@@ -161,6 +180,9 @@ struct verify_result {
   double expected = 0;        ///< reference value at first_bad_index
   double actual = 0;          ///< candidate value there
   bool input_changed = false; ///< the candidate wrote to an input (bad_output names it)
+  /// The vendor libraries the candidate needs or loaded (paths), where the request allowed
+  /// them; empty otherwise.
+  std::vector<std::string> vendor_libraries;
 };
 
 /// The result of a timing run, all times in milliseconds.
@@ -176,6 +198,7 @@ struct timing_result {
   std::string audit;           ///< how the batch was audited: "cupti" or "host-clock"
   std::string audit_note;      ///< why CUPTI was not used, where it was not
   int32_t l2_resets = 0;       ///< calls after which the candidate's persisting L2 was undone
+  std::vector<std::string> vendor_libraries; ///< as verify_result's, for the timed kernel
 };
 
 /// A typed failure with what a user or the repair agent needs.
@@ -230,6 +253,9 @@ struct response {
   bool ok = false;
   result_payload result;
   std::optional<failure> fail;
+  /// The worker asks to be replaced once this job is answered: a vendor library came into
+  /// its process through a candidate, where a later candidate could reach it unseen.
+  bool retire = false;
 };
 
 /// The worker's first line.

@@ -36,11 +36,20 @@
 // read before each call as before a timed call. Counters the device refuses are no failure:
 // the profile says why and holds the activity part.
 //
+// Vendor libraries (docs/measurement.md, "Only our kernels count"): every shared object is
+// opened, and every call of ks_forward made, through the session's library_watch
+// (gpu/library_watch.hpp). A candidate that needs or loads cuBLAS or any other vendor library
+// fails with vendor_library, or, where the request allows them, its result names them; once
+// a candidate brought one into the process, every reply asks the client to replace the worker
+// (response.retire), for a later candidate could reach it unseen.
+//
 // Errors: a sticky CUDA error (illegal address, a trap, a launch failure) poisons the whole
 // context, so the session answers the job and marks itself for exit; the engine's client
 // then starts a fresh worker for the next job.
 
 #include "engine/bench_memory.hpp"
+#include "gpu/library_watch.hpp"
+#include "gpu/vendor_libraries.hpp"
 #include "gpu/worker/bench_session.hpp"
 #include "gpu/worker/calibration.hpp"
 #include "gpu/worker/device_kernels.hpp"
@@ -268,6 +277,11 @@ struct bench_session::impl {
   static constexpr int64_t ref_cache_budget = engine::bench_reference_cache_bytes;
 
   std::map<std::string, ks_forward_fn> loaded;
+  std::map<ks_forward_fn, std::string> path_of; // the shared object of each loaded ks_forward
+
+  // What each kernel brought into the process: a candidate that needs or loads a vendor
+  // library is refused, or labelled where the job allows it (gpu/library_watch.hpp).
+  library_watch libraries;
 
   // Masks every reference output resident on the device (see device_kernels.hpp, mask()).
   const uint64_t answer_key = [] {
@@ -391,20 +405,17 @@ struct bench_session::impl {
   ks_forward_fn load(const std::string& path) {
     if (auto it = loaded.find(path); it != loaded.end())
       return it->second;
-    dlerror();
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char* why = dlerror();
-      fail_with(failure_kind::load_error,
-                "cannot load '" + path + "': " + (why ? why : "unknown dlopen error"));
-    }
-    auto fn = reinterpret_cast<ks_forward_fn>(dlsym(handle, "ks_forward"));
+    auto handle = libraries.open(path);
+    if (!handle)
+      throw job_failure{std::move(handle.error())};
+    auto fn = reinterpret_cast<ks_forward_fn>(dlsym(*handle, "ks_forward"));
     if (!fn)
       fail_with(failure_kind::load_error,
                 "'" + path +
                     "' exports no ks_forward (declare it extern \"C\" with the ABI of "
                     "kernelskill/abi.h)");
     loaded.emplace(path, fn);
+    path_of[fn] = path;
     return fn;
   }
 
@@ -426,8 +437,12 @@ struct bench_session::impl {
       in_tensors.push_back(make_tensor(t.inputs[i], ins[i].ptr));
     for (size_t i = 0; i < t.outputs.size(); ++i)
       out_tensors.push_back(make_tensor(t.outputs[i], outs[i].ptr));
+    libraries.before_call();
     int rc = fn(in_tensors.data(), static_cast<int32_t>(in_tensors.size()), out_tensors.data(),
                 static_cast<int32_t>(out_tensors.size()), stream);
+    // What the call loaded is accounted for first: a refusal outranks its return code.
+    if (auto ok = libraries.after_call(path_of[fn]); !ok)
+      throw job_failure{std::move(ok.error())};
     check(cudaGetLastError(), std::string("launching the ") + who);
     return rc;
   }
@@ -1268,9 +1283,38 @@ bool bench_session::must_exit() const noexcept {
   return impl_->poisoned;
 }
 
+namespace {
+
+// Returns the shared object a job runs that is not ours: a verify job's candidate, a time or
+// profile job's kernel, unless it is the job's reference (checked against itself, or timed).
+std::string untrusted_kernel(const request& req) {
+  switch (req.job) {
+  case job_kind::verify:
+    return req.candidate == req.reference ? std::string() : req.candidate;
+  case job_kind::time:
+    return req.kernel == req.reference ? std::string() : req.kernel;
+  case job_kind::profile:
+    return req.kernel;
+  default:
+    return {};
+  }
+}
+
+} // namespace
+
 response bench_session::handle(const request& req) {
   response resp;
   resp.id = req.id;
+  const std::string kernel = untrusted_kernel(req);
+  library_watch& libraries = impl_->libraries;
+  libraries.start_job(kernel, req.vendor_libraries);
+  // The libraries the job's kernel used, where the policy allowed them, once every vendor
+  // library still unaccounted for is blamed on it.
+  auto vendor_libraries = [&] {
+    if (auto ok = libraries.finish_job(); !ok)
+      throw job_failure{std::move(ok.error())};
+    return kernel.empty() ? std::vector<std::string>{} : libraries.used_by(kernel);
+  };
   try {
     switch (req.job) {
     case job_kind::info:
@@ -1281,6 +1325,7 @@ response bench_session::handle(const request& req) {
       break;
     case job_kind::verify: {
       auto r = impl_->verify(req);
+      r.vendor_libraries = vendor_libraries();
       if (!r.passed) {
         failure f;
         f.kind = failure_kind::wrong_result;
@@ -1308,12 +1353,20 @@ response bench_session::handle(const request& req) {
       resp.result = r;
       break;
     }
-    case job_kind::time:
-      resp.result = impl_->time(req);
+    case job_kind::time: {
+      auto r = impl_->time(req);
+      r.vendor_libraries = vendor_libraries();
+      resp.result = std::move(r);
       break;
-    case job_kind::profile:
-      resp.result = impl_->profile(req);
+    }
+    case job_kind::profile: {
+      auto p = impl_->profile(req);
+      if (auto used = vendor_libraries(); !used.empty())
+        p.notes.push_back("uses " + describe_vendor_libraries(used) +
+                          ": the profile is partly a vendor library's kernels");
+      resp.result = std::move(p);
       break;
+    }
     case job_kind::shutdown:
       resp.result = std::monostate{};
       break;
@@ -1327,6 +1380,10 @@ response bench_session::handle(const request& req) {
     resp.fail =
         failure{failure_kind::cuda_error, std::string("internal error: ") + e.what(), {}, {}, {}};
   }
+  if (!resp.ok)
+    (void)libraries.finish_job(); // the job failed already: its answer stands, but what
+                                  // came into the process still taints it
+  resp.retire = libraries.tainted();
   return resp;
 }
 

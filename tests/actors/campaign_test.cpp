@@ -84,6 +84,7 @@ struct campaign_setup {
   double verify_timeout_s = 10;
   double time_timeout_s = 10;
   std::string search_extra; ///< more lines of [search] ("profile = \"none\"\n", ...)
+  std::string bench_extra;  ///< more lines of [bench] ("allow_vendor_libraries = true\n")
 };
 
 fs::path fake_nvcc() {
@@ -109,7 +110,8 @@ std::string config_text(const campaign_setup& s) {
     << "finalists = 2\n\n[bench]\ntrials = 1\nwarmup_ms = 0\nmin_timing_trials = 10\n"
        "max_timing_ms = 1\nverify_timeout_s = "
     << s.verify_timeout_s << "\ntime_timeout_s = " << s.time_timeout_s
-    << "\ncompile_timeout_s = 30\n\n[memory]\npath = \"memory\"\n";
+    << "\ncompile_timeout_s = 30\n"
+    << s.bench_extra << "\n[memory]\npath = \"memory\"\n";
   return t.str();
 }
 
@@ -486,6 +488,51 @@ TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the
   CHECK(task.at("state").as_string() == "done");
   // The campaign went on after the crash: later candidates were verified and judged.
   CHECK(nodes_with(task, "accepted").size() + nodes_with(task, "rejected").size() >= 2);
+}
+
+TEST_CASE("a candidate that loads a vendor library fails as vendor_library, or where allowed is "
+          "measured and labelled",
+          "[campaign]") {
+  for (bool allowed : {false, true}) {
+    CAPTURE(allowed);
+    test::test_context ctx;
+    scoped_env env;
+    // Verify 1 is the reference against itself, verify 2 the first candidate's; allowed, time
+    // 2 is that candidate's timing (each job retires its worker).
+    scripted_campaign(env, ctx, allowed ? "verify#2->vendor; time#2->vendor" : "verify#2->vendor");
+    campaign_setup setup;
+    setup.tasks = {"19_relu"};
+    setup.candidates = 3;
+    setup.bench_extra = allowed ? "allow_vendor_libraries = true\n" : "";
+    auto config = write_config(ctx, setup);
+    REQUIRE(config.bench.allow_vendor_libraries == allowed);
+
+    actors::campaign_summary summary = run(config, options_for(ctx));
+    REQUIRE(summary.tasks.size() == 1);
+    json::value results = read_json(ctx.dir() / "out" / "results.json");
+    const json::object& task = task_named(results, "relu");
+    std::vector<json::object> labelled, refused;
+    for (const json::value& n : task.at("nodes").as_array()) {
+      if (n.as_object().contains("vendor_libraries"))
+        labelled.push_back(n.as_object());
+      if (n.at("failure_kind").is_string() && n.at("failure_kind").as_string() == "vendor_library")
+        refused.push_back(n.as_object());
+    }
+    if (!allowed) {
+      REQUIRE(refused.size() == 1);
+      CHECK(refused[0].at("status").as_string() == "failed");
+      CHECK(refused[0].at("failure_message").as_string().find("libcublas.so.13") !=
+            std::string::npos);
+      CHECK(labelled.empty());
+    } else {
+      CHECK(refused.empty());
+      REQUIRE(labelled.size() == 1);
+      CHECK(labelled[0].at("vendor_libraries").as_array().at(0).as_string() ==
+            "/usr/local/cuda/lib64/libcublas.so.13");
+      CHECK(labelled[0].at("timing").is_object());
+    }
+    CHECK(task.at("state").as_string() == "done");
+  }
 }
 
 TEST_CASE("a worker that hangs fails that candidate as timed out and the campaign goes on to "

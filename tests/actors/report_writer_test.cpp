@@ -203,3 +203,29 @@ TEST_CASE("baselines of another GPU are shown but flagged in both files and in s
   CHECK(status->find("vs eager vs compile") != std::string::npos);
   CHECK(status->find("warning: the torch baselines") != std::string::npos);
 }
+
+TEST_CASE("a winner measured with a vendor library is labelled in results.json and report.md",
+          "[report]") {
+  test::test_context ctx;
+  memory::store store = campaign_store(ctx, "NVIDIA H100 80GB HBM3");
+  // relu's winner was verified with cuBLAS loaded, as bench.allow_vendor_libraries allows.
+  memory::node_detail detail;
+  detail.verify_json = R"({"passed":true,"trials":3,"vendor_libraries":)"
+                       R"(["/usr/local/cuda/lib64/libcublas.so.13"]})";
+  REQUIRE(store.put_node("relu", timed_node(1, 0, 2.0), detail));
+  REQUIRE(actors::write_campaign_outputs(store, ctx.dir()));
+
+  json::object results = results_of(ctx.dir());
+  const json::object& relu = task_of(results, "relu");
+  const json::value& node = relu.at("nodes").as_array().at(1);
+  REQUIRE(node.as_object().contains("vendor_libraries"));
+  CHECK(node.at("vendor_libraries").as_array().at(0).as_string() ==
+        "/usr/local/cuda/lib64/libcublas.so.13");
+  CHECK(relu.at("winner").at("vendor_libraries").as_array().size() == 1);
+  CHECK_FALSE(relu.at("nodes").as_array().at(0).as_object().contains("vendor_libraries"));
+  CHECK_FALSE(task_of(results, "sum").at("winner").as_object().contains("vendor_libraries"));
+
+  std::string report = test::read_file(ctx.dir() / "report.md");
+  CHECK(report.find("(uses cublas: not its own kernels alone") != std::string::npos);
+  CHECK(report.find(", uses cublas)") != std::string::npos);
+}

@@ -2,7 +2,7 @@
 # Every exit code of the table (cli/exit_codes.cpp, README's "Exit codes") is returned by a real
 # command line, with no GPU: a missing file named on the command line is 1 for every command;
 # an invalid manifest or config, a config without tasks and a task that cannot run are 2; a
-# missing nvcc is 3; a skill memory cut short is 5; each typed failure 11..22 comes from `eval` against the scripted worker
+# missing nvcc is 3; a skill memory cut short is 5; each typed failure 11..23 comes from `eval` against the scripted worker
 # (tests/gpu/scripted_worker.cpp) failing that way; 130 from an interrupted dry run.
 # nvcc is tests/actors/fake_nvcc.sh throughout: fast, and the same on every machine.
 # Usage: exit_codes.sh KERNELSKILL SOURCE_DIR
@@ -108,7 +108,7 @@ lines=$(wc -l <good.cu)
 grep -q "bad.cu:$((lines + 1)): error" err || fail "compile_error: diagnostics do not name bad.cu:$((lines + 1)): $(cat err)"
 grep -q "kernel.cu" err && fail "compile_error: diagnostics still name kernel.cu: $(cat err)"
 
-# 12..22: the worker fails that way while the candidate is verified (the third job: the
+# 12..23: the worker fails that way while the candidate is verified (the third job: the
 # device's info, the reference against itself, then the candidate), or at start (no_device).
 scripted() {
   local code=$1 script=$2; shift 2
@@ -126,6 +126,14 @@ scripted 19 "fail:no_device"
 scripted 20 "ok;ok;garbage"
 scripted 21 "ok;ok;fail:out_of_memory"
 scripted 22 "ok;ok;fail:cuda_error"
+scripted 23 "ok;ok;vendor"
+grep -q "vendor_library.*libcublas.so.13" err || fail "vendor_library: the library is not named: $(cat err)"
+# Allowed, the same candidate is measured and labelled; each job that loaded the library
+# retires its worker, so the script's place is kept across the restarts.
+KS_SCRIPT_STATE="$tmp/vendor.state" scripted 0 "ok;ok;vendor;vendor;vendor" --no-time \
+  --allow-vendor-libraries
+grep -q "the candidate uses cublas (/usr/local/cuda/lib64/libcublas.so.13)" out \
+  || fail "eval --allow-vendor-libraries: no label: $(cat out err)"
 
 # 130: an interrupted dry run, promptly, saying truthfully what it keeps.
 # The stand-in for nvcc says it started (nvcc-started), then takes 5 s: the interrupt comes

@@ -262,7 +262,8 @@ TEST_CASE("an unknown key is reported at the key with a did-you-mean suggestion"
         at(2, 1,
            "unknown key 'warmup' in [bench] (valid keys: trials, warmup_ms, "
            "min_timing_trials, max_timing_ms, atol, rtol, norm_rel, verify_timeout_s, "
-           "time_timeout_s, compile_timeout_s, sandbox, secret_env)"));
+           "time_timeout_s, compile_timeout_s, sandbox, secret_env, "
+           "allow_vendor_libraries)"));
 }
 
 TEST_CASE("a key in the wrong section is reported with the section it belongs in", "[config]") {
@@ -339,6 +340,13 @@ TEST_CASE("bench.sandbox takes a boolean and bench.secret_env variable names", "
             at(2, 39,
                "'bench.secret_env[2]' must be the name of an environment variable "
                "([A-Za-z_][A-Za-z0-9_]*), got 7"));
+}
+
+TEST_CASE("bench.allow_vendor_libraries takes a boolean, false unless set", "[config]") {
+  CHECK_FALSE(config_of("").bench.allow_vendor_libraries);
+  CHECK(config_of("[bench]\nallow_vendor_libraries = true\n").bench.allow_vendor_libraries);
+  CHECK(error_of("[bench]\nallow_vendor_libraries = 1\n").message() ==
+        at(2, 26, "'bench.allow_vendor_libraries' must be true or false, got 1"));
 }
 
 TEST_CASE("an unknown policy or backend is reported with the valid names", "[config]") {

@@ -40,6 +40,13 @@ TEST_CASE("every hostile candidate compiles for sm_90a without a warning", "[com
   requests.back().source = ks::test::read_file(sources.back());
   requests.back().label = "matmul_answer_lookup.cu -DKS_LOOKUP_ONLY";
   requests.back().extra_flags = {"-DKS_LOOKUP_ONLY"};
+  // The cuBLAS candidate's linked variant, as hostile_test.cpp builds it (the toolkit's
+  // libcublas, beside nvcc, links it).
+  sources.push_back(ks::test::source_dir() / "tests/gpu/hostile/matmul_cublas.cu");
+  requests.push_back(requests[0]);
+  requests.back().source = ks::test::read_file(sources.back());
+  requests.back().label = "matmul_cublas.cu -DKS_CUBLAS_LINKED -lcublas";
+  requests.back().extra_flags = {"-DKS_CUBLAS_LINKED", "-lcublas"};
   auto results = made->compile_all(requests);
   REQUIRE(results.size() == sources.size());
   for (size_t i = 0; i < results.size(); ++i) {

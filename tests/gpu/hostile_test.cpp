@@ -543,3 +543,90 @@ TEST_CASE("pointing the output descriptor at a buffer of the candidate's own is 
   CHECK(out.verify_failure->verify->nan_count > 0);
   next_job_succeeds();
 }
+
+// -- vendor libraries (issue 27, "only our kernels count") -------------------------------------
+
+namespace {
+
+// Says why a cuBLAS candidate could not run: it found no libcublas (return code 20), or "".
+std::string missing_cublas(const gpu::failure* f) {
+  if (f != nullptr && f->kind == gpu::failure_kind::launch_error && f->return_code == 20)
+    return "no libcublas on this machine for the candidate to load: " + f->message;
+  return {};
+}
+
+bool names_cublas(const std::vector<std::string>& libraries) {
+  for (const std::string& library : libraries)
+    if (contains(library, "libcublas"))
+      return true;
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("a candidate that dlopens cuBLAS inside ks_forward is refused as vendor_library",
+          "[gpu][hostile]") {
+  auto& f = fixture();
+  auto out = run_candidate(f.client, "1_matmul.toml", hostile("matmul_cublas.cu"));
+  INFO(out.describe());
+  if (std::string why = missing_cublas(out.failure()); !why.empty())
+    KS_SKIP(why);
+  REQUIRE(out.verify_failure); // its first call loads cuBLAS
+  CHECK(out.verify_failure->kind == gpu::failure_kind::vendor_library);
+  CHECK(contains(out.verify_failure->message, "libcublas"));
+  CHECK(contains(out.verify_failure->message, "during a call of its ks_forward"));
+  // cuBLAS stays in that worker's process: the next job runs in a fresh one.
+  const int32_t starts = f.client.starts();
+  next_job_succeeds();
+  CHECK(f.client.starts() == starts + 1);
+}
+
+TEST_CASE("a candidate linked against cuBLAS is refused as vendor_library before it is loaded",
+          "[gpu][hostile]") {
+  auto& f = fixture();
+  auto out = run_candidate(f.client, "1_matmul.toml", hostile("matmul_cublas.cu"),
+                           {"-DKS_CUBLAS_LINKED", "-lcublas"});
+  INFO(out.describe());
+  REQUIRE(out.verify_failure);
+  CHECK(out.verify_failure->kind == gpu::failure_kind::vendor_library);
+  CHECK(contains(out.verify_failure->message, "libcublas.so"));
+  CHECK(contains(out.verify_failure->message, "DT_NEEDED"));
+  // Nothing of it was loaded: the worker stays.
+  const int32_t starts = f.client.starts();
+  next_job_succeeds();
+  CHECK(f.client.starts() == starts);
+}
+
+TEST_CASE("with vendor libraries allowed, a cuBLAS candidate is measured and its results name "
+          "libcublas",
+          "[gpu][hostile]") {
+  auto& f = fixture();
+  gpu::worker_options options = test_worker_options();
+  options.vendor_libraries = gpu::vendor_policy::allow;
+  gpu::worker_client client(options);
+  const auto& t = f.task("1_matmul.toml");
+  const std::string reference = f.reference(t);
+  for (bool linked : {false, true}) {
+    CAPTURE(linked);
+    const std::string candidate =
+        linked ? f.build(hostile("matmul_cublas.cu"), {"-DKS_CUBLAS_LINKED", "-lcublas"})
+               : f.build(hostile("matmul_cublas.cu"));
+    auto verified = client.verify(t, reference, candidate, {});
+    INFO((verified ? std::string("verified") : verified.error().message));
+    if (std::string why = missing_cublas(verified ? nullptr : &verified.error()); !why.empty())
+      KS_SKIP(why);
+    REQUIRE(verified);
+    CHECK(verified->passed);
+    CHECK(names_cublas(verified->vendor_libraries));
+    // The worker that loaded cuBLAS retired after the job: timing starts a fresh one.
+    const int32_t starts = client.starts();
+    auto timed = client.time(t, candidate, reference, {});
+    INFO((timed ? std::string("timed") : timed.error().message));
+    REQUIRE(timed);
+    CHECK(timed->median_ms > 0);
+    CHECK(names_cublas(timed->vendor_libraries));
+    CHECK(client.starts() == starts + 1);
+  }
+  next_job_succeeds(client);
+  client.shutdown();
+}

@@ -23,6 +23,10 @@
 //   exit:N        exit with code N without answering
 //   fail:KIND     reply failure KIND (wrong_result carries verify details, launch_error a
 //                 return code)
+//   vendor        answer as the real worker does for a candidate that loaded cuBLAS: failure
+//                 vendor_library naming it where the request refuses vendor libraries, else
+//                 ok with the library in the verify or time result; either way the reply
+//                 asks the client to retire the worker
 //   hello-version (start) say hello with protocol version 99
 //   hello-garbage (start) say something that is not a hello
 //   hello-none    (start) never say hello
@@ -297,6 +301,11 @@ failure canned_failure(const std::string& kind_name) {
   }
   case failure_kind::no_device:
     f.message = "no CUDA device: cudaGetDeviceCount says no CUDA-capable device is detected";
+    break;
+  case failure_kind::vendor_library:
+    f.message = "the candidate 'kernel.so' uses a vendor library: cublas "
+                "(/usr/local/cuda/lib64/libcublas.so.13), which it loaded during a call of its "
+                "ks_forward; only kernels of its own count";
     break;
   default:
     break;
@@ -712,6 +721,22 @@ int main(int argc, char** argv) {
     } else if (verb == "exit") {
       std::cerr << "ks-scripted-worker: exiting as scripted\n";
       return static_cast<int>(argument_of(action, 1));
+    } else if (verb == "vendor") {
+      r.retire = true;
+      if (req->vendor_libraries == vendor_policy::refuse) {
+        r.ok = false;
+        r.fail = canned_failure("vendor_library");
+      } else {
+        const std::string library = "/usr/local/cuda/lib64/libcublas.so.13";
+        r.ok = true;
+        r.result =
+            campaign ? plausible_result(*req, device, devices) : canned_result(*req, device, 1.0);
+        if (auto* v = std::get_if<verify_result>(&r.result))
+          v->vendor_libraries = {library};
+        if (auto* t = std::get_if<timing_result>(&r.result))
+          t->vendor_libraries = {library};
+      }
+      write_line(encode(r));
     } else if (verb == "fail") {
       r.ok = false;
       r.fail = canned_failure(action.substr(action.find(':') + 1));

@@ -44,13 +44,19 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 TEST_CASE("failure kinds have stable names, exit codes and restart rules", "[client]") {
-  for (int32_t n = 1; n <= 12; ++n) {
-    auto kind = static_cast<gpu::failure_kind>(n);
+  const auto& kinds = gpu::all_failure_kinds();
+  REQUIRE(kinds.size() == 13);
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    auto n = static_cast<int32_t>(i + 1);
     CAPTURE(n);
-    CHECK(gpu::parse_failure_kind(gpu::to_string(kind)) == kind);
-    CHECK(gpu::exit_code_for(kind) == 10 + n);
+    CHECK(static_cast<int32_t>(kinds[i]) == n);
+    CHECK(gpu::parse_failure_kind(gpu::to_string(kinds[i])) == kinds[i]);
+    CHECK(gpu::exit_code_for(kinds[i]) == 10 + n);
   }
   CHECK(std::string(gpu::to_string(gpu::failure_kind::wrong_result)) == "wrong_result");
+  CHECK(std::string(gpu::to_string(gpu::failure_kind::vendor_library)) == "vendor_library");
+  CHECK(gpu::parse_failure_kind("vendor_library") == gpu::failure_kind::vendor_library);
+  CHECK(gpu::exit_code_for(gpu::failure_kind::vendor_library) == 23);
   CHECK_FALSE(gpu::parse_failure_kind("segfault").has_value());
   CHECK(gpu::kills_worker(gpu::failure_kind::illegal_address));
   CHECK(gpu::kills_worker(gpu::failure_kind::timeout));
@@ -60,6 +66,8 @@ TEST_CASE("failure kinds have stable names, exit codes and restart rules", "[cli
   CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::wrong_result));
   CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::launch_error));
   CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::no_device));
+  // A refusal on DT_NEEDED loads nothing: the worker's reply says when it must go (retire).
+  CHECK_FALSE(gpu::kills_worker(gpu::failure_kind::vendor_library));
 }
 
 TEST_CASE("an info request round-trips through the worker", "[client]") {
@@ -223,6 +231,48 @@ TEST_CASE("a job out of device memory in a worker that served others runs again 
   CHECK(first.error().kind == gpu::failure_kind::out_of_memory);
   CHECK(fresh.memory_retries() == 0);
   CHECK(fresh.starts() == 1);
+}
+
+TEST_CASE("a candidate refused for a vendor library retires the worker that loaded it",
+          "[client]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "vendor;ok;ok"));
+  auto refused = verify(client);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().kind == gpu::failure_kind::vendor_library);
+  CHECK_THAT(refused.error().message, Contains("libcublas.so.13"));
+  CHECK(client.worker_pid() == -1); // killed and reaped once the reply was read
+
+  REQUIRE(verify(client).has_value());
+  CHECK(client.starts() == 2);
+  REQUIRE(verify(client).has_value());
+  CHECK(client.starts() == 2); // an ordinary reply keeps the worker
+}
+
+TEST_CASE("an allowed vendor library is named in the result and the worker is replaced after "
+          "the job",
+          "[client]") {
+  test::test_context ctx;
+  gpu::worker_options options = scripted(ctx, "vendor;vendor;ok");
+  options.vendor_libraries = gpu::vendor_policy::allow;
+  gpu::worker_client client(options);
+  auto verified = verify(client);
+  REQUIRE(verified.has_value());
+  CHECK(verified->vendor_libraries ==
+        std::vector<std::string>{"/usr/local/cuda/lib64/libcublas.so.13"});
+  CHECK(client.worker_pid() == -1);
+
+  auto timed = client.time(tiny_task(), "/nonexistent/cand.so", "/nonexistent/ref.so", {});
+  REQUIRE(timed.has_value());
+  CHECK(timed->vendor_libraries ==
+        std::vector<std::string>{"/usr/local/cuda/lib64/libcublas.so.13"});
+  CHECK(client.starts() == 2);
+
+  auto next = verify(client);
+  REQUIRE(next.has_value());
+  CHECK(next->vendor_libraries.empty());
+  CHECK(client.starts() == 3);
+  CHECK(client.worker_pid() > 0);
 }
 
 TEST_CASE("a reply with another request's id gives a protocol error", "[client]") {

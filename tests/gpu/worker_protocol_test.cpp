@@ -151,6 +151,70 @@ TEST_CASE("responses of every job survive a round trip", "[protocol]") {
   }
 }
 
+TEST_CASE("vendor libraries travel both ways: the policy in requests, the libraries and the "
+          "retire flag in responses",
+          "[protocol]") {
+  for (auto job : {job_kind::verify, job_kind::time, job_kind::profile}) {
+    CAPTURE(to_string(job));
+    request r;
+    r.id = 7;
+    r.job = job;
+    r.task = sample_task();
+    r.reference = r.candidate = r.kernel = "/cache/k.so";
+    auto refused = decode_request(encode(r));
+    REQUIRE(refused);
+    CHECK(refused->vendor_libraries == vendor_policy::refuse);
+    r.vendor_libraries = vendor_policy::allow;
+    auto allowed = decode_request(encode(r));
+    REQUIRE(allowed);
+    CHECK(allowed->vendor_libraries == vendor_policy::allow);
+  }
+  // An older engine says nothing: refused.
+  auto silent = decode_request(
+      R"({"v":1,"id":1,"job":"profile","kernel":"/k.so","task":{"name":"t","inputs":[],)"
+      R"("outputs":[],"tolerance":{"atol":0,"rtol":0,"norm_rel":0}}})");
+  REQUIRE(silent);
+  CHECK(silent->vendor_libraries == vendor_policy::refuse);
+  auto bad = decode_request(
+      R"({"v":1,"id":1,"job":"profile","kernel":"/k.so","vendor_libraries":"sometimes",)"
+      R"("task":{"name":"t","inputs":[],"outputs":[],"tolerance":{"atol":0,"rtol":0,)"
+      R"("norm_rel":0}}})");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message().find("'vendor_libraries' must be") != std::string::npos);
+
+  const std::vector<std::string> libraries{"/usr/lib/libcublas.so.13",
+                                           "/usr/lib/libcublasLt.so.13"};
+  verify_result v;
+  v.passed = true;
+  v.trials = 1;
+  v.vendor_libraries = libraries;
+  response ok{8, true, v, {}, true};
+  auto verified = decode_response(encode(ok), job_kind::verify);
+  REQUIRE(verified);
+  CHECK(verified->retire);
+  CHECK(std::get<verify_result>(verified->result).vendor_libraries == libraries);
+
+  timing_result t;
+  t.median_ms = 1;
+  t.trials = 10;
+  t.vendor_libraries = libraries;
+  auto timed = decode_response(encode(response{9, true, t, {}}), job_kind::time);
+  REQUIRE(timed);
+  CHECK_FALSE(timed->retire);
+  CHECK(std::get<timing_result>(timed->result).vendor_libraries == libraries);
+  // Without libraries the field is left out, as before there were any.
+  t.vendor_libraries.clear();
+  CHECK(encode(response{9, true, t, {}}).find("vendor_libraries") == std::string::npos);
+
+  failure f{failure_kind::vendor_library, "uses a vendor library: cublas", {}, "", {}};
+  auto refused = decode_response(encode(response{10, false, {}, f, true}), job_kind::verify);
+  REQUIRE(refused);
+  REQUIRE(refused->fail);
+  CHECK(refused->fail->kind == failure_kind::vendor_library);
+  CHECK(refused->fail->message == "uses a vendor library: cublas");
+  CHECK(refused->retire);
+}
+
 TEST_CASE("a malformed line is a protocol error that names the problem", "[protocol]") {
   auto cut = decode_response(R"({"v":1,"id":3,"ok":tr)", job_kind::info);
   REQUIRE_FALSE(cut);

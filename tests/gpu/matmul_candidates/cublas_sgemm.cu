@@ -3,6 +3,7 @@
 // TF32: the handle keeps CUBLAS_DEFAULT_MATH and TF32 is not allowed), on the worker's stream.
 // Row-major C = A @ B is column-major C^T = B^T A^T, so B is cuBLAS's first operand.
 // Evaluate with: kernelskill eval tasks/kernelbench-l1/1_matmul.toml cublas_sgemm.cu
+//                  --allow-vendor-libraries (without it: vendor_library, for its time is cuBLAS's)
 //
 // Return codes: 0 ok; 1 n_inputs != 2; 2 n_outputs != 1; 3 a tensor is not f32; 5 a tensor is
 // not 2-D; 7 the shapes disagree; 10 a cuBLAS error.
