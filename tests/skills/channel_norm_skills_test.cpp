@@ -566,8 +566,9 @@ TEST_CASE("the channel-norm skills match the family reference and a double loop 
       REQUIRE(want.error == "");
       const std::vector<double> plain = normalized(t, inputs);
       CHECK(test::mismatch(t, want.output, plain) == "");
-      test::emulated_run got =
-          test::run_emulated(objects[r], t, inputs, shift, 2, 3 + static_cast<uint64_t>(r));
+      // 8 SMs of 2 blocks: a cluster of 16 CTAs fits, as on an H100.
+      test::emulated_run got = test::run_emulated(objects[r], t, inputs, shift, 2,
+                                                  3 + static_cast<uint64_t>(r), {8, 2, 3});
       CHECK(got.error == "");
       if (!got.error.empty())
         continue;
