@@ -124,7 +124,9 @@ scripted 17 "ok;ok;crash"
 scripted 18 "ok;ok;fail:escaped_stream"
 scripted 19 "fail:no_device"
 scripted 20 "ok;ok;garbage"
-scripted 21 "ok;ok;fail:out_of_memory"
+# A worker that served jobs gets one more try on a fresh one (memory it held is not the job's),
+# which carries on with the script (its position kept in a state file).
+KS_SCRIPT_STATE="$PWD/oom.state" scripted 21 "ok;ok;fail:out_of_memory;fail:out_of_memory"
 scripted 22 "ok;ok;fail:cuda_error"
 scripted 23 "ok;ok;vendor"
 grep -q "vendor_library.*libcublas.so.13" err || fail "vendor_library: the library is not named: $(cat err)"
