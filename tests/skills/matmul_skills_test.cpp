@@ -20,6 +20,7 @@
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
 #include "kernelskill/abi.h"
+#include "tests/skills/all_instantiations.hpp"
 #include "tests/skills/emulated_kernel.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
@@ -43,6 +44,7 @@
 
 using namespace ks;
 using engine::param_values;
+using test::all_instantiations;
 
 namespace {
 
@@ -621,26 +623,6 @@ TEST_CASE("every matmul skill of the library is one the emulator tests check", "
       CHECK(std::find(checked.begin(), checked.end(), s.id) != checked.end());
     }
 }
-
-namespace {
-
-/// Every instantiation of `space` (the odometer, last parameter fastest).
-std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
-  std::vector<param_values> out{param_values{}};
-  for (const engine::param_space& p : space) {
-    std::vector<param_values> next;
-    for (const param_values& partial : out)
-      for (int64_t v : p.values) {
-        param_values one = partial;
-        one[p.name] = v;
-        next.push_back(std::move(one));
-      }
-    out = std::move(next);
-  }
-  return out;
-}
-
-} // namespace
 
 namespace {
 

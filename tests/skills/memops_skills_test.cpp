@@ -23,6 +23,7 @@
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
+#include "tests/skills/all_instantiations.hpp"
 #include "tests/skills/emulated_kernel.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
@@ -42,6 +43,7 @@
 
 using namespace ks;
 using engine::param_values;
+using test::all_instantiations;
 namespace fs = std::filesystem;
 
 namespace {
@@ -495,22 +497,6 @@ std::vector<std::vector<double>> draw_inputs(const engine::task& t, uint64_t see
     values.push_back(std::move(v));
   }
   return values;
-}
-
-/// Every instantiation of `space` (the odometer, last parameter fastest).
-std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
-  std::vector<param_values> out{param_values{}};
-  for (const engine::param_space& p : space) {
-    std::vector<param_values> next;
-    for (const param_values& partial : out)
-      for (int64_t v : p.values) {
-        param_values one = partial;
-        one[p.name] = v;
-        next.push_back(std::move(one));
-      }
-    out = std::move(next);
-  }
-  return out;
 }
 
 struct rendered_case {

@@ -16,6 +16,7 @@
 #include "engine/skill_template.hpp"
 #include "engine/task.hpp"
 #include "gpu/compiler.hpp"
+#include "tests/skills/all_instantiations.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
@@ -31,6 +32,7 @@
 
 using namespace ks;
 using engine::param_values;
+using test::all_instantiations;
 
 namespace {
 
@@ -222,22 +224,6 @@ std::vector<engine::task> spread() {
       reduce_over("logsumexp_to_scalar", "logsumexp", {64, 64, 4095}, 0, 2, false),
       reduce_over("sum_everything_3d", "sum", {112, 64, 512, 512}, 0, 3, false),
   };
-}
-
-/// Every instantiation of `space` (the odometer, last parameter fastest).
-std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
-  std::vector<param_values> out{param_values{}};
-  for (const engine::param_space& p : space) {
-    std::vector<param_values> next;
-    for (const param_values& partial : out)
-      for (int64_t v : p.values) {
-        param_values one = partial;
-        one[p.name] = v;
-        next.push_back(std::move(one));
-      }
-    out = std::move(next);
-  }
-  return out;
 }
 
 /// The skills of `library` (by id) that apply to `t`.

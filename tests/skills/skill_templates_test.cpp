@@ -7,6 +7,7 @@
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
 #include "gpu/compiler.hpp"
+#include "tests/skills/all_instantiations.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
@@ -20,24 +21,9 @@
 
 using namespace ks;
 using engine::param_values;
+using test::all_instantiations;
 
 namespace {
-
-/// Every instantiation of `space` (the odometer, last parameter fastest).
-std::vector<param_values> all_instantiations(const std::vector<engine::param_space>& space) {
-  std::vector<param_values> out{param_values{}};
-  for (const engine::param_space& p : space) {
-    std::vector<param_values> next;
-    for (const param_values& partial : out)
-      for (int64_t v : p.values) {
-        param_values one = partial;
-        one[p.name] = v;
-        next.push_back(std::move(one));
-      }
-    out = std::move(next);
-  }
-  return out;
-}
 
 struct case_t {
   std::string label;
