@@ -41,6 +41,22 @@ constexpr std::array<family_entry, 10> families{{
     {"softmax", family_detail::analyze_softmax},
 }};
 
+std::string value_text(const param_value& value) {
+  if (const auto* i = std::get_if<int64_t>(&value))
+    return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value))
+    return family_detail::python_float(*d);
+  if (const auto* b = std::get_if<bool>(&value))
+    return *b ? "true" : "false";
+  if (const auto* s = std::get_if<std::string>(&value))
+    return "\"" + *s + "\"";
+  return family_detail::shape_text(std::get<std::vector<int64_t>>(value));
+}
+
+} // namespace
+
+namespace family_detail {
+
 const char* abi_name(dtype t) {
   switch (t) {
   case dtype::f32:
@@ -80,22 +96,6 @@ const char* c_type(dtype t) {
   }
   return "float";
 }
-
-std::string value_text(const param_value& value) {
-  if (const auto* i = std::get_if<int64_t>(&value))
-    return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&value))
-    return family_detail::python_float(*d);
-  if (const auto* b = std::get_if<bool>(&value))
-    return *b ? "true" : "false";
-  if (const auto* s = std::get_if<std::string>(&value))
-    return "\"" + *s + "\"";
-  return family_detail::shape_text(std::get<std::vector<int64_t>>(value));
-}
-
-} // namespace
-
-namespace family_detail {
 
 // -- family_reader: params ------------------------------------------------------------------
 
@@ -438,8 +438,8 @@ std::vector<template_record> tensor_records(const task& subject, std::string_vie
     r["numel"] = t.numel();
     r["rank"] = static_cast<int64_t>(t.shape.size());
     r["dtype"] = std::string(to_string(t.type));
-    r["ctype"] = std::string(c_type(t.type));
-    r["abi_dtype"] = std::string(abi_name(t.type));
+    r["ctype"] = std::string(family_detail::c_type(t.type));
+    r["abi_dtype"] = std::string(family_detail::abi_name(t.type));
     r["shape"] = family_detail::shape_text(t.shape);
     r["extents"] = t.shape;
     if (derived != subject.derived.lists.end() && i < derived->second.size())

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace ks::engine::family_detail {
 
@@ -277,13 +278,14 @@ void analyze_reduce(family_reader& r) {
   std::optional<std::string> op = r.choice("op", reduce_ops, std::nullopt);
   dims_param dims = read_dims(r);
   bool keepdim = r.flag("keepdim", false);
-  if (!r.counts(1, 1, 1, "x"))
+  std::optional<std::string> map = r.has("map") ? r.text("map") : std::nullopt;
+  if (!r.counts(1, map ? std::numeric_limits<size_t>::max() : 1, 1,
+                map ? "the operands of params.map" : "x"))
     return;
-  r.require_type(role::input, 0, dtype::f32);
-  if (!dims.dims)
+  std::optional<acted_on> x = analyze_source(r, map);
+  if (!dims.dims || !x)
     return;
-  const tensor_spec& x = r.tensor(role::input, 0);
-  std::optional<axis_view> v = view_of(r, dims.name, *dims.dims, x.shape);
+  std::optional<axis_view> v = view_of(r, dims.name, *dims.dims, x->shape);
   if (!op || !v)
     return;
   bool index = *op == "argmax" || *op == "argmin";
@@ -293,14 +295,14 @@ void analyze_reduce(family_reader& r) {
     return;
   }
   r.require_type(role::output, 0, index ? dtype::i64 : dtype::f32);
-  std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + v->first);
+  std::vector<int64_t> shape(x->shape.begin(), x->shape.begin() + v->first);
   if (keepdim)
     shape.insert(shape.end(), static_cast<size_t>(v->last - v->first + 1), 1);
-  shape.insert(shape.end(), x.shape.begin() + v->last + 1, x.shape.end());
+  shape.insert(shape.end(), x->shape.begin() + v->last + 1, x->shape.end());
   std::string over =
       v->first == v->last ? "dim " + std::to_string(v->first) : "dims " + torch_dims(*v);
   if (!r.require_shape(role::output, 0, shape,
-                       "a " + *op + " over " + over + " of " + shape_text(x.shape) +
+                       "a " + *op + " over " + over + " of " + shape_text(x->shape) +
                            (keepdim ? " with keepdim" : " without keepdim")))
     return;
   set_view(r, *v);
@@ -310,20 +312,20 @@ void analyze_reduce(family_reader& r) {
   r.set("keepdim", keepdim);
   // One add, multiply or comparison per input element; a mean divides once per output;
   // logsumexp compares, subtracts, exponentiates and adds per element (4), then takes the log
-  // and adds the maximum back per output (2).
-  auto numel = static_cast<double>(x.numel());
+  // and adds the maximum back per output (2). A map's operations count per element.
+  auto numel = static_cast<double>(product(x->shape));
   auto outputs = static_cast<double>(r.tensor(role::output, 0).numel());
-  set_cost(r, *op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
-                                 : numel + (*op == "mean" ? outputs : 0.0));
+  set_cost(r, x->operations * numel + (*op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
+                                                          : numel + (*op == "mean" ? outputs : 0.0)));
   std::string function = *op == "max" ? "amax" : *op == "min" ? "amin" : *op;
   std::string K = keepdim ? ", keepdim=True" : "";
   if (*op == "prod" && v->first != v->last) {
     // torch.prod takes one dim: flatten the run of dims into one first.
     std::string F = std::to_string(v->first);
-    r.out().torch = "torch.prod(" + x.name + ".flatten(" + F + ", " + std::to_string(v->last) +
+    r.out().torch = "torch.prod(" + x->torch + ".flatten(" + F + ", " + std::to_string(v->last) +
                     "), dim=" + F + K + ")" + (keepdim ? ".reshape" + python_tuple(shape) : "");
   } else {
-    r.out().torch = "torch." + function + "(" + x.name + ", dim=" + torch_dims(*v) + K + ")";
+    r.out().torch = "torch." + function + "(" + x->torch + ", dim=" + torch_dims(*v) + K + ")";
   }
 }
 
@@ -332,22 +334,30 @@ void analyze_scan(family_reader& r) {
   std::optional<int64_t> dim = r.integer("dim", std::nullopt);
   bool reverse = r.flag("reverse", false);
   bool exclusive = r.flag("exclusive", false);
-  bool shapes_ok = same_shape_io(r, "a scan keeps its input's shape");
-  if (!dim || r.subject().inputs.size() != 1)
+  std::optional<std::string> map = r.has("map") ? r.text("map") : std::nullopt;
+  if (!r.counts(1, map ? std::numeric_limits<size_t>::max() : 1, 1,
+                map ? "the operands of params.map" : "x"))
     return;
-  const tensor_spec& x = r.tensor(role::input, 0);
-  std::optional<axis_view> v = view_of(r, "dim", {*dim}, x.shape);
-  if (!op || !v || !shapes_ok)
+  std::optional<acted_on> x = analyze_source(r, map);
+  if (!x)
+    return;
+  r.require_type(role::output, 0, dtype::f32);
+  bool shapes_ok = r.require_shape(role::output, 0, x->shape, "a scan keeps its input's shape");
+  if (!dim || !shapes_ok)
+    return;
+  std::optional<axis_view> v = view_of(r, "dim", {*dim}, x->shape);
+  if (!op || !v)
     return;
   set_view(r, *v);
   r.set("op", *op);
   r.set_op_flags(scan_ops, *op);
   r.set("reverse", reverse);
   r.set("exclusive", exclusive);
-  set_cost(r, static_cast<double>(x.numel())); // one add (or multiply) per element
+  // One add (or multiply) per element, and the map's operations.
+  set_cost(r, (1.0 + x->operations) * static_cast<double>(product(x->shape)));
 
   std::string D = std::to_string(v->first);
-  std::string source = reverse ? "torch.flip(" + x.name + ", [" + D + "])" : x.name;
+  std::string source = reverse ? "torch.flip(" + x->torch + ", [" + D + "])" : x->torch;
   std::string torch = "torch." + *op + "(" + source + ", dim=" + D + ")";
   if (exclusive) {
     // Shift by one along dim: drop the last prefix, pad the identity in front. F.pad lists

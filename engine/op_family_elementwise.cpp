@@ -14,50 +14,6 @@
 
 namespace ks::engine::family_detail {
 
-namespace {
-
-/// Returns the input's extents aligned with the output's `rank` dims (1 in front).
-std::vector<int64_t> aligned(const std::vector<int64_t>& shape, size_t rank) {
-  std::vector<int64_t> out(rank - shape.size(), 1);
-  out.insert(out.end(), shape.begin(), shape.end());
-  return out;
-}
-
-/// Returns the flat index of a broadcast input for output element `i`, in CUDA.
-std::string offset_of(const std::vector<int64_t>& input, const std::vector<int64_t>& output) {
-  if (input == output)
-    return "i";
-  std::vector<int64_t> in = aligned(input, output.size());
-  if (product(in) == 1)
-    return "0";
-  std::string text;
-  int64_t out_stride = 1;
-  int64_t in_stride = 1;
-  std::vector<std::string> terms;
-  for (size_t d = output.size(); d-- > 0;) {
-    if (in[d] > 1) {
-      std::span<const int64_t> before(output.data(), d);
-      std::string term = "i";
-      if (out_stride > 1)
-        term += " / " + std::to_string(out_stride);
-      if (product(before) > 1) // a dim after the outermost one that is not 1 wraps
-        term += " % " + std::to_string(output[d]);
-      if (in_stride > 1)
-        term = "(" + term + ") * " + std::to_string(in_stride);
-      else if (term != "i")
-        term = "(" + term + ")";
-      terms.insert(terms.begin(), term);
-    }
-    out_stride *= output[d];
-    in_stride *= in[d];
-  }
-  for (const std::string& term : terms)
-    text += (text.empty() ? "" : " + ") + term;
-  return text;
-}
-
-} // namespace
-
 void analyze_elementwise(family_reader& r) {
   std::optional<std::string> op = r.text("op");
   if (!r.counts(1, std::numeric_limits<size_t>::max(), 1, "the operation's operands"))

@@ -149,6 +149,34 @@ std::optional<axis_view> view_of(family_reader& r, std::string_view name,
 /// Sets task.outer, axis, inner, axis_is_last and dim (the first acted-on dim) from `v`.
 void set_view(family_reader& r, const axis_view& v);
 
+/// Returns the ABI's name of `t` ("KS_F32").
+const char* abi_name(dtype t);
+
+/// Returns the C type of an element of `t` ("float", "uint8_t").
+const char* c_type(dtype t);
+
+/// Returns `shape`'s extents aligned with `rank` dims (1s in front).
+std::vector<int64_t> aligned(const std::vector<int64_t>& shape, size_t rank);
+
+/// Returns, in CUDA, the flat index in a tensor of shape `input` of element `i` of `output`
+/// that it broadcasts to: "i" for the same shape, "0" for one element, else one term per dim
+/// the input spans, (i / out_stride % extent) * in_stride, leaving out what is 1.
+std::string offset_of(const std::vector<int64_t>& input, const std::vector<int64_t>& output);
+
+/// What a reduce or a scan acts on (op_family_source.cpp).
+struct acted_on {
+  std::vector<int64_t> shape; ///< its shape: the input's, or the shape params.map's inputs broadcast to
+  std::string torch;          ///< its values in torch: the input's name, or "(the map)"
+  double operations = 0;      ///< the map's flops per element
+};
+
+/// Reads a reduce's or scan's inputs: without `map`, one f32 input x; with it, inputs of f32 or
+/// u8, i32, i64 (read as float) that broadcast together and the elementwise expression `map`
+/// over them. Sets task.mapped and task.source (the CUDA struct ks_source every template of
+/// the two families reads through). Returns nullopt after reporting a problem; call it after
+/// counts() has held.
+std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map);
+
 // One function per family (op_family_axis.cpp, op_family_channel_norm.cpp,
 // op_family_elementwise.cpp, op_family_gather.cpp, op_family_pool.cpp, op_family_products.cpp).
 void analyze_softmax(family_reader& r);

@@ -1155,6 +1155,16 @@ class Lowering:
         t = self.tensor(v, hint)
         return self.copy(t) if not t.contiguous else t
 
+    def operands(self, v, shape):
+        """Returns what a reduce or scan over `v` (of `shape`) reads and its params: a pointwise
+        expression is its params.map over the expression's tensors, computed as the op reads
+        them (docs/tasks.md), so it is never written out and read back; anything else is one
+        contiguous input."""
+        if isinstance(v, E) and v.leaves and tuple(v.shape) == tuple(shape) and \
+                v.text not in self.graph.tensors:
+            return [self.graph.tensors[n] for n in v.leaves], {"map": v.text}
+        return [self.contiguous_input(v)], {}
+
     def dims_param(self, dims):
         return {"dim": dims[0]} if len(dims) == 1 else {"dims": list(dims)}
 
@@ -1168,12 +1178,13 @@ class Lowering:
             return self.reshape(self.value(src), self.reduced_shape(in_shape, dims, keepdim))
         if not adjacent(dims):
             raise ImportFailure(f"a {op} over dims {dims} that are not adjacent")
-        x = self.contiguous_input(self.value(src))
+        xs, mapped = self.operands(self.value(src), in_shape)
         params = {"op": op}
         params.update(self.dims_param(dims))
         if keepdim:
             params["keepdim"] = True
-        (y,) = self.graph.add_node("reduce", op, [x], [(op, shape_of(node) if not isinstance(meta_of(node), (list, tuple)) else self.reduced_shape(in_shape, dims, keepdim), out_dtype)], params)
+        params.update(mapped)
+        (y,) = self.graph.add_node("reduce", op, xs, [(op, shape_of(node) if not isinstance(meta_of(node), (list, tuple)) else self.reduced_shape(in_shape, dims, keepdim), out_dtype)], params)
         return y
 
     @staticmethod
@@ -1260,12 +1271,13 @@ class Lowering:
         dims = norm_dims(dims_arg, len(shape))
         if not adjacent(dims):
             raise ImportFailure(f"a {op} over dims {dims} that are not adjacent")
-        x = self.contiguous_input(v)
+        xs, mapped = self.operands(v, shape)
         params = {"op": op}
         params.update(self.dims_param(dims))
         if keepdim:
             params["keepdim"] = True
-        (y,) = self.graph.add_node("reduce", op, [x], [(op, self.reduced_shape(shape, dims, keepdim), "f32")], params)
+        params.update(mapped)
+        (y,) = self.graph.add_node("reduce", op, xs, [(op, self.reduced_shape(shape, dims, keepdim), "f32")], params)
         return y
 
     def op_var(self, node):
@@ -1602,8 +1614,9 @@ class Lowering:
         if flipped:
             params["reverse"] = True
             src = src.base
-        x = self.contiguous_input(src)
-        (y,) = self.graph.add_node("scan", op, [x], [(op, shape, "f32")], params)
+        xs, mapped = self.operands(src, shape)
+        params.update(mapped)
+        (y,) = self.graph.add_node("scan", op, xs, [(op, shape, "f32")], params)
         return Lazy(y, "flip", [dim], shape) if flipped else y
 
     def is_zeros(self, n):
@@ -1630,9 +1643,9 @@ class Lowering:
                     n = shape_of(base)[dim]
                     if shape_of(part)[dim] == n - 1 and shape_of(node) == shape_of(base) and \
                             self.starts_at_zero(part, dim, rank):
-                        x = self.contiguous_input(self.value(base))
-                        (y,) = self.graph.add_node("scan", "cumsum", [x], [("cumsum", shape_of(node), "f32")],
-                                                   {"op": "cumsum", "dim": dim, "exclusive": True})
+                        xs, mapped = self.operands(self.value(base), shape_of(base))
+                        (y,) = self.graph.add_node("scan", "cumsum", xs, [("cumsum", shape_of(node), "f32")],
+                                                   {"op": "cumsum", "dim": dim, "exclusive": True, **mapped})
                         return y
         raise ImportFailure("torch.cat (no family concatenates; an exclusive scan written as "
                             "cat(zeros, cumsum(x[:-1])) is recognized)")
@@ -1802,6 +1815,16 @@ class Lowering:
 ACCUMULATING = {"matmul", "matvec", "scan"}
 
 
+def broadcast_shape(shapes):
+    """Returns the shape `shapes` broadcast to (numpy's rules, aligned from the last dim)."""
+    rank = max(len(s) for s in shapes)
+    out = [1] * rank
+    for s in shapes:
+        for d, extent in enumerate((1,) * (rank - len(s)) + tuple(s)):
+            out[d] = max(out[d], extent)
+    return tuple(out)
+
+
 def accumulation(graph):
     """Returns (the longest accumulation of any node, whether an output sums without
     normalizing): what the tolerance scales with."""
@@ -1821,7 +1844,9 @@ def accumulation(graph):
             sums = True
         elif fam in ("reduce", "scan", "norm", "softmax"):
             dims = p.get("dims", [p.get("dim", 0)])
-            length = math.prod(ins[0][d] for d in dims) if ins[0] else 1
+            # With params.map the op acts on the shape its operands broadcast to.
+            acted = broadcast_shape(ins) if "map" in p else ins[0]
+            length = math.prod(acted[d] for d in dims) if acted else 1
             if fam == "scan" or (fam == "reduce" and p["op"] in ("sum", "prod")):
                 sums = True
         elif fam == "channel_norm":

@@ -43,6 +43,10 @@ TEST_CASE("powers bind tighter than unary minus and to the right, as in Python",
   elementwise_expression e = parsed("-x ** y ** z");
   CHECK(e.cuda() == "(-powf(v_x, powf(v_y, v_z)))");
   CHECK(e.torch() == "(-(x ** (y ** z)))");
+  // Squares and cubes are products, as torch's pow kernel computes them; other powers powf.
+  CHECK(parsed("(x - y) ** 2").cuda() == "[](float t) { return t * t; }((v_x - v_y))");
+  CHECK(parsed("x ** 3.0").cuda() == "[](float t) { return t * t * t; }(v_x)");
+  CHECK(parsed("x ** 2.5").cuda() == "powf(v_x, 2.5f)");
 }
 
 TEST_CASE("subexpressions without inputs fold into one constant, so torch never sees "

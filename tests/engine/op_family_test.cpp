@@ -728,3 +728,69 @@ TEST_CASE("constraints see derived values, booleans as 0 or 1; templates see boo
       "skill probe, template probe.cu.mustache uses {{task.keepdim}} as a value, but it is a "
       "boolean or a list, which renders as nothing (write {{#task.keepdim}}...{{/task.keepdim}})");
 }
+
+TEST_CASE("a reduce or a scan reads params.map of several inputs, broadcast and of integer dtypes "
+          "too, as it reads them",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"(name = "t"
+family = "reduce"
+inputs = [
+  { name = "p", dtype = "f32", shape = [8, 6] },
+  { name = "t", dtype = "f32", shape = [8, 6] },
+  { name = "w", dtype = "f32", shape = [6] },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [] } ]
+params = { op = "mean", dims = [0, 1], map = "(p - t) ** 2 * w" }
+)";
+  task t = loaded(ctx, manifest);
+  CHECK(derived<bool>(t, "mapped"));
+  CHECK(derived<int64_t>(t, "axis") == 48);
+  CHECK(t.torch == "torch.mean(((((p - t) ** 2.0) * w)), dim=(0, 1))");
+  // The map's three operations and the mean's add per element, its divide per output.
+  CHECK(t.cost.flops == 3.0 * 48 + 48 + 1);
+  CHECK(t.cost.bytes == 4.0 * (48 + 48 + 6 + 1));
+  std::vector<template_record> inputs = tensor_records(t, "inputs");
+  REQUIRE(inputs.size() == 3);
+  CHECK(std::get<std::string>(inputs[2]["offset"]) == "(i % 6)");
+  CHECK(std::get<bool>(inputs[2]["broadcast"]));
+  std::string source = derived<std::string>(t, "source");
+  CHECK(source.find("const float v_w = __ldg(in_w + ((i % 6)));") != std::string::npos);
+  CHECK(source.find("const float4 q_p = __ldcs(reinterpret_cast<const float4*>(in_p + i));") !=
+        std::string::npos);
+  CHECK(source.find("if (n_inputs != 3) return 1;") != std::string::npos);
+
+  // Without a map the source is the one input, read whole.
+  task plain =
+      loaded(ctx, one_to_one("reduce", "[3, 4]", "[3]", "{ op = \"sum\", dim = 1 }"));
+  CHECK_FALSE(derived<bool>(plain, "mapped"));
+  CHECK(derived<std::string>(plain, "source").find("return map(v_x);") != std::string::npos);
+
+  // A masked cumsum: a u8 mask read as 0.0 and 1.0.
+  task scan = loaded(ctx, R"(name = "t"
+family = "scan"
+inputs = [
+  { name = "x", dtype = "f32", shape = [4, 9] },
+  { name = "mask", dtype = "u8", shape = [4, 9], init = "randint", low = 0, high = 2 },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 9] } ]
+params = { op = "cumsum", dim = 1, map = "x * mask" }
+)");
+  CHECK(scan.torch == "torch.cumsum(((x * mask)), dim=1)");
+  CHECK(derived<std::string>(scan, "source").find("uchar4 u_mask") != std::string::npos);
+
+  // Two inputs without a map; a map that leaves an input out; inputs that do not broadcast.
+  std::string two = manifest;
+  two.replace(two.find(", map = \"(p - t) ** 2 * w\""), 26, "");
+  CHECK(problems(ctx, two) ==
+        at(ctx, 9, 10) + "family reduce takes 1 input (x), the task has 3");
+  std::string unused = manifest;
+  unused.replace(unused.find(" * w\""), 5, "\"");
+  CHECK(problems(ctx, unused) == at(ctx, 9, 46) + "params.map does not use input 'w'");
+  std::string apart = manifest;
+  apart.replace(apart.find("shape = [6]"), 11, "shape = [5]");
+  CHECK(problems(ctx, apart) ==
+        at(ctx, 6, 40) +
+            "inputs[2] ('w') has shape [5], which does not broadcast with the other inputs of "
+            "params.map (aligned from the last dim, each extent equal or 1)");
+}

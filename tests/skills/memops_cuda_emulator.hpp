@@ -73,6 +73,9 @@ struct alignas(8) float2 {
 struct alignas(16) float4 {
   float x, y, z, w;
 };
+struct alignas(4) uchar4 {
+  unsigned char x, y, z, w;
+};
 inline float2 make_float2(float x, float y) {
   return float2{x, y};
 }

@@ -77,6 +77,8 @@ struct manifest_case {
   input_edit edit = nullptr;                ///< applied to the inputs of every emulated run
   std::vector<param_values> extra = {};     ///< more instantiations to emulate, where valid
   test::emulated_gpu gpu = {};              ///< the GPU the emulator plays
+  /// A scan's values from its inputs (params.map), for the scan reference here; none: input 0.
+  std::vector<double> (*mapped_values)(const std::vector<std::vector<double>>&) = nullptr;
 };
 
 std::string tensor(const std::string& name, const std::string& shape,
@@ -103,6 +105,12 @@ manifest_case compile_only(manifest_case c) {
 
 manifest_case with_edit(manifest_case c, input_edit edit) {
   c.edit = edit;
+  return c;
+}
+
+manifest_case with_mapped_values(manifest_case c,
+                                 std::vector<double> (*values)(const std::vector<std::vector<double>>&)) {
+  c.mapped_values = values;
   return c;
 }
 
@@ -444,6 +452,31 @@ std::vector<manifest_case> cases() {
                 lse_lines),
       family_task("sum_to_scalar", "reduce", {tensor("x", "[3, 40000]")}, tensor("y", "[]"),
                   "{ op = \"sum\", dims = [0, 1] }", sums, {"reduce_rows"}),
+      // params.map: a loss's terms summed as they are read (a row of weights broadcast, a row
+      // length no multiple of 4), a middle-dim max of a difference with a broadcast operand,
+      // and a cumsum of a u8 mask times x.
+      family_task("weighted_squares_to_scalar", "reduce",
+                  {tensor("p", "[3, 40001]"), tensor("t", "[3, 40001]"), tensor("w", "[40001]")},
+                  tensor("y", "[]"),
+                  "{ op = \"sum\", dims = [0, 1], map = \"(p - t) ** 2 * w\" }", sums,
+                  {"reduce_rows"}),
+      family_task("max_abs_difference_columns", "reduce",
+                  {tensor("a", "[4, 33, 5]"), tensor("b", "[4, 1, 5]")}, tensor("y", "[4, 5]"),
+                  "{ op = \"max\", dim = 1, map = \"abs(a - b)\" }", exact,
+                  {"reduce_split_columns"}),
+      with_mapped_values(
+          family_task("masked_cumsum_rows", "scan",
+                      {tensor("x", "[5, 1001]"),
+                       "{ name = \"mask\", dtype = \"u8\", shape = [5, 1001], init = "
+                       "\"randint\", low = 0, high = 2 }"},
+                      tensor("y", "[5, 1001]"), "{ op = \"cumsum\", dim = 1, map = \"x * mask\" }",
+                      sums, {"scan_warp_rows", "scan_block_rows", "scan_decoupled_lookback"}),
+          [](const std::vector<std::vector<double>>& in) {
+            std::vector<double> v(in[0].size());
+            for (size_t k = 0; k < v.size(); ++k)
+              v[k] = static_cast<double>(static_cast<float>(in[0][k]) * static_cast<float>(in[1][k]));
+            return v;
+          }),
   };
 }
 
@@ -671,7 +704,8 @@ TEST_CASE("the memory-bound skills compute what the family reference computes on
         c.edit(t, inputs);
       std::vector<double> want;
       if (t.family == "scan") {
-        want = scan_reference(t, inputs[0]);
+        const manifest_case& mc = all[static_cast<size_t>(c.subject - tasks.data())];
+        want = scan_reference(t, mc.mapped_values != nullptr ? mc.mapped_values(inputs) : inputs[0]);
       } else if (t.family == "matvec") {
         want = matvec_reference(t, inputs[0], inputs[1]);
       } else {

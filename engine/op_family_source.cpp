@@ -1,0 +1,240 @@
+// What a reduce or a scan reads: its one input x, or, with params.map, an elementwise expression
+// over several inputs computed as it is read (a loss's (p - t) ** 2 summed, a mask applied
+// before a cumsum), so that the values are never written to memory and read back.
+//
+// Templates do not see the inputs one by one: they get task.source, the CUDA text of one struct
+// `ks_source` whose operator[] gives element i of the acted-on shape (row-major, as the
+// [outer, axis, inner] view numbers it), whose quad(i) gives elements i..i+3 with 16-byte loads,
+// and whose host functions read the kernel's arguments and check them. The text is written
+// here once for the family reference and every skill of the two families, so that a template
+// that works for x works for any map.
+
+#include "engine/elementwise_expression.hpp"
+#include "engine/op_family_reader.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace ks::engine::family_detail {
+
+std::vector<int64_t> aligned(const std::vector<int64_t>& shape, size_t rank) {
+  std::vector<int64_t> out(rank - shape.size(), 1);
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+std::string offset_of(const std::vector<int64_t>& input, const std::vector<int64_t>& output) {
+  if (input == output)
+    return "i";
+  std::vector<int64_t> in = aligned(input, output.size());
+  if (product(in) == 1)
+    return "0";
+  std::string text;
+  int64_t out_stride = 1;
+  int64_t in_stride = 1;
+  std::vector<std::string> terms;
+  for (size_t d = output.size(); d-- > 0;) {
+    if (in[d] > 1) {
+      std::span<const int64_t> before(output.data(), d);
+      std::string term = "i";
+      if (out_stride > 1)
+        term += " / " + std::to_string(out_stride);
+      if (product(before) > 1) // a dim after the outermost one that is not 1 wraps
+        term += " % " + std::to_string(output[d]);
+      if (in_stride > 1)
+        term = "(" + term + ") * " + std::to_string(in_stride);
+      else if (term != "i")
+        term = "(" + term + ")";
+      terms.insert(terms.begin(), term);
+    }
+    out_stride *= output[d];
+    in_stride *= in[d];
+  }
+  for (const std::string& term : terms)
+    text += (text.empty() ? "" : " + ") + term;
+  return text;
+}
+
+namespace {
+
+/// One input as ks_source reads it.
+struct source_operand {
+  std::string name;  ///< the tensor's name: in_NAME is its pointer, v_NAME its value
+  dtype type;        ///< read as float
+  std::string index; ///< its flat index for element i (offset_of)
+  bool whole;        ///< of the acted-on shape: read once, streamed, 16 bytes at a time
+  int64_t numel;     ///< its element count
+};
+
+/// Returns `o`'s element at flat index expression `at`, as a float, in CUDA.
+std::string scalar_load(const source_operand& o, const std::string& at) {
+  std::string pointer = "in_" + o.name + " + (" + at + ")";
+  // Streamed once (evict first); a broadcast operand is read again and again, so it stays cached.
+  if (o.type == dtype::f32)
+    return o.whole ? "__ldcs(" + pointer + ")" : "__ldg(" + pointer + ")";
+  return "(float)in_" + o.name + "[" + at + "]";
+}
+
+/// Returns the CUDA that declares float4 q_NAME for elements i..i+3 of `o`.
+std::string quad_load(const source_operand& o) {
+  std::string q = "    const float4 q_" + o.name + " = ";
+  if (o.whole && o.type == dtype::f32)
+    return q + "__ldcs(reinterpret_cast<const float4*>(in_" + o.name + " + i));\n";
+  if (o.whole && o.type == dtype::u8)
+    return "    const uchar4 u_" + o.name + " = *reinterpret_cast<const uchar4*>(in_" + o.name +
+           " + i);\n" + q + "make_float4(u_" + o.name + ".x, u_" + o.name + ".y, u_" + o.name +
+           ".z, u_" + o.name + ".w);\n";
+  std::string text = q + "make_float4(";
+  for (int k = 0; k < 4; ++k) {
+    std::string at = k == 0 ? "i" : "i + " + std::to_string(k);
+    std::string index = o.whole ? at : o.index;
+    if (!o.whole) // the operand's own index of element at: offset_of's text over a renamed i
+      index = "[](int64_t i) { return (int64_t)(" + o.index + "); }(" + at + ")";
+    text += (k == 0 ? "" : ", ") + scalar_load(o, index);
+  }
+  return text + ");\n";
+}
+
+/// Returns the text of struct ks_source over `operands` computing `expr` (CUDA over v_NAME).
+std::string source_struct(const std::vector<source_operand>& operands, const std::string& expr,
+                          bool mapped) {
+  std::string members, values, params, args, quads, of, aligned_checks, checks;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const source_operand& o = operands[k];
+    std::string K = std::to_string(k);
+    std::string ctype = c_type(o.type);
+    members += "  const " + ctype + "* __restrict__ in_" + o.name + ";\n";
+    values += "    const float v_" + o.name + " = " + scalar_load(o, o.index) + ";\n";
+    params += (k == 0 ? "" : ", ") + std::string("float v_") + o.name;
+    args += (k == 0 ? "" : ", ") + std::string("q_") + o.name + ".@";
+    quads += quad_load(o);
+    of += (k == 0 ? "" : ", ") + std::string("(const ") + ctype + "*)inputs[" + K + "].data";
+    if (o.whole) {
+      int64_t bytes = o.type == dtype::u8 ? 4 : 16;
+      aligned_checks += " && (uintptr_t)inputs[" + K + "].data % " + std::to_string(bytes) + " == 0";
+    }
+    checks += "    if (inputs[" + K + "].dtype != " + abi_name(o.type) + ") return 3;\n";
+  }
+  auto component = [&](char c) {
+    std::string call = args;
+    std::replace(call.begin(), call.end(), '@', c);
+    return std::string("    r.") + c + " = map(" + call + ");\n";
+  };
+  std::string text;
+  text += "/// What the op reads: element i (flat, row-major in the task's shape) is ";
+  text += mapped ? "params.map of the inputs, computed as it is read" : "input x itself";
+  text += ".\nstruct ks_source {\n" + members;
+  text += "\n  /// The map (params.map; without one, the input itself).\n";
+  text += "  static __device__ __forceinline__ float map(" + params + ") { return " + expr +
+          "; }\n\n";
+  text += "  /// Element i.\n  __device__ __forceinline__ float operator[](int64_t i) const {\n" +
+          values + "    return map(";
+  for (size_t k = 0; k < operands.size(); ++k)
+    text += (k == 0 ? "" : ", ") + std::string("v_") + operands[k].name;
+  text += ");\n  }\n\n";
+  text += "  /// Elements i .. i + 3 (i % 4 == 0, where aligned() holds: 16-byte loads).\n";
+  text += "  __device__ __forceinline__ float4 quad(int64_t i) const {\n" + quads;
+  text += "    float4 r;\n" + component('x') + component('y') + component('z') + component('w');
+  text += "    return r;\n  }\n\n";
+  text += "  /// Returns the source of the kernel's inputs.\n";
+  text += "  static ks_source of(const ks_tensor* inputs) { return {" + of + "}; }\n\n";
+  text += "  /// Checks whether quad() may load 16 bytes at a time: every input read whole is "
+          "aligned.\n";
+  text += "  static bool aligned(const ks_tensor* inputs) { return true" + aligned_checks +
+          "; }\n\n";
+  text += "  /// Checks the inputs: 0 ok; 1 their count is not the task's; 3 a dtype is not; 5 "
+          "an input's\n  /// element count is not; 8 one is not contiguous.\n";
+  text += "  static int check(const ks_tensor* inputs, int32_t n_inputs) {\n";
+  text += "    if (n_inputs != " + std::to_string(operands.size()) + ") return 1;\n" + checks;
+  text += "    for (int32_t k = 0; k < n_inputs; ++k) {\n";
+  text += "      int64_t expect = 1;\n";
+  text += "      for (int32_t d = inputs[k].ndim - 1; d >= 0; --d) {\n";
+  text += "        if (inputs[k].shape[d] != 1 && inputs[k].stride[d] != expect) return 8;\n";
+  text += "        expect *= inputs[k].shape[d];\n      }\n    }\n";
+  for (size_t k = 0; k < operands.size(); ++k)
+    text += "    if (ks_numel(&inputs[" + std::to_string(k) + "]) != " +
+            std::to_string(operands[k].numel) + ") return 5;\n";
+  text += "    return 0;\n  }\n};\n";
+  return text;
+}
+
+} // namespace
+
+std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map) {
+  const std::vector<tensor_spec>& inputs = r.subject().inputs;
+  if (!map) {
+    if (inputs.size() != 1)
+      return std::nullopt; // counts() reported it
+    r.require_type(role::input, 0, dtype::f32);
+    const tensor_spec& x = inputs[0];
+    if (x.type != dtype::f32)
+      return std::nullopt;
+    r.set("mapped", false);
+    r.set("source", source_struct({{x.name, x.type, "i", true, x.numel()}}, "v_" + x.name, false));
+    r.out().derived.lists["inputs"] = {{{"broadcast", false}, {"offset", std::string("i")}}};
+    return acted_on{x.shape, x.name, 0};
+  }
+  // The acted-on shape is the one the inputs broadcast to (numpy's rules, aligned from the last
+  // dim), as the elementwise family's output.
+  size_t rank = 0;
+  for (const tensor_spec& x : inputs)
+    rank = std::max(rank, x.shape.size());
+  std::vector<int64_t> shape(rank, 1);
+  bool ok = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const tensor_spec& x = inputs[i];
+    if (x.type != dtype::f32 && x.type != dtype::u8 && x.type != dtype::i32 &&
+        x.type != dtype::i64) {
+      r.at_type(role::input, i,
+                "inputs[" + std::to_string(i) + "] ('" + x.name + "') must be f32, or u8, i32 " +
+                    "or i64 (read as float by params.map) for family " + r.subject().family +
+                    ", got " + to_string(x.type));
+      ok = false;
+    }
+    std::vector<int64_t> in = aligned(x.shape, rank);
+    for (size_t d = 0; d < rank; ++d) {
+      if (in[d] != 1 && shape[d] != 1 && in[d] != shape[d]) {
+        r.at_shape(role::input, i,
+                   "inputs[" + std::to_string(i) + "] ('" + x.name + "') has shape " +
+                       shape_text(x.shape) + ", which does not broadcast with the other inputs " +
+                       "of params.map (aligned from the last dim, each extent equal or 1)");
+        ok = false;
+        break;
+      }
+      shape[d] = std::max(shape[d], in[d]);
+    }
+  }
+  std::vector<std::string> names;
+  for (const tensor_spec& x : inputs)
+    names.push_back(x.name);
+  expected<elementwise_expression> parsed = elementwise_expression::parse(*map, names);
+  if (!parsed) {
+    const std::string& message = parsed.error().message();
+    size_t colon = message.find(": ");
+    size_t offset = std::stoul(message.substr(0, colon));
+    r.at_param_text("map", offset, "params.map: " + message.substr(colon + 2));
+    return std::nullopt;
+  }
+  for (const std::string& name : names)
+    if (std::find(parsed->inputs_used().begin(), parsed->inputs_used().end(), name) ==
+        parsed->inputs_used().end()) {
+      r.at_param("map", "params.map does not use input '" + name + "'");
+      ok = false;
+    }
+  if (!ok)
+    return std::nullopt;
+  std::vector<source_operand> operands;
+  std::vector<template_record> records;
+  for (const tensor_spec& x : inputs) {
+    bool whole = x.shape == shape || aligned(x.shape, rank) == shape;
+    std::string index = offset_of(x.shape, shape);
+    operands.push_back({x.name, x.type, index, whole, x.numel()});
+    records.push_back({{"broadcast", !whole}, {"offset", index}});
+  }
+  r.set("mapped", true);
+  r.set("source", source_struct(operands, parsed->cuda(), true));
+  r.out().derived.lists["inputs"] = std::move(records);
+  return acted_on{shape, "(" + parsed->torch() + ")", static_cast<double>(parsed->operations())};
+}
+
+} // namespace ks::engine::family_detail
