@@ -339,6 +339,19 @@ distiller_actor spawn_distiller_if_asked(caf::actor_system& sys, exit_guard& gua
   return guard.keep(spawn_distiller(sys, std::move(d)));
 }
 
+// Returns the fastest torch baseline of `task` (eager or torch.compile), the time its search
+// must beat before the roofline may end it; 0 when there is none, or when the baselines were
+// measured on another GPU than the campaign's (a target from another card would be wrong).
+double torch_target_ms(const campaign_tasks& tasks, const std::string& task,
+                       const std::vector<gpu_slot>& gpus) {
+  if (!tasks.baselines || !device_mismatch(*tasks.baselines, gpu_names_of(gpus)).empty())
+    return 0;
+  torch_comparison c = compare_with_torch(&*tasks.baselines, task, 0);
+  if (c.eager_ms > 0 && c.compile_ms > 0)
+    return std::min(c.eager_ms, c.compile_ms);
+  return std::max(c.eager_ms, c.compile_ms);
+}
+
 // Returns what each supervisor starts with. The dispatcher gives each task its home GPU once
 // its reference is verified (least load first); GPU i mod n is only the fallback.
 std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& config,
@@ -362,6 +375,7 @@ std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& c
     }
     s.gpus = peaks;
     s.limits = tasks.limits;
+    s.limits.torch_ms = torch_target_ms(tasks, s.task, gpus);
     s.policy = config.search.policy;
     s.profile = config.search.profile;
     s.expand_max_fraction = config.search.expand_max_fraction;

@@ -14,10 +14,12 @@
 // timing's diagnosis and a warning; the branch goes on.
 //
 // The roofline: a node at or above setup.expand_max_fraction of its roofline, by its timing,
-// or diagnosed at the roofline by its counters, is not expanded (exhausted, with the reason).
+// or diagnosed at the roofline by its counters, is not expanded (exhausted, with the reason),
+// unless the task's torch baseline is faster than it (engine::torch_beats).
 
 #include "actors/actor_error.hpp"
 #include "actors/supervisor_state.hpp"
+#include "engine/stop_rule.hpp"
 #include "gpu/profile_report.hpp"
 
 #include <cstdio>
@@ -116,6 +118,9 @@ std::optional<std::string> supervisor_state::roofline_reached(engine::node_id id
   if (d != diagnoses.end() && d->second.fraction_of_roofline > fraction)
     fraction = d->second.fraction_of_roofline;
   if (!diagnosed_at && fraction < setup.expand_max_fraction)
+    return std::nullopt;
+  // Torch runs the task faster: whatever the roofline says, this kernel is not at the limit.
+  if (engine::torch_beats(setup.limits, n.time.median_ms))
     return std::nullopt;
   char text[160];
   if (diagnosed_at)

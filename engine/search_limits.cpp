@@ -1,5 +1,6 @@
 #include "engine/search_limits.hpp"
 
+#include <cmath>
 #include <string>
 
 namespace ks::engine {
@@ -21,6 +22,10 @@ expected<void> validate(const search_limits& limits) {
     return bad("patience", std::to_string(limits.patience), "0 (off) or more");
   if (!(limits.min_gain >= 0 && limits.min_gain < 1))
     return bad("min_gain", std::to_string(limits.min_gain), "in [0, 1)");
+  if (!(limits.torch_ms >= 0 && std::isfinite(limits.torch_ms)))
+    return fail(errc::invalid_input, "a task's torch baseline of " +
+                                         std::to_string(limits.torch_ms) +
+                                         " ms: must be a finite time, 0 for none");
   return {};
 }
 

@@ -16,12 +16,16 @@ struct search_limits {
   int64_t patience = 8;          ///< P: stop after P settled expansions without a gain;
                                  ///< 0 disables
   double min_gain = 0.02;        ///< a gain is significant above this fraction of the best
+  /// The task's fastest torch baseline (eager or torch.compile, timed on this campaign's GPU),
+  /// in ms; 0: none. While the best is slower than it by more than min_gain, torch proves the
+  /// kernel is not at the limit: the roofline does not end the search.
+  double torch_ms = 0;
 
   friend bool operator==(const search_limits&, const search_limits&) = default;
 };
 
 /// Checks `limits`: branches, max_depth and candidate_budget >= 1, roofline_target in
-/// [0, 1], patience >= 0, min_gain in [0, 1). Fails with invalid_input naming the field.
+/// [0, 1], patience >= 0, min_gain in [0, 1), torch_ms >= 0. Fails with invalid_input naming the field.
 [[nodiscard]] expected<void> validate(const search_limits& limits);
 
 } // namespace ks::engine

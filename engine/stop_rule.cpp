@@ -64,6 +64,10 @@ int64_t expansions_without_gain(const search_tree& tree, double min_gain) {
   return without_gain;
 }
 
+bool torch_beats(const search_limits& limits, double median_ms) {
+  return limits.torch_ms > 0 && median_ms > limits.torch_ms * (1 + limits.min_gain);
+}
+
 stop_decision check_stop(const search_tree& tree, const search_limits& limits) {
   const node_record& root = tree.root();
   if (!is_final(root))
@@ -74,7 +78,7 @@ stop_decision check_stop(const search_tree& tree, const search_limits& limits) {
                 (root.failure_kind.empty() ? "" : ": " + root.failure_kind) + ")"};
 
   std::optional<node_id> best = tree.best_accepted();
-  if (best && limits.roofline_target > 0) {
+  if (best && limits.roofline_target > 0 && !torch_beats(limits, tree.node(*best).time.median_ms)) {
     double fraction = tree.node(*best).fraction_of_roofline;
     if (fraction >= limits.roofline_target)
       return {stop_reason::roofline, "node " + std::to_string(*best) + " runs at " +

@@ -379,6 +379,26 @@ TEST_CASE("the stop rule fires when the best reaches the roofline target",
   CHECK_FALSE(check_stop(tree, limits).stop());
 }
 
+TEST_CASE("the roofline does not stop a search while torch is faster than the best beyond "
+          "min_gain",
+          "[engine][search][stop]") {
+  search_tree tree = tree_with_children({0.8});
+  search_limits limits;
+  limits.roofline_target = 0.9;
+  limits.min_gain = 0.02;
+  settle(tree, 1, node_status::accepted, 0.8, 0.94);
+  limits.torch_ms = 0.7; // torch takes 0.7 ms where the best takes 0.8: not at the limit
+  CHECK(torch_beats(limits, 0.8));
+  CHECK_FALSE(check_stop(tree, limits).stop());
+  limits.torch_ms = 0.79; // 1.3% faster: within min_gain, the roofline holds
+  CHECK_FALSE(torch_beats(limits, 0.8));
+  CHECK(check_stop(tree, limits).reason == stop_reason::roofline);
+  limits.torch_ms = 0; // no baseline: the roofline alone
+  CHECK(check_stop(tree, limits).reason == stop_reason::roofline);
+  limits.torch_ms = -1;
+  CHECK_FALSE(validate(limits).has_value());
+}
+
 TEST_CASE("the stop rule fires when the candidate budget is spent", "[engine][search][stop]") {
   search_tree tree = tree_with_children({0.9, 0.8, 0.7});
   search_limits limits;
