@@ -239,6 +239,23 @@ param_values preferred_of(const std::string& toml, const task& subject) {
   return preferred_defaults(t, t.params, subject);
 }
 
+/// Returns a matmul task C = A @ B, A [m, k], B [k, n], loaded from its manifest.
+task matmul_task(const ks::test::test_context& context, int64_t m, int64_t n, int64_t k) {
+  auto dims = [](int64_t a, int64_t b) {
+    return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
+  };
+  std::string manifest =
+      "name = \"matmul\"\nfamily = \"matmul\"\n"
+      "inputs = [ { name = \"A\", dtype = \"f32\", shape = " +
+      dims(m, k) + " }, { name = \"B\", dtype = \"f32\", shape = " + dims(k, n) +
+      " } ]\noutputs = [ { name = \"C\", dtype = \"f32\", shape = " + dims(m, n) +
+      " } ]\ntolerance = { atol = 1e-3, rtol = 1e-4, norm_rel = 1e-5 }\n";
+  auto t = load_task_manifest(context.write("matmul.toml", manifest));
+  INFO(manifest << (t ? "" : t.error().message()));
+  REQUIRE(t.has_value());
+  return std::move(*t);
+}
+
 } // namespace
 
 TEST_CASE("a param's prefer is its default for the task, snapped to the nearest value",
@@ -319,4 +336,35 @@ TEST_CASE("a malformed prefer is a load error naming the file, the line and the 
       files_of(replaced(prefer_toml("", ""), "default = 1 }", "default = 1, prefer = 2 }")));
   CHECK_THAT(message,
              Catch::Contains("'templates[0].params[1] ('items').prefer' must be a string"));
+}
+
+TEST_CASE("matmul_split_k prefers the split that fills one to two waves, each slice two k-tiles",
+          "[engine][skills]") {
+  ks::test::test_context context;
+  auto library = load_skill_library(ks::test::source_dir() / "skills");
+  REQUIRE(library.has_value());
+  const skill* s = library->find("matmul_split_k");
+  REQUIRE(s != nullptr);
+  const skill_template& t = s->templates.front();
+  auto split_for = [&](int64_t m, int64_t n, int64_t k) {
+    task subject = matmul_task(context, m, n, k);
+    auto first = first_valid(t, t.params, subject);
+    REQUIRE(first.has_value());
+    REQUIRE(first->has_value());
+    CHECK(**first == preferred_defaults(t, t.params, subject));
+    return (**first).at("split_k");
+  };
+  // KernelBench level 1 problem 6: 16 tiles of 64 x 64, 2 blocks an SM by shared memory:
+  // 1.5 * 132 * 2 / 16 = 24.75, nearest 32.
+  CHECK(split_for(256, 256, 524288) == 32);
+  // A square 4096 product has 4096 tiles: the smallest split.
+  CHECK(split_for(4096, 4096, 4096) == 2);
+  // 512 x 512: 64 tiles, 6.19, nearest 8.
+  CHECK(split_for(512, 512, 65536) == 8);
+  // A short K: 32 and 16 slices of 1024 would leave fewer than two 32-deep k-tiles (16 x 64
+  // = 1024 is just enough).
+  CHECK(split_for(256, 256, 1024) == 16);
+  CHECK(split_for(256, 256, 1023) == 8);
+  // The fixed default is unchanged.
+  CHECK(defaults_of(t.params).at("split_k") == 4);
 }
