@@ -432,6 +432,9 @@ prompt_library::planner(const engine::planning_request& request,
       td.set("name", t.name);
       std::vector<data> params;
       auto space = engine::space_of(t, target, reference);
+      // The defaults for this task: a parameter's prefer, where it has one.
+      engine::param_values defaults =
+          space ? engine::preferred_defaults(t, *space, target) : engine::param_values{};
       if (space)
         for (const engine::param_space& p : *space) {
           std::string values;
@@ -440,7 +443,7 @@ prompt_library::planner(const engine::planning_request& request,
           data pd(data::type::object);
           pd.set("name", p.name);
           pd.set("values", values);
-          pd.set("default", std::to_string(p.default_value));
+          pd.set("default", std::to_string(defaults.at(p.name)));
           params.push_back(pd);
         }
       td.set("params", list_of(params));

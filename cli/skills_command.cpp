@@ -201,6 +201,8 @@ command_result show(const places& p, const std::string& id) {
       std::cout << "  " << ps.name << ":";
       for (int64_t v : ps.values)
         std::cout << " " << v << (v == ps.default_value ? "*" : "");
+      if (ps.prefer)
+        std::cout << " (prefer: " << ps.prefer->text() << ")";
       std::cout << "\n";
     }
     for (const engine::expression& c : t.constraints)

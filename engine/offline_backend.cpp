@@ -9,7 +9,8 @@
 // memory- or latency-bound (more work in flight) and to smaller ones when it says
 // compute-bound. For any other skill, the first idea is a jump: the instantiation that won
 // most on this family and GPU in earlier campaigns (long-term memory's best_params), else
-// the template's defaults, else the first instantiation its constraints admit (a remembered
+// the template's defaults for the task (a parameter's `prefer`, else its fixed default), else
+// the first instantiation its constraints admit (a remembered
 // best counts only when it beat its reference); when that one
 // is already taken (the launch-parameter skill's defaults are the reference itself), its
 // neighbours. Retrieved skills take turns, best ranked first (one plan each per round), so K
@@ -209,7 +210,7 @@ skill_ideas ideas_for(const skill& s, const retrieved_skill& r, const task& subj
     if (parent_made_here) {
       std::optional<param_values> current = params_of(parent_plan);
       // A parent made by an older version of the template may lack a parameter: defaults.
-      param_values from = defaults_of(*space);
+      param_values from = preferred_defaults(t, *space, subject);
       if (current)
         for (auto& [name, value] : from)
           if (auto it = current->find(name); it != current->end())

@@ -36,6 +36,10 @@ struct param_space {
   std::string name;            ///< an identifier: the template's {{name}}
   std::vector<int64_t> values; ///< distinct, at least one
   int64_t default_value = 0;   ///< one of values
+  /// `prefer`: the default for a task, over task.* facts and the parameters listed before this
+  /// one; snapped to the nearest of values (preferred_defaults in skill_template.hpp). None:
+  /// default_value for every task.
+  std::optional<expression> prefer;
 };
 
 /// One CUDA template of a skill and its parameter space.

@@ -18,6 +18,8 @@
 //   [tables.NAME] key = "task.op", entries = { relu = "..." }
 //   [[templates]] name = "...", file = "x.cu.mustache",
 //                 params = [ { name = "threads", values = [128, 256], default = 256 } ]
+//                   (a param may add prefer = "EXPRESSION": its default for the task, over
+//                   task.* and the params before it, snapped to the nearest of its values)
 //                   (or params_from = "tunables": the task's tunables are the space)
 //                 constraints = ["threads % 32 == 0"]
 //
@@ -101,7 +103,7 @@ constexpr std::string_view root_keys[] = {
     "requires", "guidance", "anti_patterns", "effect",   "tables",    "templates"};
 constexpr std::string_view template_keys[] = {"name", "file", "params", "params_from",
                                               "constraints"};
-constexpr std::string_view param_keys[] = {"name", "values", "default"};
+constexpr std::string_view param_keys[] = {"name", "values", "default", "prefer"};
 constexpr std::string_view table_keys[] = {"key", "entries"};
 // Names the renderer provides itself: a parameter may not take one.
 constexpr std::string_view reserved_names[] = {"task",  "text", "defines",   "reference",
@@ -304,16 +306,7 @@ private:
         continue;
       auto parsed = expression::parse(*text);
       if (!parsed) {
-        // The message starts with the offset of the offending character in the string.
-        const std::string& m = parsed.error().message();
-        size_t colon = m.find(": ");
-        size_t offset = std::strtoull(m.c_str(), nullptr, 10);
-        position at = position_of(item.source());
-        // Basic strings on one line: the value starts one column after its quote.
-        at.column += static_cast<uint32_t>(offset + 1);
-        problems_.push_back({toml_file_, at,
-                             label + "[" + std::to_string(i) + "]: " + m.substr(colon + 2) +
-                                 " in '" + *text + "'"});
+        report_syntax(item, label + "[" + std::to_string(i) + "]", *text, parsed.error());
         continue;
       }
       for (const std::string& name : parsed->names()) {
@@ -338,6 +331,50 @@ private:
       out.push_back(std::move(*parsed));
     }
     return out;
+  }
+
+  /// Reports the syntax error `e` of expression `text` (the string `item`) at its character.
+  void report_syntax(const toml::node& item, const std::string& label, const std::string& text,
+                     const error& e) {
+    // The message starts with the offset of the offending character in the string.
+    const std::string& m = e.message();
+    size_t colon = m.find(": ");
+    size_t offset = std::strtoull(m.c_str(), nullptr, 10);
+    position at = position_of(item.source());
+    // Basic strings on one line: the value starts one column after its quote.
+    at.column += static_cast<uint32_t>(offset + 1);
+    problems_.push_back(
+        {toml_file_, at, label + ": " + m.substr(colon + 2) + " in '" + text + "'"});
+  }
+
+  /// Reads the `prefer` of parameter `name` (`item` of the params): an expression that may name
+  /// task facts and the parameters `before` it, never itself or a later one (a default that
+  /// depends on a default still to be chosen would have no order to be chosen in).
+  std::optional<expression> prefer_of(const toml::node& node, const std::string& item,
+                                      const std::string& name,
+                                      const std::vector<param_space>& before) {
+    std::string label = item + " ('" + name + "').prefer";
+    auto text = string_of(node, label);
+    if (!text)
+      return std::nullopt;
+    auto parsed = expression::parse(*text);
+    if (!parsed) {
+      report_syntax(node, label, *text, parsed.error());
+      return std::nullopt;
+    }
+    bool ok = true;
+    for (const std::string& used : parsed->names()) {
+      if (used.rfind("task.", 0) == 0 ||
+          std::any_of(before.begin(), before.end(),
+                      [&](const param_space& p) { return p.name == used; }))
+        continue;
+      report(node, label + " names '" + used + "', which is not a task fact (task.NAME) or a " +
+                       "parameter listed before '" + name + "'");
+      ok = false;
+    }
+    if (!ok)
+      return std::nullopt;
+    return std::move(*parsed);
   }
 
   void read_tables(const toml::node& node, skill& s) {
@@ -505,6 +542,8 @@ private:
         else
           p.default_value = *v;
       }
+      if (const toml::node* n = table->get("prefer"))
+        p.prefer = prefer_of(*n, item, p.name, out);
       out.push_back(std::move(p));
     }
     return out;

@@ -139,7 +139,7 @@ expected<std::vector<param_space>> space_of(const skill_template& t, const task&
                   "task '" + subject.name + "': the reference " + subject.reference_path.string() +
                       " has no overridable default for tunable " + name + " (#ifndef " + name +
                       " / #define " + name + " VALUE / #endif)");
-    space.push_back(param_space{name, values, *value});
+    space.push_back(param_space{name, values, *value, std::nullopt});
   }
   return space;
 }
@@ -148,6 +148,62 @@ param_values defaults_of(const std::vector<param_space>& space) {
   param_values values;
   for (const param_space& p : space)
     values[p.name] = p.default_value;
+  return values;
+}
+
+std::vector<int64_t> by_nearness(const std::vector<int64_t>& values, const fact_value& wanted) {
+  std::vector<int64_t> order;
+  const auto* integer = std::get_if<int64_t>(&wanted);
+  const auto* real = std::get_if<double>(&wanted);
+  if (integer == nullptr && (real == nullptr || !std::isfinite(*real)))
+    return order;
+  // Distances without overflow: an integer's exactly (as unsigned), a real's in long double.
+  auto distance = [&](int64_t v) -> long double {
+    if (integer != nullptr)
+      return static_cast<long double>(
+          v >= *integer ? static_cast<uint64_t>(v) - static_cast<uint64_t>(*integer)
+                        : static_cast<uint64_t>(*integer) - static_cast<uint64_t>(v));
+    return std::fabs(static_cast<long double>(v) - static_cast<long double>(*real));
+  };
+  order = values;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    long double da = distance(a);
+    long double db = distance(b);
+    return da != db ? da < db : a < b;
+  });
+  return order;
+}
+
+param_values preferred_defaults(const skill_template& t, const std::vector<param_space>& space,
+                                const task& subject) {
+  param_values values = defaults_of(space);
+  if (std::none_of(space.begin(), space.end(),
+                   [](const param_space& p) { return p.prefer.has_value(); }))
+    return values;
+  fact_map facts = task_facts(subject);
+  for (const param_space& p : space) {
+    if (p.prefer) {
+      // The loader lets a prefer name only the parameters before it: those are in `facts`.
+      auto wanted = p.prefer->evaluate(facts);
+      std::vector<int64_t> order =
+          wanted && *wanted ? by_nearness(p.values, **wanted) : std::vector<int64_t>{};
+      if (!order.empty()) {
+        values[p.name] = order.front();
+        for (int64_t candidate : order) {
+          param_values trial = values;
+          trial[p.name] = candidate;
+          auto invalid = check_params(t, space, trial, subject);
+          if (!invalid)
+            break; // a constraint that cannot be evaluated: first_valid reports it
+          if (!*invalid) {
+            values[p.name] = candidate;
+            break;
+          }
+        }
+      }
+    }
+    facts[p.name] = values[p.name];
+  }
   return values;
 }
 
@@ -188,12 +244,19 @@ expected<std::optional<std::string>> check_params(const skill_template& t,
 
 expected<std::optional<param_values>>
 first_valid(const skill_template& t, const std::vector<param_space>& space, const task& subject) {
-  param_values values = defaults_of(space);
+  param_values values = preferred_defaults(t, space, subject);
   auto ok = check_params(t, space, values, subject);
   if (!ok)
     return tl::unexpected(ok.error());
   if (!*ok)
     return std::optional<param_values>(values);
+  if (param_values fixed = defaults_of(space); fixed != values) {
+    auto fixed_ok = check_params(t, space, fixed, subject);
+    if (!fixed_ok)
+      return tl::unexpected(fixed_ok.error());
+    if (!*fixed_ok)
+      return std::optional<param_values>(fixed);
+  }
   // An odometer over the values, the last parameter fastest; spaces are small (a few hundred).
   std::vector<size_t> index(space.size(), 0);
   if (std::any_of(space.begin(), space.end(),

@@ -40,8 +40,24 @@ std::optional<int64_t> macro_default(std::string_view source, std::string_view n
 [[nodiscard]] expected<std::vector<param_space>>
 space_of(const skill_template& t, const task& subject, std::string_view reference_source);
 
-/// Returns the default instantiation of `space`.
+/// Returns the default instantiation of `space`: every parameter at its fixed `default`, for
+/// any task (a `prefer` is not evaluated; preferred_defaults is the task's).
 param_values defaults_of(const std::vector<param_space>& space);
+
+/// Returns `values` ordered by their distance to `wanted`, nearest first; of two as near, the
+/// smaller first. Empty when `wanted` is not a finite number (a string, NaN, infinity).
+std::vector<int64_t> by_nearness(const std::vector<int64_t>& values, const fact_value& wanted);
+
+/// Returns the default instantiation of template `t` for `subject`: each parameter with a
+/// `prefer`, in the order of `space`, takes the value of `values` nearest to its expression's
+/// value (over task_facts and the parameters before it, as resolved so far), or the next
+/// nearest while that one breaks a constraint (the other parameters as they stand; none
+/// valid: the nearest); every other parameter keeps its fixed default. A `prefer` that cannot
+/// be evaluated for `subject` (an error such as a division by zero, a fact the task lacks, a
+/// string or a value that is not finite) leaves its parameter at the fixed default. Total:
+/// never fails; without any `prefer` it is defaults_of(space).
+param_values preferred_defaults(const skill_template& t, const std::vector<param_space>& space,
+                                const task& subject);
 
 /// Says whether a skill applies and, when not, why.
 struct applicability {
@@ -68,9 +84,10 @@ bool addresses_bottleneck(const skill& s, const diagnosis* diagnosis) noexcept;
 check_params(const skill_template& t, const std::vector<param_space>& space,
              const param_values& values, const task& subject);
 
-/// Returns the first valid instantiation of `t` for `subject`: its defaults when valid, else the
-/// first valid one in the order of the values (the last parameter varying fastest); nullopt
-/// when none is valid.
+/// Returns the first valid instantiation of `t` for `subject`: its preferred defaults
+/// (preferred_defaults) when valid, else its fixed defaults when valid, else the first valid
+/// one in the order of the values (the last parameter varying fastest); nullopt when none is
+/// valid.
 [[nodiscard]] expected<std::optional<param_values>>
 first_valid(const skill_template& t, const std::vector<param_space>& space, const task& subject);
 

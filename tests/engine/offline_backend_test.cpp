@@ -272,6 +272,38 @@ TEST_CASE("a skill's best instantiation of earlier campaigns is its first idea",
   CHECK(plan_key(plans->front()) != plan_key(tiles(128, 4)));
 }
 
+TEST_CASE("a skill's first idea starts from its params' prefer for the task", "[engine][backend]") {
+  task t = relu_like_task();
+  t.params["width"] = int64_t{4096};
+  // items prefers width / threads / 512: 4096 / 256 / 512 = 0.03 -> 1 (the fixed default is 2).
+  std::string toml = tiles_toml;
+  const std::string items = "{ name = \"items\", values = [1, 2, 4], default = 2 }";
+  size_t at = toml.find(items);
+  REQUIRE(at != std::string::npos);
+  toml.replace(at, items.size(),
+               "{ name = \"items\", values = [1, 2, 4], default = 2, prefer = "
+               "\"task.width / threads / 512.0\" }");
+  std::vector<skill> skills;
+  skills.push_back(load("tiles", {{"skill.toml", toml}, {"grid.cu.mustache", tiles_template}}));
+  auto made = make_library(std::move(skills));
+  REQUIRE(made.has_value());
+  auto library = std::make_shared<const skill_library>(std::move(*made));
+  offline_backend backend(library);
+  planning_request request = root_request(t, *library, 3);
+  expected<std::vector<plan>> plans = backend.propose(request);
+  REQUIRE(plans.has_value());
+  REQUIRE(plans->size() == 3);
+  CHECK(plan_key(plans->front()) == plan_key(tiles(256, 1)));
+  // Then its one-step neighbours, as from any start: items 1 -> 2 (its list's next), and threads.
+  CHECK(plan_key((*plans)[1]) == plan_key(tiles(256, 2)));
+  // A width that prefers 4 items: 1048576 / 256 / 512 = 8, nearest 4 (256 * 4 <= 1024).
+  t.params["width"] = int64_t{1048576};
+  plans = backend.propose(request);
+  REQUIRE(plans.has_value());
+  REQUIRE_FALSE(plans->empty());
+  CHECK(plan_key(plans->front()) == plan_key(tiles(256, 4)));
+}
+
 TEST_CASE("write_code renders the plan's template, the same text for the same plan",
           "[engine][backend]") {
   task t = relu_like_task();

@@ -199,3 +199,172 @@ TEST_CASE("a library refuses two skills with one id", "[engine][skills]") {
   REQUIRE_FALSE(library.has_value());
   CHECK_THAT(library.error().message(), Catch::Contains("'tiles'"));
 }
+
+// -- prefer: a parameter's default that depends on the task ---------------------------------
+
+namespace {
+
+/// The tiles skill with a second parameter; `threads_prefer` and `items_prefer` (when not
+/// empty) are the two parameters' prefer expressions.
+std::string prefer_toml(const std::string& threads_prefer, const std::string& items_prefer) {
+  auto prefer = [](const std::string& text) {
+    return text.empty() ? std::string() : ", prefer = \"" + text + "\"";
+  };
+  std::string toml = replaced(good_toml,
+                              "params = [ { name = \"threads\", values = [128, 256], default = "
+                              "256 } ]",
+                              "params = [\n  { name = \"threads\", values = [128, 256, 512], "
+                              "default = 256" +
+                                  prefer(threads_prefer) +
+                                  " },\n  { name = \"items\", values = [1, 2, 4], default = 1" +
+                                  prefer(items_prefer) + " },\n]");
+  return replaced(toml, "constraints = [\"threads % 32 == 0\"]",
+                  "constraints = [\"threads % 32 == 0\", \"threads * items <= 1024\"]");
+}
+
+task cols_task(int64_t cols) {
+  task t;
+  t.name = "relu";
+  t.family = "elementwise";
+  t.params = {{"cols", cols}};
+  return t;
+}
+
+/// Returns the preferred defaults of the first template of the skill `toml` for `subject`.
+param_values preferred_of(const std::string& toml, const task& subject) {
+  auto s = load_skill(files_of(toml, "int t = {{threads}} * {{items}};\n"));
+  INFO((s ? "" : s.error().message()));
+  REQUIRE(s.has_value());
+  const skill_template& t = s->templates.front();
+  return preferred_defaults(t, t.params, subject);
+}
+
+/// Returns a matmul task C = A @ B, A [m, k], B [k, n], loaded from its manifest.
+task matmul_task(const ks::test::test_context& context, int64_t m, int64_t n, int64_t k) {
+  auto dims = [](int64_t a, int64_t b) {
+    return "[" + std::to_string(a) + ", " + std::to_string(b) + "]";
+  };
+  std::string manifest =
+      "name = \"matmul\"\nfamily = \"matmul\"\n"
+      "inputs = [ { name = \"A\", dtype = \"f32\", shape = " +
+      dims(m, k) + " }, { name = \"B\", dtype = \"f32\", shape = " + dims(k, n) +
+      " } ]\noutputs = [ { name = \"C\", dtype = \"f32\", shape = " + dims(m, n) +
+      " } ]\ntolerance = { atol = 1e-3, rtol = 1e-4, norm_rel = 1e-5 }\n";
+  auto t = load_task_manifest(context.write("matmul.toml", manifest));
+  INFO(manifest << (t ? "" : t.error().message()));
+  REQUIRE(t.has_value());
+  return std::move(*t);
+}
+
+} // namespace
+
+TEST_CASE("a param's prefer is its default for the task, snapped to the nearest value",
+          "[engine][skills]") {
+  std::string toml = prefer_toml("task.cols / 4", "");
+  CHECK(preferred_of(toml, cols_task(1000)) == param_values{{"threads", 256}, {"items", 1}});
+  CHECK(preferred_of(toml, cols_task(4000)) == param_values{{"threads", 512}, {"items", 1}});
+  // 800 / 4 = 200: 128 is 72 away, 256 56; far below the smallest value: the smallest.
+  CHECK(preferred_of(toml, cols_task(800))["threads"] == 256);
+  CHECK(preferred_of(toml, cols_task(4))["threads"] == 128);
+  // 768 / 4 = 192, as far from 128 as from 256: a tie goes to the smaller value.
+  CHECK(preferred_of(toml, cols_task(768))["threads"] == 128);
+  // A real is snapped alike; 190.0 is nearer 128 (62) than 256 (66).
+  CHECK(preferred_of(prefer_toml("task.cols * 0.25", ""), cols_task(760))["threads"] == 128);
+  CHECK(preferred_of(prefer_toml("task.cols * 0.25", ""), cols_task(776))["threads"] == 256);
+  // The fixed default is what defaults_of still gives, for every task.
+  auto s = load_skill(files_of(toml, "int t = {{threads}} * {{items}};\n"));
+  REQUIRE(s.has_value());
+  CHECK(defaults_of(s->templates.front().params) == param_values{{"threads", 256}, {"items", 1}});
+  // And the first valid instantiation, the planner's start, is the preferred one.
+  auto first = first_valid(s->templates.front(), s->templates.front().params, cols_task(4000));
+  REQUIRE(first.has_value());
+  REQUIRE(first->has_value());
+  CHECK(**first == param_values{{"threads", 512}, {"items", 1}});
+}
+
+TEST_CASE("a prefer sees the params before it as preferred, and skips values that break a "
+          "constraint for the next nearest",
+          "[engine][skills]") {
+  // items wants 2048 / threads; threads * items <= 1024 holds the nearest back.
+  std::string toml = prefer_toml("task.cols / 4", "2048 / threads");
+  // threads 128: items wants 16, nearest 4 (512 <= 1024).
+  CHECK(preferred_of(toml, cols_task(400)) == param_values{{"threads", 128}, {"items", 4}});
+  // threads 256: items wants 8; 4 gives 1024, which holds.
+  CHECK(preferred_of(toml, cols_task(1000)) == param_values{{"threads", 256}, {"items", 4}});
+  // threads 512: items wants 4, which breaks 512 * 4 <= 1024; the next nearest, 2, holds.
+  CHECK(preferred_of(toml, cols_task(4000)) == param_values{{"threads", 512}, {"items", 2}});
+}
+
+TEST_CASE("a prefer that cannot be evaluated for a task falls back to the fixed default",
+          "[engine][skills]") {
+  const param_values fixed{{"threads", 256}, {"items", 1}};
+  // A division by zero, for this task only: another task gets its preference.
+  std::string by_zero = prefer_toml("4096 / (task.cols - 1000)", "");
+  CHECK(preferred_of(by_zero, cols_task(1000)) == fixed);
+  CHECK(preferred_of(by_zero, cols_task(1008))["threads"] == 512);
+  // A fact the task lacks, a string, an overflow, a real division by zero (not finite).
+  CHECK(preferred_of(prefer_toml("task.rows * 2", ""), cols_task(1000)) == fixed);
+  CHECK(preferred_of(prefer_toml("'wide'", ""), cols_task(1000)) == fixed);
+  CHECK(preferred_of(prefer_toml("task.cols * 9223372036854775807", ""), cols_task(1000)) == fixed);
+  CHECK(preferred_of(prefer_toml("task.cols / 0.0", ""), cols_task(1000)) == fixed);
+  // The first valid instantiation is then the fixed defaults, as without a prefer.
+  auto s = load_skill(files_of(by_zero, "int t = {{threads}} * {{items}};\n"));
+  REQUIRE(s.has_value());
+  auto first = first_valid(s->templates.front(), s->templates.front().params, cols_task(1000));
+  REQUIRE(first.has_value());
+  REQUIRE(first->has_value());
+  CHECK(**first == fixed);
+}
+
+TEST_CASE("a malformed prefer is a load error naming the file, the line and the param",
+          "[engine][skills]") {
+  std::string message = error_of(files_of(prefer_toml("", "threads / / 2")));
+  INFO(message);
+  // The string starts at column 63 of line 14; its eleventh character is the second '/'.
+  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:14:74: templates[0].params[1] "
+                                      "('items').prefer: unexpected '/' in 'threads / / 2'"));
+  // Only task facts and the params listed before it: not itself, a later one, a diagnosis.
+  message = error_of(files_of(prefer_toml("items * 256", "")));
+  CHECK_THAT(message, Catch::Contains("skills/tiles/skill.toml:13:73: templates[0].params[0] "
+                                      "('threads').prefer names 'items', which is not a task fact "
+                                      "(task.NAME) or a parameter listed before 'threads'"));
+  message = error_of(files_of(prefer_toml("", "items + diagnosis.registers")));
+  CHECK_THAT(message, Catch::Contains("('items').prefer names 'items'"));
+  CHECK_THAT(message, Catch::Contains("('items').prefer names 'diagnosis.registers'"));
+  // Not a string.
+  message = error_of(
+      files_of(replaced(prefer_toml("", ""), "default = 1 }", "default = 1, prefer = 2 }")));
+  CHECK_THAT(message,
+             Catch::Contains("'templates[0].params[1] ('items').prefer' must be a string"));
+}
+
+TEST_CASE("matmul_split_k prefers the split that fills one to two waves, each slice two k-tiles",
+          "[engine][skills]") {
+  ks::test::test_context context;
+  auto library = load_skill_library(ks::test::source_dir() / "skills");
+  REQUIRE(library.has_value());
+  const skill* s = library->find("matmul_split_k");
+  REQUIRE(s != nullptr);
+  const skill_template& t = s->templates.front();
+  auto split_for = [&](int64_t m, int64_t n, int64_t k) {
+    task subject = matmul_task(context, m, n, k);
+    auto first = first_valid(t, t.params, subject);
+    REQUIRE(first.has_value());
+    REQUIRE(first->has_value());
+    CHECK(**first == preferred_defaults(t, t.params, subject));
+    return (**first).at("split_k");
+  };
+  // KernelBench level 1 problem 6: 16 tiles of 64 x 64, 2 blocks an SM by shared memory:
+  // 1.5 * 132 * 2 / 16 = 24.75, nearest 32.
+  CHECK(split_for(256, 256, 524288) == 32);
+  // A square 4096 product has 4096 tiles: the smallest split.
+  CHECK(split_for(4096, 4096, 4096) == 2);
+  // 512 x 512: 64 tiles, 6.19, nearest 8.
+  CHECK(split_for(512, 512, 65536) == 8);
+  // A short K: 32 and 16 slices of 1024 would leave fewer than two 32-deep k-tiles (16 x 64
+  // = 1024 is just enough).
+  CHECK(split_for(256, 256, 1024) == 16);
+  CHECK(split_for(256, 256, 1023) == 8);
+  // The fixed default is unchanged.
+  CHECK(defaults_of(t.params).at("split_k") == 4);
+}
