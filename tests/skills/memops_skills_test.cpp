@@ -525,8 +525,12 @@ std::vector<std::vector<double>> draw_inputs(const engine::task& t, uint64_t see
     std::vector<double> v(static_cast<size_t>(spec.numel()));
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::uniform_real_distribution<float> positive(0.5f, 1.5f);
+    // A randint input (a u8 mask) holds integers in [low, high), as the bench draws it.
+    std::uniform_int_distribution<int64_t> integers(spec.low, spec.high - 1);
     for (double& e : v)
-      e = spec.init == engine::init_kind::positive ? positive(rng) : normal(rng);
+      e = spec.init == engine::init_kind::randint    ? static_cast<double>(integers(rng))
+          : spec.init == engine::init_kind::positive ? positive(rng)
+                                                     : normal(rng);
     values.push_back(std::move(v));
   }
   return values;
