@@ -406,10 +406,17 @@ void supervisor_state::host_fault(engine::node_id id, const std::string& what) {
       host_fault_stop = text;
     warn(text + "; stopping (" + label(id) + " is left for the resume)");
     interrupted = true;
+    // Nodes waiting to retry a step are left for the resume too: the stop does not wait.
+    for (engine::node_id waiting : waiting_retry)
+      branches.erase(waiting);
+    waiting_retry.clear();
     paused(id);
     return;
   }
-  double delay = setup.host_fault_retry_s * static_cast<double>(int64_t{1} << tries);
+  // Doubling, at most ten minutes.
+  double delay =
+      std::min(600.0, setup.host_fault_retry_s *
+                          static_cast<double>(int64_t{1} << std::min<int64_t>(tries, 20)));
   ++tries;
   char after[32];
   std::snprintf(after, sizeof after, "%.3g s", delay);

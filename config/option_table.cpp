@@ -190,7 +190,7 @@ const option options[] = {
      integer_option{&field<bench, &bench_section::host_fault_retries>, 0, 100}},
     {"bench", "host_fault_retry_s",
      "The first wait, in seconds, before a step failed by the host runs again; each further "
-     "wait doubles.",
+     "wait doubles, up to ten minutes.",
      number_option{&field<bench, &bench_section::host_fault_retry_s>, at_least(0)}},
     {"bench", "min_free_disk_mb",
      "An nvcc run that says it could not write its files is the host's fault, not the "

@@ -654,7 +654,7 @@ compile_result compiler::compile(const compile_request& request) const {
   // nvcc could not write its files, and the disk agrees: the host's fault, not cached.
   if (run->status.code != 0) {
     if (auto said = write_failure_line(output)) {
-      std::vector<fs::path> folders = {build, fs::temp_directory_path(ec)};
+      std::vector<fs::path> folders = {shard, fs::temp_directory_path(ec)};
       if (auto evidence = disk_fault(folders, options_.min_free_bytes)) {
         result.host_fault = true;
         result.diagnostics = "the host cannot take the compile's files (" + *evidence +

@@ -45,7 +45,7 @@ std::optional<std::string> probe(const fs::path& folder) {
   int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0)
     return "cannot create a file in " + folder.string() + ": " + std::strerror(errno);
-  static const std::array<char, 64 * 1024> block{};
+  static const std::array<char, size_t{64} * 1024> block{};
   std::optional<std::string> failed;
   size_t done = 0;
   while (done < block.size()) {

@@ -126,7 +126,7 @@ TEST_CASE("the disk's evidence: free space under the threshold, or a probe that 
   CHECK_FALSE(ks::gpu::disk_fault({ctx.dir() / "missing"}, any_disk_is_full).has_value());
 }
 
-TEST_CASE("signals a candidate's code raises are its own; others may come from outside",
+TEST_CASE("signals a candidate's code raises are its own, others may come from outside",
           "[host_fault]") {
   CHECK(ks::gpu::outside_signal(SIGKILL));
   CHECK(ks::gpu::outside_signal(SIGTERM));
@@ -142,7 +142,7 @@ TEST_CASE("signals a candidate's code raises are its own; others may come from o
   CHECK_FALSE(ks::gpu::device_lost_error(""));
 }
 
-TEST_CASE("nvcc failing to write on a full disk is the host's fault, not cached; with room it "
+TEST_CASE("nvcc failing to write on a full disk is the host's fault, not cached, and with room it "
           "is the candidate's compile error",
           "[host_fault][compiler]") {
   ks::test::test_context ctx;
@@ -197,7 +197,7 @@ TEST_CASE("a cached failure that says a write failed is compiled again once the 
   CHECK(runs(ctx) == 2);
 }
 
-TEST_CASE("nvcc killed by a signal once is run again; our own unwritable cache is the host's",
+TEST_CASE("nvcc killed by a signal once is run again, and our own unwritable cache is the host's",
           "[host_fault][compiler]") {
   ks::test::test_context ctx;
   ctx.write("kill_once", "");
