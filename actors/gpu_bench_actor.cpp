@@ -63,6 +63,7 @@ struct bench_state {
     } else {
       out.failure = static_cast<int32_t>(r.error().kind);
       out.message = describe_failure(r.error());
+      out.device_lost = client->device_lost();
       if (r.error().verify)
         out.payload = *r.error().verify;
     }

@@ -241,6 +241,8 @@ struct bench_result {
   gpu::result_payload payload; ///< the result; a failed verification keeps its statistics
   double busy_ms = 0;          ///< how long the bench actor worked on it (worker start included)
   double queued_ms = 0;        ///< how long it waited in the dispatcher's queue
+  bool device_lost = false;    ///< a host_fault that says the GPU itself is gone: the
+                               ///< dispatcher sends it no more jobs while another card lives
 
   /// Returns the result as type T (gpu::result_of<kind>); a default T when it holds none.
   template <class T>
@@ -265,7 +267,7 @@ struct bench_result {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_result& x) {
   return f(caf::meta::type_name("bench_result"), x.kind, x.gpu, x.ok, x.failure, x.message,
-           x.payload, x.busy_ms, x.queued_ms);
+           x.payload, x.busy_ms, x.queued_ms, x.device_lost);
 }
 
 /// Asks the dispatcher for its per-GPU counters.

@@ -247,12 +247,15 @@ job_result<response> worker_client::run(request req, std::chrono::milliseconds t
 
 failure worker_client::as_host_fault(failure f) {
   const std::string gpu = "GPU " + std::to_string(options_.device);
+  device_lost_ = false;
   if (f.kind == failure_kind::no_device && device_answered_) {
     f.kind = failure_kind::host_fault;
     f.message = gpu + " answered earlier jobs and is gone now: " + f.message;
+    device_lost_ = true;
   } else if (device_lost_error(f.cuda_error)) {
     f.kind = failure_kind::host_fault;
     f.message = gpu + " is unavailable (" + f.cuda_error + "): " + f.message;
+    device_lost_ = true;
   }
   // A worker on a lost device is of no more use: the next job starts a fresh one.
   if (f.kind == failure_kind::host_fault)

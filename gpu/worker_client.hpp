@@ -113,6 +113,10 @@ public:
   int32_t kill_retries() const noexcept { return kill_retries_; }
   const std::string& last_kill() const noexcept { return last_kill_; }
 
+  /// Checks whether the last job's failure said that the GPU itself is gone (a host_fault of a
+  /// device that answered before, or a device-lost CUDA error).
+  bool device_lost() const noexcept { return device_lost_; }
+
 private:
   /// Runs `req`; a job that runs out of device memory in a worker that served tensor jobs
   /// before is run once more on a fresh worker: candidates of earlier jobs may hold memory
@@ -135,6 +139,7 @@ private:
   std::string last_kill_;
   bool killed_from_outside_ = false; ///< the last run_once's worker died by an outside signal
   bool device_answered_ = false;     ///< a job succeeded on this device: it was there
+  bool device_lost_ = false;         ///< the last job said the device is gone
   double last_start_ms_ = 0;
 };
 

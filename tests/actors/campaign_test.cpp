@@ -491,7 +491,7 @@ TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the
 }
 
 TEST_CASE("a worker killed from outside mid-job is the host's: the job runs again on a fresh "
-          "worker and no candidate is charged; killed twice, the candidate crashed",
+          "worker and no candidate is charged, and killed twice the candidate crashed",
           "[campaign][host_fault]") {
   for (bool twice : {false, true}) {
     CAPTURE(twice);
@@ -557,6 +557,45 @@ TEST_CASE("a GPU unavailable for a moment is the host's: the step runs again and
   // The verification the device refused ran again for the same kernel.
   REQUIRE(verifies.size() >= 3);
   CHECK(std::count(verifies.begin(), verifies.end(), verifies[1]) >= 2);
+}
+
+TEST_CASE("two GPUs, one lost: it takes no more jobs, the other runs them, and no candidate "
+          "fails",
+          "[campaign][host_fault]") {
+  test::test_context ctx;
+  scoped_env env;
+  // Verify 2 is the first candidate's: its GPU says the device is unavailable.
+  scripted_campaign(env, ctx, "verify#2->lost", 2);
+  campaign_setup setup;
+  setup.gpus = "[0, 1]";
+  setup.tasks = {"19_relu"};
+  setup.bench_extra = "host_fault_retry_s = 0\n";
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  CHECK(summary.host_fault.empty());
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  const json::object& task = task_named(results, "relu");
+  CHECK(task.at("state").as_string() == "done");
+  for (const json::value& n : task.at("nodes").as_array()) {
+    CAPTURE(json::serialize(n));
+    CHECK_FALSE(n.at("failure_kind").is_string());
+  }
+  // Every job that started after the lost one ran on the other GPU.
+  std::vector<std::string> jobs = lines_of(ctx.dir() / "jobs.log");
+  size_t verifies = 0, lost_at = jobs.size();
+  for (size_t i = 0; i < jobs.size() && lost_at == jobs.size(); ++i)
+    if (jobs[i].rfind("verify ", 0) == 0 && ++verifies == 2)
+      lost_at = i;
+  REQUIRE(lost_at < jobs.size());
+  std::string lost_device = jobs[lost_at].substr(7, jobs[lost_at].find(' ', 7) - 7);
+  size_t after = 0;
+  for (size_t i = lost_at + 1; i < jobs.size(); ++i) {
+    CAPTURE(jobs[i]);
+    CHECK(jobs[i].find(" " + lost_device + " ") == std::string::npos);
+    ++after;
+  }
+  CHECK(after >= 2);
 }
 
 TEST_CASE("a full disk under nvcc is the host's: the campaign stops naming it after its "
