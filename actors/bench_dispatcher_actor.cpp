@@ -1,6 +1,7 @@
 #include "actors/bench_dispatcher_actor.hpp"
 
 #include "actors/actor_error.hpp"
+#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/bench_placement.hpp"
 #include "engine/bench_schedule.hpp"
@@ -80,6 +81,22 @@ std::string trace_head(const dispatcher_state& st, const bench_job& job, double 
 
 void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why);
 
+// GPU `gpu` is gone (a host fault that says so): it takes no more jobs, and jobs placed on it
+// run on the others, while another card lives. The last card is kept: the supervisors retry
+// their steps on it and, when the fault persists, stop the campaign naming it.
+void retire_lost_card(dispatcher_pointer self, size_t gpu, const std::string& why) {
+  auto& st = self->state;
+  size_t alive = 0;
+  for (const engine::card_state& c : st.cards)
+    alive += c.dead ? 0 : 1;
+  if (st.cards[gpu].dead || alive <= 1)
+    return;
+  st.cards[gpu].dead = true;
+  console::line(console::stream::err, "kernelskill: GPU " + std::to_string(gpu) + " is lost (" +
+                                          why +
+                                          "); no more jobs go to it, the other GPUs take them");
+}
+
 // Ends the job GPU `gpu` runs (if it is still job `serial`) and starts the next one.
 void finish(dispatcher_pointer self, size_t gpu, int64_t serial) {
   auto& st = self->state;
@@ -118,6 +135,8 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
               *st.trace << "}" << std::endl;
             r.queued_ms = queued_ms;
             r.gpu = static_cast<int32_t>(gpu);
+            if (r.device_lost)
+              retire_lost_card(self, gpu, r.message);
             st.stats.busy_ms[gpu] += r.busy_ms;
             st.cards[gpu].busy_ms += r.busy_ms;
             st.stats.jobs[gpu] += 1;

@@ -30,6 +30,7 @@ struct campaign_state {
   bool budget_spent = false;
   bool done = false;
   std::string outputs_error; ///< why the last write of the outputs failed
+  std::string host_fault;    ///< the fault of the host that stopped a task, and so the campaign
   clock_type::time_point start;
   caf::typed_response_promise<campaign_report> promise;
 
@@ -52,6 +53,20 @@ void spend_budget(campaign_pointer self, std::string why) {
   tell_all(self, stop_msg{stop_kind::budget, std::move(why)});
 }
 
+// A task stopped because a fault of the host persisted: the other tasks would meet it too, so
+// they stop as they do on Ctrl-C (queued bench jobs dropped, the work in flight written), and
+// the campaign reports the fault.
+void stop_for_host_fault(campaign_pointer self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.host_fault.empty())
+    return;
+  st.host_fault = why;
+  stop_msg m{stop_kind::interrupt, "a fault of the host: " + why};
+  if (st.setup.dispatcher != nullptr)
+    self->send(st.setup.dispatcher, m);
+  tell_all(self, m);
+}
+
 void schedule_check(campaign_pointer self) {
   const campaign_setup& s = self->state.setup;
   bool model = s.model_budget && s.llm != nullptr;
@@ -70,7 +85,7 @@ void wrap_up(campaign_pointer self) {
     auto& st = self->state;
     campaign_report report{
         std::move(st.reports), st.elapsed_s(), std::move(stats), st.interrupted, {},
-        st.outputs_error};
+        st.outputs_error,      st.host_fault};
     for (const task_report& t : report.tasks)
       for (const auto& [step, s] : t.perf) {
         step_stats& merged = report.perf[step];
@@ -162,10 +177,13 @@ caf::result<campaign_report> run(campaign_pointer self) {
         .then(
             [self, i](task_report& r) {
               self->send(self->state.reporter, r);
+              if (r.stop_reason == "host_fault")
+                stop_for_host_fault(self, r.stop_text);
               bool learnable = r.phase == engine::task_phase::done && r.winner > 0 &&
                                r.speedup > 1 + self->state.setup.min_gain;
               self->state.reports[i] = std::move(r);
-              if (learnable && self->state.setup.distiller != nullptr && !self->state.interrupted) {
+              if (learnable && self->state.setup.distiller != nullptr && !self->state.interrupted &&
+                  self->state.host_fault.empty()) {
                 distill(self, i);
                 return;
               }

@@ -137,6 +137,7 @@ make_compiler(const config::campaign_config& config, const run_options& options,
   co.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.compile_timeout_s));
   co.arch = arch;
+  co.min_free_bytes = static_cast<int64_t>(config.bench.min_free_disk_mb * 1024 * 1024);
   auto made = gpu::compiler::create(co);
   if (!made) {
     campaign_error e{made.error()};

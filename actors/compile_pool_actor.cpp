@@ -60,6 +60,7 @@ compiler_actor::behavior_type compile_worker(compiler_actor::stateful_pointer<wo
         out.ok = r.ok;
         out.cached = r.cached;
         out.timed_out = r.timed_out;
+        out.host_fault = r.host_fault;
         out.shared_object = r.shared_object.string();
         out.diagnostics = std::move(r.diagnostics);
         out.resources_json = resources_json(r.kernels);

@@ -345,6 +345,7 @@ supervisor_actor::behavior_type dry_run(dry_run_state::pointer self, dry_run_set
       // A dry run asks the planner once: a request put off for later ends as a failure
       // instead (see plan()), so there is nothing to retry.
       [](const retry_plan&) {},
+      [](const retry_node&) {},
   };
 }
 

@@ -31,6 +31,7 @@ struct put_skill_result;
 struct get_skill_stats;
 struct skill_stats_reply;
 struct retry_plan;
+struct retry_node;
 struct reconcile_tries;
 struct put_batch;
 struct get_task;

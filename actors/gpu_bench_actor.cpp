@@ -63,6 +63,7 @@ struct bench_state {
     } else {
       out.failure = static_cast<int32_t>(r.error().kind);
       out.message = describe_failure(r.error());
+      out.device_lost = client->device_lost();
       if (r.error().verify)
         out.payload = *r.error().verify;
     }
@@ -70,6 +71,7 @@ struct bench_state {
 
   bench_result run(const bench_job& job) {
     auto start = clock_type::now();
+    const int32_t kills_before = client->kill_retries();
     bench_result out;
     out.kind = job.kind;
     out.gpu = gpu;
@@ -138,6 +140,14 @@ struct bench_state {
       out.message = "a bench actor takes no shutdown job: it shuts its worker down itself";
       break;
     }
+    // A worker killed from outside is the host's fault: said, and the job was run again.
+    if (client->kill_retries() > kills_before)
+      console::line(console::stream::err,
+                    "kernelskill: GPU " + std::to_string(gpu) + ": the bench worker was killed " +
+                        "from outside during " + (job.label.empty() ? "a job" : job.label) + " (" +
+                        client->last_kill() +
+                        "); a fault of the host, not of the candidate: the job ran again on a "
+                        "fresh worker");
     out.busy_ms = std::chrono::duration<double, std::milli>(clock_type::now() - start).count();
     return out;
   }

@@ -241,6 +241,8 @@ struct bench_result {
   gpu::result_payload payload; ///< the result; a failed verification keeps its statistics
   double busy_ms = 0;          ///< how long the bench actor worked on it (worker start included)
   double queued_ms = 0;        ///< how long it waited in the dispatcher's queue
+  bool device_lost = false;    ///< a host_fault that says the GPU itself is gone: the
+                               ///< dispatcher sends it no more jobs while another card lives
 
   /// Returns the result as type T (gpu::result_of<kind>); a default T when it holds none.
   template <class T>
@@ -265,7 +267,7 @@ struct bench_result {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_result& x) {
   return f(caf::meta::type_name("bench_result"), x.kind, x.gpu, x.ok, x.failure, x.message,
-           x.payload, x.busy_ms, x.queued_ms);
+           x.payload, x.busy_ms, x.queued_ms, x.device_lost);
 }
 
 /// Asks the dispatcher for its per-GPU counters.
@@ -336,6 +338,7 @@ struct compile_done {
   bool ok = false;
   bool cached = false;
   bool timed_out = false;
+  bool host_fault = false;    ///< the host failed the compile (gpu::compile_result::host_fault)
   std::string shared_object;  ///< when ok
   std::string diagnostics;    ///< nvcc's output, verbatim (or why nvcc did not run)
   std::string resources_json; ///< ptxas' report per kernel, as JSON text
@@ -345,8 +348,8 @@ struct compile_done {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compile_done& x) {
-  return f(caf::meta::type_name("compile_done"), x.ok, x.cached, x.timed_out, x.shared_object,
-           x.diagnostics, x.resources_json, x.usage, x.wall_ms);
+  return f(caf::meta::type_name("compile_done"), x.ok, x.cached, x.timed_out, x.host_fault,
+           x.shared_object, x.diagnostics, x.resources_json, x.usage, x.wall_ms);
 }
 
 // -- store -------------------------------------------------------------------------------------
@@ -788,7 +791,8 @@ typename Inspector::result_type inspect(Inspector& f, run_task&) {
 struct task_report {
   std::string name;
   engine::task_phase phase = engine::task_phase::pending; ///< done for a dry run that ran
-  std::string stop_reason; ///< engine::stop_reason's name, "interrupted", or empty
+  std::string stop_reason; ///< engine::stop_reason's name, "interrupted", "host_fault" (a
+                           ///< fault of the host persisted: stop_text names it), or empty
   std::string stop_text;
   int64_t nodes = 0;
   engine::node_id winner = engine::no_node;
@@ -846,6 +850,17 @@ typename Inspector::result_type inspect(Inspector& f, retry_plan&) {
   return f(caf::meta::type_name("retry_plan"));
 }
 
+/// Tells a supervisor to run node `id`'s step again: it failed by a fault of the host and was
+/// put off (supervisor_state::host_fault).
+struct retry_node {
+  int64_t id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retry_node& x) {
+  return f(caf::meta::type_name("retry_node"), x.id);
+}
+
 /// Asks the campaign to run every task; answered by campaign_report once all have ended.
 struct run_all {};
 
@@ -862,12 +877,13 @@ struct campaign_report {
   bool interrupted = false;
   perf_tree perf;            ///< every supervisor's steps, merged: the campaign's perf tree
   std::string outputs_error; ///< why the last write of the outputs failed; empty: written
+  std::string host_fault;    ///< the fault of the host that stopped the campaign; empty: none
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, campaign_report& x) {
   return f(caf::meta::type_name("campaign_report"), x.tasks, x.wall_s, x.bench, x.interrupted,
-           x.perf, x.outputs_error);
+           x.perf, x.outputs_error, x.host_fault);
 }
 
 /// Asks the reporter to print and write the outputs now; answered by ack once written.
@@ -935,6 +951,7 @@ CAF_ADD_TYPE_ID(kernelskill, (ks::actors::get_skill_stats))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::skill_stats_reply))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::retry_plan))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::reconcile_tries))
+CAF_ADD_TYPE_ID(kernelskill, (ks::actors::retry_node))
 
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_call))
 CAF_ADD_TYPE_ID(kernelskill, (ks::actors::llm_answer))

@@ -275,6 +275,9 @@ struct reporter_state {
     std::string out = r.name + ": ";
     if (r.phase == engine::task_phase::failed) {
       out += "failed: " + (r.stop_text.empty() ? r.stop_reason : r.stop_text);
+    } else if (r.stop_reason == "host_fault") {
+      out += "stopped by a fault of the host with " + std::to_string(r.nodes) +
+             " nodes (resumable): " + r.stop_text;
     } else if (r.stop_reason == "interrupted") {
       out += "interrupted with " + std::to_string(r.nodes) + " nodes";
       if (r.speedup > 0)

@@ -381,6 +381,8 @@ std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& c
     s.expand_max_fraction = config.search.expand_max_fraction;
     s.policy_options = policy_options_for(config);
     s.repair_rounds = config.agents.repair_rounds;
+    s.host_fault_retries = config.bench.host_fault_retries;
+    s.host_fault_retry_s = config.bench.host_fault_retry_s;
     s.finalists = config.search.finalists;
     s.arch = arch;
     s.tasks = tasks.table;
@@ -479,6 +481,7 @@ campaign_summary summary_of(const campaign_report& report, const store_side& sto
                             const std::optional<model_side>& model) {
   campaign_summary summary;
   summary.interrupted = report.interrupted;
+  summary.host_fault = report.host_fault;
   summary.resumed = store.prior.found;
   summary.outputs_error = report.outputs_error;
   summary.wall_s = report.wall_s;

@@ -65,6 +65,8 @@ struct campaign_summary {
   double wall_s = 0;
   std::vector<double> gpu_busy_share; ///< per bench actor: busy time / wall time
   bool interrupted = false;           ///< stopped by stop_requested
+  std::string host_fault;             ///< the fault of the host that stopped the campaign (a
+                                      ///< task's step failed by it past bench.host_fault_retries)
   bool resumed = false;               ///< the output folder held an earlier run
   std::filesystem::path dry_run_dir;  ///< a dry run: where its candidates and summary.txt are
   bool model_used = false;            ///< the agents thought with a model (the rest is its use,

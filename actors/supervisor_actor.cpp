@@ -263,6 +263,16 @@ void supervisor_state::compile_reference() {
       setup.team.compiler, compile_job{label(0), source_of(tree.root().source_hash)},
       [this, step](compile_done& r) {
         step.done(perf);
+        // The host cannot compile now (a full disk): no verdict on the reference, and the task
+        // is left as it was for the next resume.
+        if (r.host_fault) {
+          host_fault_stop = "a fault of the host, not of the task: compiling the reference: " +
+                            first_line(r.diagnostics);
+          warn(*host_fault_stop + "; stopping");
+          interrupted = true;
+          finish();
+          return;
+        }
         if (!r.ok) {
           auto t = setup.tasks->find(setup.task);
           std::string name =
@@ -546,6 +556,10 @@ void supervisor_state::stop(const stop_msg& m) {
     return;
   }
   interrupted = true;
+  // A node waiting to retry a step the host failed waits no more: it is left for the resume.
+  for (engine::node_id id : waiting_retry)
+    branches.erase(id);
+  waiting_retry.clear();
   // With nothing in flight no reply will come to take the next step: take it now. The finals
   // notice the interrupt at their next slot.
   if (between_steps() && state.phase != engine::task_phase::finals)
@@ -579,6 +593,10 @@ task_report supervisor_state::report() const {
   r.stop_text = state.stop_text;
   if (interrupted && !engine::is_end(state.phase))
     r.stop_reason = "interrupted";
+  if (host_fault_stop && !engine::is_end(state.phase)) {
+    r.stop_reason = "host_fault";
+    r.stop_text = *host_fault_stop;
+  }
   r.nodes = tree.size();
   r.winner = state.winner;
   r.reference_ms = tree.root().time.median_ms;
@@ -627,6 +645,7 @@ supervisor_actor::behavior_type supervisor(supervisor_state::pointer self, super
       [self](const stop_msg& m) { self->state.stop(m); },
       [self](const progress_request&) { return self->state.progress(); },
       [self](const retry_plan&) { self->state.retry_planning(); },
+      [self](const retry_node& m) { self->state.retry_step(m.id); },
   };
 }
 

@@ -21,7 +21,7 @@ namespace ks::actors {
 using supervisor_actor =
     caf::typed_actor<caf::replies_to<run_task>::with<task_report>, caf::reacts_to<stop_msg>,
                      caf::replies_to<progress_request>::with<task_progress>,
-                     caf::reacts_to<retry_plan>>;
+                     caf::reacts_to<retry_plan>, caf::reacts_to<retry_node>>;
 
 /// One GPU of the campaign as a supervisor needs it once it is the task's home.
 struct gpu_peaks {
@@ -59,6 +59,12 @@ struct supervisor_setup {
   /// after this many seconds, doubling each time, at most plan_retries times in a row.
   double plan_retry_s = 2;
   int64_t plan_retries = 6;
+  /// A step of a node that failed by a fault of the host (gpu::failure_kind::host_fault) runs
+  /// again after this many seconds, doubling each time, at most host_fault_retries times for
+  /// that node; then the task stops (task_report::stop_reason "host_fault") and the node is
+  /// left as it was for the resume.
+  double host_fault_retry_s = 10;
+  int64_t host_fault_retries = 3;
   /// Which nodes are profiled (hardware counters and every kernel, the bench's profile job):
   /// "none", "parents" (a node when it is chosen for expansion), "improving" (a node when the
   /// judge accepts it) or "all" (every timed node). A profiled node is diagnosed from its

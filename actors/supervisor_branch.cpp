@@ -22,6 +22,8 @@
 #include "gpu/profile_report.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 
 namespace ks::actors {
@@ -33,6 +35,14 @@ std::string utc_now() {
   char buffer[32];
   std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buffer;
+}
+
+// Returns the first line of `text` that is not blank.
+std::string first_line(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos)
+    return {};
+  return text.substr(begin, text.find('\n', begin) - begin);
 }
 
 // Failures that tell about the machine or the worker, not about the candidate: a repair of
@@ -210,6 +220,10 @@ void supervisor_state::compile(engine::node_id id) {
       setup.team.compiler, compile_job{label(id), text},
       [this, id, step](compile_done& r) {
         step.done(perf);
+        if (r.host_fault) {
+          host_fault(id, "compiling " + label(id) + ": " + first_line(r.diagnostics));
+          return;
+        }
         if (!r.ok) {
           failed(id, branch_step::compile,
                  r.timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error,
@@ -272,6 +286,11 @@ void supervisor_state::verify(engine::node_id id) {
         // The reference's verification is the task's load estimate for its home GPU.
         if (id == 0 && r.ok)
           reference_load_ms = r.busy_ms;
+        if (!r.ok && gpu::is_host_fault(kind)) {
+          host_fault(id, "verifying " + label(id) + " on GPU " + std::to_string(r.gpu) + ": " +
+                             r.message);
+          return;
+        }
         if (!r.ok) {
           failed(id, branch_step::verify, kind, std::move(r.message), {});
           return;
@@ -312,6 +331,11 @@ void supervisor_state::time(engine::node_id id) {
       setup.team.bench, std::move(job),
       [this, id, step](bench_result& r) {
         step.done(perf);
+        if (!r.ok && gpu::is_host_fault(static_cast<gpu::failure_kind>(r.failure))) {
+          host_fault(id,
+                     "timing " + label(id) + " on GPU " + std::to_string(r.gpu) + ": " + r.message);
+          return;
+        }
         if (!r.ok) {
           failed(id, branch_step::time, static_cast<gpu::failure_kind>(r.failure),
                  std::move(r.message), {});
@@ -363,6 +387,53 @@ void supervisor_state::bench_lost(engine::node_id id, const caf::error& e) {
     warn("the bench is gone (" + describe(e) + "); stopping");
   interrupted = true;
   paused(id);
+}
+
+// -- faults of the host --------------------------------------------------------------------------
+
+void supervisor_state::host_fault(engine::node_id id, const std::string& what) {
+  // Nothing is written: the node keeps the record of its last finished step, which is where a
+  // retry, or the resume, takes it up.
+  if (interrupted) {
+    paused(id);
+    return;
+  }
+  int64_t& tries = host_faults[id];
+  if (tries >= setup.host_fault_retries) {
+    std::string text = "a fault of the host, not of the candidate, persists after " +
+                       std::to_string(tries) + (tries == 1 ? " retry" : " retries") + ": " + what;
+    if (!host_fault_stop)
+      host_fault_stop = text;
+    warn(text + "; stopping (" + label(id) + " is left for the resume)");
+    interrupted = true;
+    // Nodes waiting to retry a step are left for the resume too: the stop does not wait.
+    for (engine::node_id waiting : waiting_retry)
+      branches.erase(waiting);
+    waiting_retry.clear();
+    paused(id);
+    return;
+  }
+  // Doubling, at most ten minutes.
+  double delay =
+      std::min(600.0, setup.host_fault_retry_s *
+                          static_cast<double>(int64_t{1} << std::min<int64_t>(tries, 20)));
+  ++tries;
+  char after[32];
+  std::snprintf(after, sizeof after, "%.3g s", delay);
+  warn("a fault of the host, not of the candidate: " + what + "; running the step again in " +
+       after + " (" + std::to_string(tries) + " of " + std::to_string(setup.host_fault_retries) +
+       ")");
+  waiting_retry.insert(id);
+  self->delayed_send(self, std::chrono::milliseconds(static_cast<int64_t>(1000 * delay)),
+                     retry_node{id});
+}
+
+void supervisor_state::retry_step(engine::node_id id) {
+  // Dropped when an interrupt ended the wait (stop()) or the task has reported.
+  if (life == supervisor_life::reported || waiting_retry.erase(id) == 0)
+    return;
+  if (!paused(id))
+    advance(id);
 }
 
 // -- judge -------------------------------------------------------------------------------------

@@ -140,13 +140,18 @@ struct supervisor_state {
   bool planning = false;
   int64_t plan_failures = 0; ///< transient planner failures in a row
   std::optional<std::pair<engine::node_id, int64_t>> plan_later; ///< (parent, count) put off
+  /// Per node: how often one of its steps failed by a fault of the host (bench.host_fault_retries
+  /// bounds it); and the nodes whose step waits to run again after one (retry_node).
+  std::map<engine::node_id, int64_t> host_faults;
+  std::set<engine::node_id> waiting_retry;
 
   // -- the end ---------------------------------------------------------------------------------
 
   caf::typed_response_promise<task_report> promise;
   supervisor_life life = supervisor_life::waiting;
   bool interrupted = false;
-  std::optional<std::string> budget_stop; ///< the campaign's reason, once a budget ran out
+  std::optional<std::string> budget_stop;     ///< the campaign's reason, once a budget ran out
+  std::optional<std::string> host_fault_stop; ///< the fault of the host that stopped the task
   int64_t verified = 0;
   int64_t timed = 0;
   perf_tree perf;
@@ -204,6 +209,11 @@ struct supervisor_state {
   void repair(engine::node_id id, branch_failure failure);
   void fail_final(engine::node_id id, branch_failure failure);
   void bench_lost(engine::node_id id, const caf::error& e);
+  /// Node `id`'s step failed by a fault of the host (`what`): the node keeps its record, and
+  /// the step runs again after a wait (retry_node); once setup.host_fault_retries are spent,
+  /// the task stops naming the fault, the node left for the resume.
+  void host_fault(engine::node_id id, const std::string& what);
+  void retry_step(engine::node_id id);
   void retime_then(engine::node_id id, int32_t gpu, std::function<void()> next);
   void end_branch(engine::node_id id);
   bool paused(engine::node_id id);

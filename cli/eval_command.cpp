@@ -265,6 +265,14 @@ private:
     report_.phases.compile = ms_since(start);
     report_.reference_compile = results[0];
     report_.candidate_compile = results[1];
+    // A disk that cannot take nvcc's files says nothing of either source.
+    for (const gpu::compile_result& r : results)
+      if (r.host_fault) {
+        gpu::failure f;
+        f.kind = gpu::failure_kind::host_fault;
+        f.message = "the host cannot compile: " + without_trailing_newlines(r.diagnostics);
+        return stop_on(f, "host_fault: " + f.message);
+      }
     if (!results[0].ok)
       return stop(stop_reason::task,
                   "the task's reference '" + engine::reference_name(*report_.task) +

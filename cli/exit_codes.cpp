@@ -43,6 +43,11 @@ std::string_view failure_meaning(gpu::failure_kind kind) {
     return "the candidate needs or loads a vendor library (cuBLAS, cuDNN, ...; the libraries "
            "are named): only its own kernels count (--allow-vendor-libraries, or "
            "bench.allow_vendor_libraries, measures it and labels it)";
+  case failure_kind::host_fault:
+    return "the machine failed, not the candidate (a full or unwritable disk under nvcc or the "
+           "compile cache, a bench worker killed from outside twice over, a GPU lost): `run` "
+           "retries the step and stops once the fault persists, every finished step saved; run "
+           "the same command again once the host is healthy";
   }
   return "";
 }
@@ -110,7 +115,7 @@ std::string exit_code_help_all(size_t width) {
 namespace command_codes {
 
 std::vector<int32_t> run() {
-  return {0, 1, 2, 3, 5, 15, 17, 19, 20, 22, 130};
+  return {0, 1, 2, 3, 5, 15, 17, 19, 20, 22, 24, 130};
 }
 
 std::vector<int32_t> eval() {

@@ -187,6 +187,12 @@ private:
     requests[0].source_name = opt_.candidate.string();
     auto results = compiler->compile_all(requests);
     report_.compile_ms = ms_since(start);
+    if (results[0].host_fault) {
+      gpu::failure f;
+      f.kind = gpu::failure_kind::host_fault;
+      f.message = "the host cannot compile: " + without_trailing_newlines(results[0].diagnostics);
+      return stop_on(f, "host_fault: " + f.message);
+    }
     if (!results[0].ok) {
       gpu::failure f;
       f.kind = results[0].timed_out ? gpu::failure_kind::timeout : gpu::failure_kind::compile_error;

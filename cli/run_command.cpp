@@ -329,6 +329,14 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
                                               shown(loaded->output_dir() / "state") +
                                               "; run the same command again to resume");
   }
+  // A fault of the host that persisted stopped the campaign: no candidate was charged with it.
+  if (!summary->host_fault.empty())
+    return tl::unexpected(command_error{
+        stop_reason::failure, gpu::failure_kind::host_fault,
+        "stopped by a fault of the host, not of a candidate: " + summary->host_fault +
+            "\nevery finished step is saved in " + shown(loaded->output_dir() / "state") +
+            "; run the same command again once the host is healthy: the steps the fault "
+            "stopped run again"});
   // Outputs that could not be written are no result, whatever the table above says.
   if (!summary->outputs_error.empty())
     return stop(stop_reason::environment,

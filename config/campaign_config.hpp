@@ -13,7 +13,7 @@
 //               min_gain, finalists, profile, expand_max_fraction
 //   [bench]     trials, warmup_ms, min_timing_trials, max_timing_ms, atol, rtol, norm_rel,
 //               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env,
-//               allow_vendor_libraries
+//               allow_vendor_libraries, host_fault_retries, host_fault_retry_s, min_free_disk_mb
 //   [agents]    backend, endpoint, model, api_key_env, max_concurrency, request_timeout_s,
 //               repair_rounds, max_retries, retry_base_s, retry_max_s, reply_tokens,
 //               temperature, prompts, replay, distill, prices
@@ -92,6 +92,9 @@ struct bench_section {
   bool sandbox = false;                ///< runs each bench worker inside bubblewrap
   std::vector<std::string> secret_env; ///< variables withheld from the worker, by name
   bool allow_vendor_libraries = false; ///< measures (labelled) a candidate using cuBLAS & co.
+  int64_t host_fault_retries = 3;      ///< a step failed by the host runs again, at most
+  double host_fault_retry_s = 10;      ///< first wait before that, doubling each time
+  double min_free_disk_mb = 256;       ///< nvcc's write failure with less free: the host's
 
   bool operator==(const bench_section&) const = default;
 };

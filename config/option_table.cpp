@@ -181,6 +181,22 @@ const option options[] = {
      "cublas\"). false: such a candidate fails as vendor_library, for its time would not be "
      "its own kernels'.",
      bool_option{&field<bench, &bench_section::allow_vendor_libraries>}},
+    {"bench", "host_fault_retries",
+     "A step that failed by a fault of the host, not of the candidate (a full or unwritable "
+     "disk under nvcc or the compile cache, a bench worker killed from outside twice, a GPU "
+     "lost), runs again after a wait, at most this many times for one node; then the campaign "
+     "stops naming the fault (exit 24), every finished step saved, and the same command "
+     "resumes it once the host is healthy. A host fault is never a node's result.",
+     integer_option{&field<bench, &bench_section::host_fault_retries>, 0, 100}},
+    {"bench", "host_fault_retry_s",
+     "The first wait, in seconds, before a step failed by the host runs again; each further "
+     "wait doubles, up to ten minutes.",
+     number_option{&field<bench, &bench_section::host_fault_retry_s>, at_least(0)}},
+    {"bench", "min_free_disk_mb",
+     "An nvcc run that says it could not write its files is the host's fault, not the "
+     "candidate's compile error, when the compile cache or the temporary folder has less free "
+     "space than this, in MiB (or refuses a small probe file).",
+     number_option{&field<bench, &bench_section::min_free_disk_mb>, at_least(0)}},
 
     {"agents", "backend",
      "How the agents think: offline (rules and skill templates, no network), openai (any "

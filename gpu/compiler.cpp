@@ -14,7 +14,14 @@
 // both end with one complete entry (the loser of the rename discards its copy). Failed
 // compiles are cached too, so a repair loop asking again gets the same diagnostics at once;
 // timeouts and nvcc deaths by signal are not, because they say more about the machine's load
-// than about the source.
+// than about the source. An nvcc killed by a signal is run once more (the OOM killer or
+// another process may have sent it); only a second death is the source's failure.
+//
+// Faults of the host (gpu/host_fault.hpp) are no verdict on the source: our own writes into
+// the cache failing, nvcc failing to start, or nvcc saying that a write failed while the cache
+// or the temporary folder is short of space or refuses a probe file give host_fault, and are
+// never cached. A cached failure whose diagnostics say a write failed (stored before this
+// check existed) is compiled again.
 //
 // nvcc runs inside the build folder on the relative name kernel.cu, so its diagnostics read
 // "kernel.cu(12): error: ..." whether fresh or cached, wherever the cache lives; a request
@@ -594,14 +601,21 @@ compile_result compiler::compile(const compile_request& request) const {
 
   fs::path shard = options_.cache_dir / "compile" / result.key.substr(0, 2);
   fs::path entry = shard / result.key;
-  if (auto hit = load_entry(entry))
-    return finish(std::move(*hit));
-
   std::error_code ec;
+  if (auto hit = load_entry(entry)) {
+    // A failure that says a write failed was the host's (cached before host faults were told
+    // apart): compiled again.
+    if (hit->ok || !write_failure_line(hit->diagnostics))
+      return finish(std::move(*hit));
+    fs::remove_all(entry, ec);
+  }
+
   fs::create_directories(shard, ec);
   fs::path build = shard / (".tmp-" + result.key + "-" + std::to_string(::getpid()) + "-" +
                             std::to_string(build_counter++));
   if (ec || !fs::create_directory(build, ec) || !write_text(build / "kernel.cu", request.source)) {
+    // Our own write: the source has no part in it.
+    result.host_fault = true;
     result.diagnostics = "cannot write to the compile cache " + shard.string() + ": " +
                          (ec ? ec.message() : std::string("write failed")) + "\n";
     fs::remove_all(build, ec);
@@ -610,8 +624,17 @@ compile_result compiler::compile(const compile_request& request) const {
 
   command.insert(command.end(), {"-o", "kernel.so", "kernel.cu"});
   auto run = run_to_completion(command, options_.timeout, {}, build);
+  // Killed by a signal (not our deadline): the OOM killer or another process may have sent it;
+  // a second run tells.
+  if (run && !run->status.timed_out && run->status.signal != 0) {
+    std::string first = run->status.describe();
+    run = run_to_completion(command, options_.timeout, {}, build);
+    if (run && !run->status.timed_out && run->status.signal != 0)
+      run->err = "nvcc was " + first + " the first time too\n" + run->err;
+  }
   if (!run) {
-    result.diagnostics = run.error().message() + "\n";
+    result.host_fault = true;
+    result.diagnostics = "cannot run nvcc: " + run.error().message() + "\n";
     fs::remove_all(build, ec);
     return finish(std::move(result));
   }
@@ -627,6 +650,19 @@ compile_result compiler::compile(const compile_request& request) const {
     result.diagnostics += output;
     fs::remove_all(build, ec);
     return finish(std::move(result));
+  }
+  // nvcc could not write its files, and the disk agrees: the host's fault, not cached.
+  if (run->status.code != 0) {
+    if (auto said = write_failure_line(output)) {
+      std::vector<fs::path> folders = {shard, fs::temp_directory_path(ec)};
+      if (auto evidence = disk_fault(folders, options_.min_free_bytes)) {
+        result.host_fault = true;
+        result.diagnostics = "the host cannot take the compile's files (" + *evidence +
+                             "); nvcc said: " + *said + "\n" + output;
+        fs::remove_all(build, ec);
+        return finish(std::move(result));
+      }
+    }
   }
 
   result.diagnostics = output;
@@ -666,6 +702,8 @@ compile_result compiler::compile(const compile_request& request) const {
       stored->cached = false;
       return finish(std::move(*stored));
     }
+    // nvcc's work was done: what failed was our write into the cache, the host's fault.
+    result.host_fault = result.ok;
     result.ok = false;
     result.diagnostics += "cannot store the result in the compile cache " + entry.string() + "\n";
     return finish(std::move(result));

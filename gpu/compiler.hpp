@@ -4,6 +4,7 @@
 // ks_forward, for the GPU's own architecture, through a content-addressed cache.
 
 #include "engine/error.hpp"
+#include "gpu/host_fault.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -38,11 +39,16 @@ struct compile_request {
                                         ///< empty: kernel.cu. Not part of the cache key.
 };
 
-/// The outcome of one compilation; ok == false means a compile_error (or timeout).
+/// The outcome of one compilation; ok == false means a compile_error (or timeout), or with
+/// host_fault a fault of the machine (gpu/host_fault.hpp), which says nothing of the source.
 struct compile_result {
   bool ok = false;
   bool cached = false; ///< served from the cache without running nvcc
   bool timed_out = false;
+  /// The host failed the compile: the cache or nvcc's temporary folder cannot take its files
+  /// (a full, unwritable or failing disk, with evidence: host_fault.hpp), or nvcc cannot be
+  /// started. Never cached; diagnostics say what failed.
+  bool host_fault = false;
   std::string key;                     ///< hex content key
   std::filesystem::path shared_object; ///< valid when ok
   std::string diagnostics;             ///< nvcc's stdout+stderr, verbatim
@@ -59,6 +65,9 @@ struct compiler_options {
                                      ///< $KS_INCLUDE_DIR, else <exe>/../include
   std::chrono::milliseconds timeout{120000};
   int32_t jobs = 0; ///< parallel nvcc processes; 0 = the CPU cores
+  /// A compile whose nvcc says a write failed is the host's fault (compile_result::host_fault)
+  /// when the cache or the temporary folder has less free space than this, in bytes.
+  int64_t min_free_bytes = default_min_free_bytes;
 };
 
 /// Returns nvcc's `diagnostics` of the cache's copy (kernel.cu) with `source_name` in its

@@ -8,7 +8,7 @@ namespace ks::gpu {
 namespace {
 
 // Every kind with its stable name, in storage order.
-constexpr std::array<std::pair<failure_kind, const char*>, 13> names{{
+constexpr std::array<std::pair<failure_kind, const char*>, 14> names{{
     {failure_kind::compile_error, "compile_error"},
     {failure_kind::load_error, "load_error"},
     {failure_kind::launch_error, "launch_error"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<failure_kind, const char*>, 13> names{{
     {failure_kind::out_of_memory, "out_of_memory"},
     {failure_kind::cuda_error, "cuda_error"},
     {failure_kind::vendor_library, "vendor_library"},
+    {failure_kind::host_fault, "host_fault"},
 }};
 
 // Numbered 1, 2, ... in storage order, no gap, no entry left without a name.
@@ -69,10 +70,15 @@ bool kills_worker(failure_kind kind) noexcept {
   case failure_kind::crash:
   case failure_kind::protocol_error:
   case failure_kind::cuda_error:
+  case failure_kind::host_fault:
     return true;
   default:
     return false;
   }
+}
+
+bool is_host_fault(failure_kind kind) noexcept {
+  return kind == failure_kind::host_fault;
 }
 
 } // namespace ks::gpu

@@ -25,6 +25,11 @@ enum class failure_kind : int32_t {
   cuda_error = 12,     ///< another CUDA runtime error, not caused by a candidate
   vendor_library = 13, ///< the candidate needs or loaded a vendor library (cuBLAS, cuDNN, ...):
                        ///< its time would not be its own (gpu/vendor_libraries.hpp)
+  host_fault = 14,     ///< the machine failed, not the candidate: a full or unwritable disk
+                       ///< under nvcc or the compile cache, a worker killed from outside
+                       ///< (twice in a row is the candidate's crash), a GPU lost mid-campaign
+                       ///< (gpu/host_fault.hpp). Never a node's final result: the campaign
+                       ///< runs the step again after the fault, and stops when it persists
 };
 
 /// Lists every kind, in storage order (a header .cu files include: C++17, no std::span).
@@ -41,5 +46,9 @@ int exit_code_for(failure_kind kind) noexcept;
 
 /// Checks whether a failure of `kind` leaves the worker unusable (it must be restarted).
 bool kills_worker(failure_kind kind) noexcept;
+
+/// Checks whether `kind` is the host's fault rather than the candidate's: the step is run
+/// again after it, and it is never stored as a node's result.
+bool is_host_fault(failure_kind kind) noexcept;
 
 } // namespace ks::gpu

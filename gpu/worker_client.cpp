@@ -10,6 +10,13 @@
 //   - a reply that does not decode, or another id  -> protocol_error
 //   - a reply with ok=false                        -> that reply's failure
 //
+// Faults of the host (host_fault.hpp): a worker that died by a signal its own code does not
+// raise (SIGKILL, SIGTERM, ...; our own watchdog kill is a timeout, never seen as a death) is
+// the host's as far as one more run on a fresh worker tells: the job runs again, and what that
+// run says is the job's; a second such death is the candidate's crash. A start that fails for
+// want of resources (a private folder that cannot be made, fork or pipe failing), and a device
+// that answered before and then is gone, are host_fault.
+//
 // A reply that says "retire" (a vendor library came into the worker's process through a
 // candidate, where a later candidate could reach it unseen) is answered as any other, and
 // the worker is killed and reaped after it: the next job starts a fresh one.
@@ -21,6 +28,8 @@
 // same guarantee on the wire.
 
 #include "gpu/worker_client.hpp"
+
+#include "gpu/host_fault.hpp"
 
 #include <unistd.h>
 
@@ -153,13 +162,18 @@ tl::expected<void, failure> worker_client::ensure_started() {
   auto started = clock_type::now();
   // A fresh private folder and scrubbed environment for every start (worker_sandbox.hpp).
   auto launch = prepare_worker_launch(std::move(argv), options_.boundary);
+  // A private folder that cannot be made (a full or unwritable disk), or a fork or pipe that
+  // fails, is the host's; a worker or sandbox that is missing is the setup's.
   if (!launch)
-    return tl::unexpected(
-        make_failure(failure_kind::crash, cannot_start + launch.error().message()));
+    return tl::unexpected(make_failure(
+        launch.error().code() == engine::errc::io ? failure_kind::host_fault : failure_kind::crash,
+        cannot_start + launch.error().message()));
   auto spawned = child_process::spawn(launch->argv, std::move(launch->spawn));
   if (!spawned)
-    return tl::unexpected(
-        make_failure(failure_kind::crash, cannot_start + spawned.error().message()));
+    return tl::unexpected(make_failure(spawned.error().code() == engine::errc::subprocess
+                                           ? failure_kind::host_fault
+                                           : failure_kind::crash,
+                                       cannot_start + spawned.error().message()));
   ++starts_;
   process_.emplace(std::move(*spawned));
   tensor_jobs_ = 0;
@@ -203,17 +217,54 @@ job_result<response> worker_client::run(request req, std::chrono::milliseconds t
   job_result<response> result = run_once(req, timeout);
   if (tensor_job && process_)
     ++tensor_jobs_;
+  // Killed from outside, or so it seems: a fresh worker runs the job again and its answer is
+  // the job's. A candidate that kills its worker so twice is charged with the crash.
+  if (!result && killed_from_outside_) {
+    std::string first = result.error().message;
+    last_kill_ = first;
+    ++kill_retries_;
+    result = run_once(req, timeout);
+    if (process_)
+      tensor_jobs_ = tensor_job ? 1 : 0;
+    if (!result && killed_from_outside_)
+      result.error().message += "; it died so the first time too (" + first +
+                                "): a job whose worker dies twice is charged with the crash";
+    if (result)
+      device_answered_ = true;
+    return std::move(result).map_error([this](failure f) { return as_host_fault(std::move(f)); });
+  }
+  if (result)
+    device_answered_ = true;
   if (result || !tensor_job || !served_before || result.error().kind != failure_kind::out_of_memory)
-    return result;
+    return std::move(result).map_error([this](failure f) { return as_host_fault(std::move(f)); });
   discard_worker(failure_kind::out_of_memory, {});
   ++memory_retries_;
   result = run_once(std::move(req), timeout);
   if (process_)
     tensor_jobs_ = 1;
-  return result;
+  return std::move(result).map_error([this](failure f) { return as_host_fault(std::move(f)); });
+}
+
+failure worker_client::as_host_fault(failure f) {
+  const std::string gpu = "GPU " + std::to_string(options_.device);
+  device_lost_ = false;
+  if (f.kind == failure_kind::no_device && device_answered_) {
+    f.kind = failure_kind::host_fault;
+    f.message = gpu + " answered earlier jobs and is gone now: " + f.message;
+    device_lost_ = true;
+  } else if (device_lost_error(f.cuda_error)) {
+    f.kind = failure_kind::host_fault;
+    f.message = gpu + " is unavailable (" + f.cuda_error + "): " + f.message;
+    device_lost_ = true;
+  }
+  // A worker on a lost device is of no more use: the next job starts a fresh one.
+  if (f.kind == failure_kind::host_fault)
+    discard_worker(f.kind, {});
+  return f;
 }
 
 job_result<response> worker_client::run_once(request req, std::chrono::milliseconds timeout) {
+  killed_from_outside_ = false;
   if (auto ok = ensure_started(); !ok)
     return tl::unexpected(std::move(ok.error()));
   req.id = next_id_++;
@@ -232,6 +283,7 @@ job_result<response> worker_client::run_once(request req, std::chrono::milliseco
     }
     std::string words = last_lines(process_->stderr_tail());
     process_.reset();
+    killed_from_outside_ = outside_signal(status.signal);
     std::string text = who + " died " + when + " (" + status.describe() + ")";
     if (!words.empty())
       text += "; its last words on stderr:" + words;

@@ -2,10 +2,16 @@
 
 // The engine's side of one bench worker: starts the worker process, sends it one job at a
 // time, enforces a watchdog per job, and turns every way the worker can fail into a typed
-// failure. After a failure that leaves the worker unusable (it crashed, hung, or hit a
-// sticky CUDA error), or a job after which the worker asks to be replaced (a vendor library
-// came into its process through a candidate), the client discards it; the next job starts a
-// fresh one.
+// failure. Faults of the host are told from the candidate's where the evidence allows
+// (gpu/host_fault.hpp): a worker killed by a signal its code does not raise by itself (SIGKILL
+// from another process or the OOM killer, SIGTERM, ...) while it ran a job is run once more on
+// a fresh worker, and what that run says is the job's (only a second such death is charged as
+// the candidate's crash); a worker that cannot be started for want of resources, and a GPU that
+// answered jobs before and is then gone (no_device, or a CUDA error that says the device is
+// unavailable), give failure_kind::host_fault. After a failure that leaves the worker unusable (it
+// crashed, hung, or hit a sticky CUDA error), or a job after which the worker asks to be replaced
+// (a vendor library came into its process through a candidate), the client discards it; the next
+// job starts a fresh one.
 
 #include "engine/task.hpp"
 #include "gpu/child_process.hpp"
@@ -102,12 +108,24 @@ public:
   /// in one that had served other jobs (memory they left behind is the worker's, not the job's).
   int32_t memory_retries() const noexcept { return memory_retries_; }
 
+  /// Returns how many jobs were run again on a fresh worker after their worker was killed by a
+  /// signal from outside (outside_signal in host_fault.hpp), and what the last such death was.
+  int32_t kill_retries() const noexcept { return kill_retries_; }
+  const std::string& last_kill() const noexcept { return last_kill_; }
+
+  /// Checks whether the last job's failure said that the GPU itself is gone (a host_fault of a
+  /// device that answered before, or a device-lost CUDA error).
+  bool device_lost() const noexcept { return device_lost_; }
+
 private:
   /// Runs `req`; a job that runs out of device memory in a worker that served tensor jobs
   /// before is run once more on a fresh worker: candidates of earlier jobs may hold memory
   /// (a static workspace, a memory pool) that only the end of their process gives back.
   [[nodiscard]] job_result<response> run(request req, std::chrono::milliseconds timeout);
   [[nodiscard]] job_result<response> run_once(request req, std::chrono::milliseconds timeout);
+  /// Turns a failure that says the GPU is gone, or that the worker could not be started for
+  /// want of resources, into host_fault.
+  failure as_host_fault(failure f);
   [[nodiscard]] tl::expected<void, failure> ensure_started();
   failure discard_worker(failure_kind kind, std::string message);
 
@@ -117,6 +135,11 @@ private:
   int32_t starts_ = 0;
   int32_t tensor_jobs_ = 0; ///< verify, time and profile jobs the running worker took
   int32_t memory_retries_ = 0;
+  int32_t kill_retries_ = 0;
+  std::string last_kill_;
+  bool killed_from_outside_ = false; ///< the last run_once's worker died by an outside signal
+  bool device_answered_ = false;     ///< a job succeeded on this device: it was there
+  bool device_lost_ = false;         ///< the last job said the device is gone
   double last_start_ms_ = 0;
 };
 

@@ -490,6 +490,167 @@ TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the
   CHECK(nodes_with(task, "accepted").size() + nodes_with(task, "rejected").size() >= 2);
 }
 
+TEST_CASE("a worker killed from outside mid-job is the host's: the job runs again on a fresh "
+          "worker and no candidate is charged, and killed twice the candidate crashed",
+          "[campaign][host_fault]") {
+  for (bool twice : {false, true}) {
+    CAPTURE(twice);
+    test::test_context ctx;
+    scoped_env env;
+    // Verify 1 is the reference against itself; verify 3 is the second candidate's.
+    scripted_campaign(env, ctx, twice ? "verify#3->killed; verify#4->killed" : "verify#3->killed");
+    campaign_setup setup;
+    setup.tasks = {"19_relu"};
+    auto config = write_config(ctx, setup);
+
+    actors::campaign_summary summary = run(config, options_for(ctx));
+    CHECK(summary.host_fault.empty());
+    json::value results = read_json(ctx.dir() / "out" / "results.json");
+    const json::object& task = task_named(results, "relu");
+    CHECK(task.at("state").as_string() == "done");
+    // The killed job ran again, for the same kernel: verify 4 is verify 3 once more.
+    std::vector<std::string> verifies;
+    for (const std::string& line : lines_of(ctx.dir() / "jobs.log"))
+      if (line.rfind("verify ", 0) == 0)
+        verifies.push_back(line);
+    REQUIRE(verifies.size() >= 4);
+    CHECK(verifies[2] == verifies[3]);
+    auto crashed = nodes_with(task, "crashed");
+    if (!twice) {
+      CHECK(crashed.empty());
+      for (const json::value& n : task.at("nodes").as_array())
+        CHECK_FALSE(n.at("failure_kind").is_string());
+    } else {
+      REQUIRE(crashed.size() == 1);
+      CHECK(crashed[0].at("failure_kind").as_string() == "crash");
+      CHECK_THAT(std::string(crashed[0].at("failure_message").as_string()),
+                 Contains("the first time too"));
+    }
+  }
+}
+
+TEST_CASE("a GPU unavailable for a moment is the host's: the step runs again and no candidate "
+          "fails",
+          "[campaign][host_fault]") {
+  test::test_context ctx;
+  scoped_env env;
+  // Verify 2 is the first candidate's: the device is unavailable, then back.
+  scripted_campaign(env, ctx, "verify#2->lost");
+  campaign_setup setup;
+  setup.tasks = {"19_relu"};
+  setup.bench_extra = "host_fault_retry_s = 0\n";
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  CHECK(summary.host_fault.empty());
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  const json::object& task = task_named(results, "relu");
+  CHECK(task.at("state").as_string() == "done");
+  for (const json::value& n : task.at("nodes").as_array()) {
+    CAPTURE(json::serialize(n));
+    CHECK_FALSE(n.at("failure_kind").is_string());
+  }
+  std::vector<std::string> verifies;
+  for (const std::string& line : lines_of(ctx.dir() / "jobs.log"))
+    if (line.rfind("verify ", 0) == 0)
+      verifies.push_back(line);
+  // The verification the device refused ran again for the same kernel.
+  REQUIRE(verifies.size() >= 3);
+  CHECK(std::count(verifies.begin(), verifies.end(), verifies[1]) >= 2);
+}
+
+TEST_CASE("two GPUs, one lost: it takes no more jobs, the other runs them, and no candidate "
+          "fails",
+          "[campaign][host_fault]") {
+  test::test_context ctx;
+  scoped_env env;
+  // Verify 2 is the first candidate's: its GPU says the device is unavailable.
+  scripted_campaign(env, ctx, "verify#2->lost", 2);
+  campaign_setup setup;
+  setup.gpus = "[0, 1]";
+  setup.tasks = {"19_relu"};
+  setup.bench_extra = "host_fault_retry_s = 0\n";
+  auto config = write_config(ctx, setup);
+
+  actors::campaign_summary summary = run(config, options_for(ctx));
+  CHECK(summary.host_fault.empty());
+  json::value results = read_json(ctx.dir() / "out" / "results.json");
+  const json::object& task = task_named(results, "relu");
+  CHECK(task.at("state").as_string() == "done");
+  for (const json::value& n : task.at("nodes").as_array()) {
+    CAPTURE(json::serialize(n));
+    CHECK_FALSE(n.at("failure_kind").is_string());
+  }
+  // Every job that started after the lost one ran on the other GPU.
+  std::vector<std::string> jobs = lines_of(ctx.dir() / "jobs.log");
+  size_t verifies = 0, lost_at = jobs.size();
+  for (size_t i = 0; i < jobs.size() && lost_at == jobs.size(); ++i)
+    if (jobs[i].rfind("verify ", 0) == 0 && ++verifies == 2)
+      lost_at = i;
+  REQUIRE(lost_at < jobs.size());
+  std::string lost_device = jobs[lost_at].substr(7, jobs[lost_at].find(' ', 7) - 7);
+  size_t after = 0;
+  for (size_t i = lost_at + 1; i < jobs.size(); ++i) {
+    CAPTURE(jobs[i]);
+    CHECK(jobs[i].find(" " + lost_device + " ") == std::string::npos);
+    ++after;
+  }
+  CHECK(after >= 2);
+}
+
+TEST_CASE("a full disk under nvcc is the host's: the campaign stops naming it after its "
+          "retries, no candidate fails, and the resume compiles the nodes again",
+          "[campaign][resume][host_fault]") {
+  test::test_context ctx;
+  scoped_env env;
+  scripted_campaign(env, ctx, "");
+  // Every compile but the first (the reference's) finds the disk full while this file is there.
+  fs::path full = ctx.write("disk-full", "");
+  env.set("KS_FAKE_NVCC_FULL_DISK", full.string());
+  env.set("KS_FAKE_NVCC_FULL_DISK_SKIP", "1");
+  campaign_setup setup;
+  setup.tasks = {"19_relu"};
+  // Every disk counts as short of space: the stand-in's words are believed.
+  setup.bench_extra = "host_fault_retries = 2\nhost_fault_retry_s = 0\nmin_free_disk_mb = 1e9\n";
+  auto config = write_config(ctx, setup);
+  fs::path out = ctx.dir() / "out";
+
+  actors::campaign_summary first = run(config, options_for(ctx));
+  CHECK_THAT(first.host_fault, Contains("No space left on device"));
+  CHECK_THAT(first.host_fault, Contains("persists after 2 retries"));
+  tree_snapshot stopped = read_trees(out);
+  REQUIRE(stopped.at("relu").size() > 1);
+  std::vector<engine::node_id> left;
+  for (const engine::node_record& n : stopped.at("relu")) {
+    if (n.id == 0)
+      continue;
+    CAPTURE(n.id);
+    // Left as coded, for the resume; nothing of the fault is the node's.
+    CHECK(n.status == engine::node_status::coded);
+    CHECK(n.failure_kind.empty());
+    left.push_back(n.id);
+  }
+  // The first node to give up was compiled once and retried twice.
+  CHECK(lines_of(fs::path(full.string() + ".count")).size() >= 4);
+
+  fs::remove(full);
+  actors::campaign_summary second = run(config, options_for(ctx));
+  CHECK(second.resumed);
+  CHECK(second.host_fault.empty());
+  tree_snapshot finished = read_trees(out);
+  for (engine::node_id id : left) {
+    const engine::node_record& n = finished.at("relu").at(static_cast<size_t>(id));
+    CAPTURE(id, engine::to_string(n.status));
+    CHECK((n.status == engine::node_status::accepted || n.status == engine::node_status::rejected));
+  }
+  for (const engine::node_record& n : finished.at("relu")) {
+    CHECK(engine::is_final(n));
+    CHECK(n.status != engine::node_status::compile_failed);
+  }
+  json::value results = read_json(out / "results.json");
+  CHECK(task_named(results, "relu").at("state").as_string() == "done");
+}
+
 TEST_CASE("a candidate that loads a vendor library fails as vendor_library, or where allowed is "
           "measured and labelled",
           "[campaign]") {

@@ -7,6 +7,11 @@
 #
 # A source holding the word KS_FAKE_COMPILE_ERROR fails the way nvcc does: a diagnostic
 # naming the file and line on stderr, exit 1, no output file.
+#
+# A full disk: while the file $KS_FAKE_NVCC_FULL_DISK names exists, a compile fails the way
+# nvcc's host compiler does when its temporary folder is full ("error writing to ...: No space
+# left on device", exit 1, no output file), except the first $KS_FAKE_NVCC_FULL_DISK_SKIP
+# compiles (default 0), counted in that file's sibling .count (one line per compile).
 set -u
 out=
 input=
@@ -32,6 +37,15 @@ fi
 if [ -z "$out" ]; then
   echo "nvcc fatal   : fake_nvcc.sh needs -o OUT" >&2
   exit 1
+fi
+full=${KS_FAKE_NVCC_FULL_DISK:-}
+if [ -n "$full" ] && [ -e "$full" ]; then
+  echo compile >>"$full.count"
+  if [ "$(wc -l <"$full.count")" -gt "${KS_FAKE_NVCC_FULL_DISK_SKIP:-0}" ]; then
+    echo "cc1plus: fatal error: error writing to /tmp/ccQ2fAKE.s: No space left on device" >&2
+    echo "compilation terminated." >&2
+    exit 1
+  fi
 fi
 line=$(grep -n KS_FAKE_COMPILE_ERROR "$input" | head -n 1 | cut -d: -f1)
 if [ -n "$line" ]; then

@@ -106,6 +106,54 @@ KS_SCRIPTED_JOB_MS=0 timeout 300 "$ks" run campaign.toml --worker "$worker" --pr
 [ "$rc" -eq 0 ] || fail "resumed campaign: exit $rc: $(cat err.txt)"
 grep -q "(resumed)" out.txt || fail "resumed campaign: does not say it resumed: $(cat out.txt)"
 
+# A full disk under nvcc is the host's fault: the campaign stops after its retries with exit 24
+# naming it, no candidate is stored as failed, and the same command on a healthy disk resumes
+# and compiles the stopped nodes again. The stand-in nvcc finds the disk full while the marker
+# is there, but for the first compile (the reference's); every disk counts as short of space.
+rm -rf out worker-state
+cat >full-disk.toml <<TOML
+gpus = [0]
+[campaign]
+tasks = ["$q/19_relu.toml"]
+output = "out"
+candidates_per_task = 4
+[search]
+branches = 2
+depth = 2
+finalists = 2
+[bench]
+trials = 1
+warmup_ms = 0
+max_timing_ms = 1
+host_fault_retries = 1
+host_fault_retry_s = 0
+min_free_disk_mb = 1e9
+TOML
+: >disk-full
+KS_FAKE_NVCC_FULL_DISK="$tmp/disk-full" KS_FAKE_NVCC_FULL_DISK_SKIP=1 timeout 300 "$ks" run \
+  full-disk.toml --worker "$worker" --progress 0 >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 24 ] || fail "full disk: exit $rc, wanted 24 (host_fault): $(cat err.txt)"
+grep -q "stopped by a fault of the host, not of a candidate" err.txt \
+  || fail "full disk: the fault is not named: $(cat err.txt)"
+grep -q "No space left on device" err.txt || fail "full disk: nvcc's words are not shown: $(cat err.txt)"
+"$ks" status out --json >s.json 2>s.err || fail "status after a full disk: $(cat s.err)"
+python3 - s.json <<'PY' || fail "full disk: a candidate was stored as failed: $(head -c 600 s.json)"
+import json, sys
+nodes = json.load(open(sys.argv[1]))["tasks"][0]["nodes"]
+assert len(nodes) > 1, nodes
+assert all(n["status"] != "compile_failed" and not n.get("failure_kind") for n in nodes), nodes
+PY
+rm -f disk-full
+timeout 300 "$ks" run full-disk.toml --worker "$worker" --progress 0 >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 0 ] || fail "resumed after a full disk: exit $rc: $(cat err.txt)"
+"$ks" status out --json >s.json 2>s.err || fail "status after the resume: $(cat s.err)"
+python3 - s.json <<'PY' || fail "resumed after a full disk: $(head -c 600 s.json)"
+import json, sys
+task = json.load(open(sys.argv[1]))["tasks"][0]
+assert task["state"] == "done", task["state"]
+assert all(n["status"] in ("accepted", "rejected") for n in task["nodes"]), task["nodes"]
+PY
+
 # No GPU: run exits 19 and leaves an empty store; status says so rather than show a table.
 rm -rf out
 KS_SCRIPTED_DEVICES=0 timeout 60 "$ks" run campaign.toml --worker "$worker" >out.txt 2>err.txt; rc=$?

@@ -2,7 +2,7 @@
 # Every exit code of the table (cli/exit_codes.cpp, README's "Exit codes") is returned by a real
 # command line, with no GPU: a missing file named on the command line is 1 for every command;
 # an invalid manifest or config, a config without tasks and a task that cannot run are 2; a
-# missing nvcc is 3; a skill memory cut short is 5; each typed failure 11..23 comes from `eval` against the scripted worker
+# missing nvcc is 3; a skill memory cut short is 5; each typed failure 11..24 comes from `eval` against the scripted worker
 # (tests/gpu/scripted_worker.cpp) failing that way; 130 from an interrupted dry run.
 # nvcc is tests/actors/fake_nvcc.sh throughout: fast, and the same on every machine.
 # Usage: exit_codes.sh KERNELSKILL SOURCE_DIR
@@ -130,6 +130,14 @@ KS_SCRIPT_STATE="$PWD/oom.state" scripted 21 "ok;ok;fail:out_of_memory;fail:out_
 scripted 22 "ok;ok;fail:cuda_error"
 scripted 23 "ok;ok;vendor"
 grep -q "vendor_library.*libcublas.so.13" err || fail "vendor_library: the library is not named: $(cat err)"
+# 24: host_fault: the device answered the info job and the reference's verification, then is
+# unavailable. A worker killed from outside once is no failure at all: the job runs again on a
+# fresh worker (the script's place kept across it); killed twice, the candidate crashed (17).
+scripted 24 "ok;ok;lost"
+grep -q "cudaErrorDevicesUnavailable" err || fail "host_fault: the CUDA error is not named: $(cat err)"
+KS_SCRIPT_STATE="$tmp/killed.state" scripted 0 "ok;ok;killed" --no-time
+KS_SCRIPT_STATE="$tmp/killed2.state" scripted 17 "ok;ok;killed;killed" --no-time
+grep -q "the first time too" err || fail "killed twice: the first death is not named: $(cat err)"
 # Allowed, the same candidate is measured and labelled; each job that loaded the library
 # retires its worker, so the script's place is kept across the restarts.
 KS_SCRIPT_STATE="$tmp/vendor.state" scripted 0 "ok;ok;vendor;vendor;vendor" --no-time \

@@ -60,9 +60,9 @@ expect_help "kernelskill task new --help" task new --help -- NAME --family --dir
   "Exit codes"
 
 # Each command lists the codes it can return, not the whole table.
-expect_codes "kernelskill --help" --help -- 0 1 2 3 5 11 12 13 14 15 16 17 18 19 20 21 22 23 130
-expect_codes "run --help" run --help -- 0 1 2 3 5 15 17 19 20 22 130
-expect_codes "eval --help" eval --help -- 0 1 2 3 11 12 13 14 15 16 17 18 19 20 21 22 23
+expect_codes "kernelskill --help" --help -- 0 1 2 3 5 11 12 13 14 15 16 17 18 19 20 21 22 23 24 130
+expect_codes "run --help" run --help -- 0 1 2 3 5 15 17 19 20 22 24 130
+expect_codes "eval --help" eval --help -- 0 1 2 3 11 12 13 14 15 16 17 18 19 20 21 22 23 24
 expect_codes "devices --help" devices --help -- 0 1 13 14 15 17 19 20 21 22
 expect_codes "status --help" status --help -- 0 1 2 3 5
 expect_codes "inspect --help" inspect --help -- 0 1 2 3 5

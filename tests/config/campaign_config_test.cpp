@@ -263,7 +263,8 @@ TEST_CASE("an unknown key is reported at the key with a did-you-mean suggestion"
            "unknown key 'warmup' in [bench] (valid keys: trials, warmup_ms, "
            "min_timing_trials, max_timing_ms, atol, rtol, norm_rel, verify_timeout_s, "
            "time_timeout_s, compile_timeout_s, sandbox, secret_env, "
-           "allow_vendor_libraries)"));
+           "allow_vendor_libraries, host_fault_retries, host_fault_retry_s, "
+           "min_free_disk_mb)"));
 }
 
 TEST_CASE("a key in the wrong section is reported with the section it belongs in", "[config]") {

@@ -14,6 +14,9 @@
 //   ok:MS         as ok; a time job reports a median of MS milliseconds
 //   slow:MS       sleep MS milliseconds, then as ok
 //   crash         write to stderr, then raise SIGSEGV mid-job
+//   killed        write to stderr, then raise SIGKILL mid-job: to the client, a worker killed
+//                 from outside (another process, the OOM killer)
+//   lost          reply failure cuda_error cudaErrorDevicesUnavailable (the GPU is gone)
 //   hang          never answer
 //   garbage       answer with a line that is not JSON (then carry on)
 //   cut           write half of a reply, no newline, then exit 0
@@ -703,6 +706,18 @@ int main(int argc, char** argv) {
       std::signal(SIGSEGV, SIG_DFL);
       std::raise(SIGSEGV);
       return 1;
+    } else if (verb == "killed") {
+      std::cerr << "ks-scripted-worker: killed in the " << to_string(req->job)
+                << " job, as scripted\n"
+                << std::flush;
+      std::raise(SIGKILL);
+      return 1;
+    } else if (verb == "lost") {
+      r.ok = false;
+      r.fail = canned_failure("cuda_error");
+      r.fail->cuda_error = "cudaErrorDevicesUnavailable";
+      r.fail->message = "all CUDA-capable devices are busy or unavailable";
+      write_line(encode(r));
     } else if (verb == "hang") {
       hang();
     } else if (verb == "garbage") {

@@ -45,7 +45,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 TEST_CASE("failure kinds have stable names, exit codes and restart rules", "[client]") {
   const auto& kinds = gpu::all_failure_kinds();
-  REQUIRE(kinds.size() == 13);
+  REQUIRE(kinds.size() == 14);
   for (size_t i = 0; i < kinds.size(); ++i) {
     auto n = static_cast<int32_t>(i + 1);
     CAPTURE(n);
@@ -57,6 +57,12 @@ TEST_CASE("failure kinds have stable names, exit codes and restart rules", "[cli
   CHECK(std::string(gpu::to_string(gpu::failure_kind::vendor_library)) == "vendor_library");
   CHECK(gpu::parse_failure_kind("vendor_library") == gpu::failure_kind::vendor_library);
   CHECK(gpu::exit_code_for(gpu::failure_kind::vendor_library) == 23);
+  CHECK(std::string(gpu::to_string(gpu::failure_kind::host_fault)) == "host_fault");
+  CHECK(gpu::exit_code_for(gpu::failure_kind::host_fault) == 24);
+  CHECK(gpu::is_host_fault(gpu::failure_kind::host_fault));
+  CHECK_FALSE(gpu::is_host_fault(gpu::failure_kind::crash));
+  CHECK_FALSE(gpu::is_host_fault(gpu::failure_kind::no_device));
+  CHECK(gpu::kills_worker(gpu::failure_kind::host_fault));
   CHECK_FALSE(gpu::parse_failure_kind("segfault").has_value());
   CHECK(gpu::kills_worker(gpu::failure_kind::illegal_address));
   CHECK(gpu::kills_worker(gpu::failure_kind::timeout));
@@ -121,6 +127,80 @@ TEST_CASE("a worker that crashes mid-job gives a crash naming the signal, and th
   REQUIRE(second.has_value());
   CHECK(second->passed);
   CHECK(client.starts() == 2);
+}
+
+TEST_CASE("a worker killed from outside mid-job is the host's: the job runs again on a fresh "
+          "worker and its answer is the job's",
+          "[client][host_fault]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "killed;ok:3.5"));
+  auto t = client.time(tiny_task(), "cand.so", "ref.so", {});
+  REQUIRE(t.has_value());
+  CHECK(t->median_ms == Approx(3.5));
+  CHECK(client.kill_retries() == 1);
+  CHECK(client.starts() == 2);
+  CHECK_THAT(client.last_kill(), Contains("signal 9"));
+  CHECK_THAT(client.last_kill(), Contains("time"));
+
+  // The second run's own failure is the job's: a wrong result stays a wrong result.
+  test::test_context ctx2;
+  gpu::worker_client second(scripted(ctx2, "killed;fail:wrong_result"));
+  auto v = verify(second);
+  REQUIRE_FALSE(v.has_value());
+  CHECK(v.error().kind == gpu::failure_kind::wrong_result);
+  CHECK(second.kill_retries() == 1);
+}
+
+TEST_CASE("a job whose worker is killed twice is charged with the crash, naming both deaths",
+          "[client][host_fault]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "killed;killed;ok"));
+  auto v = verify(client);
+  REQUIRE_FALSE(v.has_value());
+  CHECK(v.error().kind == gpu::failure_kind::crash);
+  CHECK_THAT(v.error().message, Contains("signal 9"));
+  CHECK_THAT(v.error().message, Contains("the first time too"));
+  CHECK(client.kill_retries() == 1);
+  CHECK(client.starts() == 2);
+  // The next job is a job of its own, on a fresh worker.
+  REQUIRE(verify(client).has_value());
+  CHECK(client.starts() == 3);
+}
+
+TEST_CASE("a worker's own fault (SIGSEGV) is not run again: the candidate crashed",
+          "[client][host_fault]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "crash;ok"));
+  auto v = verify(client);
+  REQUIRE_FALSE(v.has_value());
+  CHECK(v.error().kind == gpu::failure_kind::crash);
+  CHECK(client.kill_retries() == 0);
+  CHECK(client.starts() == 1);
+}
+
+TEST_CASE("a GPU that answered before and is gone, or unavailable, is a fault of the host",
+          "[client][host_fault]") {
+  test::test_context ctx;
+  gpu::worker_client client(scripted(ctx, "ok;fail:no_device;lost;ok"));
+  REQUIRE(client.info().has_value());
+  auto gone = verify(client);
+  REQUIRE_FALSE(gone.has_value());
+  CHECK(gone.error().kind == gpu::failure_kind::host_fault);
+  CHECK_THAT(gone.error().message, Contains("GPU 0 answered earlier jobs and is gone now"));
+  auto lost = verify(client);
+  REQUIRE_FALSE(lost.has_value());
+  CHECK(lost.error().kind == gpu::failure_kind::host_fault);
+  CHECK_THAT(lost.error().message, Contains("cudaErrorDevicesUnavailable"));
+  // Each worker on the lost device was let go: every job after starts a fresh one.
+  REQUIRE(verify(client).has_value());
+  CHECK(client.starts() == 3);
+
+  // A machine with no device from the start is no fault of a running campaign: no_device.
+  test::test_context ctx2;
+  gpu::worker_client none(scripted(ctx2, "fail:no_device"));
+  auto first = none.info();
+  REQUIRE_FALSE(first.has_value());
+  CHECK(first.error().kind == gpu::failure_kind::no_device);
 }
 
 TEST_CASE("a hang gives a timeout within the deadline and the next job succeeds", "[client]") {
