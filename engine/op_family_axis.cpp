@@ -315,8 +315,9 @@ void analyze_reduce(family_reader& r) {
   // and adds the maximum back per output (2). A map's operations count per element.
   auto numel = static_cast<double>(product(x->shape));
   auto outputs = static_cast<double>(r.tensor(role::output, 0).numel());
-  set_cost(r, x->operations * numel + (*op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
-                                                          : numel + (*op == "mean" ? outputs : 0.0)));
+  set_cost(r,
+           x->operations * numel + (*op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
+                                                       : numel + (*op == "mean" ? outputs : 0.0)));
   std::string function = *op == "max" ? "amax" : *op == "min" ? "amin" : *op;
   std::string K = keepdim ? ", keepdim=True" : "";
   if (*op == "prod" && v->first != v->last) {

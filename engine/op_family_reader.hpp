@@ -165,9 +165,10 @@ std::string offset_of(const std::vector<int64_t>& input, const std::vector<int64
 
 /// What a reduce or a scan acts on (op_family_source.cpp).
 struct acted_on {
-  std::vector<int64_t> shape; ///< its shape: the input's, or the shape params.map's inputs broadcast to
-  std::string torch;          ///< its values in torch: the input's name, or "(the map)"
-  double operations = 0;      ///< the map's flops per element
+  std::vector<int64_t>
+      shape;             ///< its shape: the input's, or the shape params.map's inputs broadcast to
+  std::string torch;     ///< its values in torch: the input's name, or "(the map)"
+  double operations = 0; ///< the map's flops per element
 };
 
 /// Reads a reduce's or scan's inputs: without `map`, one f32 input x; with it, inputs of f32 or

@@ -111,7 +111,8 @@ std::string source_struct(const std::vector<source_operand>& operands, const std
     of += (k == 0 ? "" : ", ") + std::string("(const ") + ctype + "*)inputs[" + K + "].data";
     if (o.whole) {
       int64_t bytes = o.type == dtype::u8 ? 4 : 16;
-      aligned_checks += " && (uintptr_t)inputs[" + K + "].data % " + std::to_string(bytes) + " == 0";
+      aligned_checks +=
+          " && (uintptr_t)inputs[" + K + "].data % " + std::to_string(bytes) + " == 0";
     }
     checks += "    if (inputs[" + K + "].dtype != " + abi_name(o.type) + ") return 3;\n";
   }
@@ -125,8 +126,8 @@ std::string source_struct(const std::vector<source_operand>& operands, const std
   text += mapped ? "params.map of the inputs, computed as it is read" : "input x itself";
   text += ".\nstruct ks_source {\n" + members;
   text += "\n  /// The map (params.map; without one, the input itself).\n";
-  text += "  static __device__ __forceinline__ float map(" + params + ") { return " + expr +
-          "; }\n\n";
+  text +=
+      "  static __device__ __forceinline__ float map(" + params + ") { return " + expr + "; }\n\n";
   text += "  /// Element i.\n  __device__ __forceinline__ float operator[](int64_t i) const {\n" +
           values + "    return map(";
   for (size_t k = 0; k < operands.size(); ++k)
@@ -140,8 +141,8 @@ std::string source_struct(const std::vector<source_operand>& operands, const std
   text += "  static ks_source of(const ks_tensor* inputs) { return {" + of + "}; }\n\n";
   text += "  /// Checks whether quad() may load 16 bytes at a time: every input read whole is "
           "aligned.\n";
-  text += "  static bool aligned(const ks_tensor* inputs) { return true" + aligned_checks +
-          "; }\n\n";
+  text +=
+      "  static bool aligned(const ks_tensor* inputs) { return true" + aligned_checks + "; }\n\n";
   text += "  /// Checks the inputs: 0 ok; 1 their count is not the task's; 3 a dtype is not; 5 "
           "an input's\n  /// element count is not; 8 one is not contiguous.\n";
   text += "  static int check(const ks_tensor* inputs, int32_t n_inputs) {\n";
@@ -152,8 +153,8 @@ std::string source_struct(const std::vector<source_operand>& operands, const std
   text += "        if (inputs[k].shape[d] != 1 && inputs[k].stride[d] != expect) return 8;\n";
   text += "        expect *= inputs[k].shape[d];\n      }\n    }\n";
   for (size_t k = 0; k < operands.size(); ++k)
-    text += "    if (ks_numel(&inputs[" + std::to_string(k) + "]) != " +
-            std::to_string(operands[k].numel) + ") return 5;\n";
+    text += "    if (ks_numel(&inputs[" + std::to_string(k) +
+            "]) != " + std::to_string(operands[k].numel) + ") return 5;\n";
   text += "    return 0;\n  }\n};\n";
   return text;
 }

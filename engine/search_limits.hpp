@@ -25,7 +25,8 @@ struct search_limits {
 };
 
 /// Checks `limits`: branches, max_depth and candidate_budget >= 1, roofline_target in
-/// [0, 1], patience >= 0, min_gain in [0, 1), torch_ms >= 0. Fails with invalid_input naming the field.
+/// [0, 1], patience >= 0, min_gain in [0, 1), torch_ms >= 0. Fails with invalid_input naming the
+/// field.
 [[nodiscard]] expected<void> validate(const search_limits& limits);
 
 } // namespace ks::engine

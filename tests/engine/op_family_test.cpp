@@ -761,8 +761,7 @@ params = { op = "mean", dims = [0, 1], map = "(p - t) ** 2 * w" }
   CHECK(source.find("if (n_inputs != 3) return 1;") != std::string::npos);
 
   // Without a map the source is the one input, read whole.
-  task plain =
-      loaded(ctx, one_to_one("reduce", "[3, 4]", "[3]", "{ op = \"sum\", dim = 1 }"));
+  task plain = loaded(ctx, one_to_one("reduce", "[3, 4]", "[3]", "{ op = \"sum\", dim = 1 }"));
   CHECK_FALSE(derived<bool>(plain, "mapped"));
   CHECK(derived<std::string>(plain, "source").find("return map(v_x);") != std::string::npos);
 
@@ -782,8 +781,7 @@ params = { op = "cumsum", dim = 1, map = "x * mask" }
   // Two inputs without a map; a map that leaves an input out; inputs that do not broadcast.
   std::string two = manifest;
   two.replace(two.find(", map = \"(p - t) ** 2 * w\""), 26, "");
-  CHECK(problems(ctx, two) ==
-        at(ctx, 9, 10) + "family reduce takes 1 input (x), the task has 3");
+  CHECK(problems(ctx, two) == at(ctx, 9, 10) + "family reduce takes 1 input (x), the task has 3");
   std::string unused = manifest;
   unused.replace(unused.find(" * w\""), 5, "\"");
   CHECK(problems(ctx, unused) == at(ctx, 9, 46) + "params.map does not use input 'w'");

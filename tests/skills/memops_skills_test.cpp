@@ -108,8 +108,9 @@ manifest_case with_edit(manifest_case c, input_edit edit) {
   return c;
 }
 
-manifest_case with_mapped_values(manifest_case c,
-                                 std::vector<double> (*values)(const std::vector<std::vector<double>>&)) {
+manifest_case
+with_mapped_values(manifest_case c,
+                   std::vector<double> (*values)(const std::vector<std::vector<double>>&)) {
   c.mapped_values = values;
   return c;
 }
@@ -457,9 +458,8 @@ std::vector<manifest_case> cases() {
       // and a cumsum of a u8 mask times x.
       family_task("weighted_squares_to_scalar", "reduce",
                   {tensor("p", "[3, 40001]"), tensor("t", "[3, 40001]"), tensor("w", "[40001]")},
-                  tensor("y", "[]"),
-                  "{ op = \"sum\", dims = [0, 1], map = \"(p - t) ** 2 * w\" }", sums,
-                  {"reduce_rows"}),
+                  tensor("y", "[]"), "{ op = \"sum\", dims = [0, 1], map = \"(p - t) ** 2 * w\" }",
+                  sums, {"reduce_rows"}),
       family_task("max_abs_difference_columns", "reduce",
                   {tensor("a", "[4, 33, 5]"), tensor("b", "[4, 1, 5]")}, tensor("y", "[4, 5]"),
                   "{ op = \"max\", dim = 1, map = \"abs(a - b)\" }", exact,
@@ -474,7 +474,8 @@ std::vector<manifest_case> cases() {
           [](const std::vector<std::vector<double>>& in) {
             std::vector<double> v(in[0].size());
             for (size_t k = 0; k < v.size(); ++k)
-              v[k] = static_cast<double>(static_cast<float>(in[0][k]) * static_cast<float>(in[1][k]));
+              v[k] =
+                  static_cast<double>(static_cast<float>(in[0][k]) * static_cast<float>(in[1][k]));
             return v;
           }),
   };
@@ -709,7 +710,8 @@ TEST_CASE("the memory-bound skills compute what the family reference computes on
       std::vector<double> want;
       if (t.family == "scan") {
         const manifest_case& mc = all[static_cast<size_t>(c.subject - tasks.data())];
-        want = scan_reference(t, mc.mapped_values != nullptr ? mc.mapped_values(inputs) : inputs[0]);
+        want =
+            scan_reference(t, mc.mapped_values != nullptr ? mc.mapped_values(inputs) : inputs[0]);
       } else if (t.family == "matvec") {
         want = matvec_reference(t, inputs[0], inputs[1]);
       } else {
