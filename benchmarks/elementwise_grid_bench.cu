@@ -23,35 +23,9 @@ __device__ __forceinline__ float4 relu4(float4 v) {
   return make_float4(relu(v.x), relu(v.y), relu(v.z), relu(v.w));
 }
 
-/// A grid-stride loop over one wave (our elementwise_vectorized), streaming hints or not.
+/// Relu of float4s base, base + Threads, ... (Unroll of them): all loads, then all stores.
 template <int Threads, int Unroll, bool Streaming>
-__global__ void __launch_bounds__(Threads) grid_stride(const float4* x, float4* y, int64_t n4) {
-  const int64_t step = (int64_t)gridDim.x * Threads * Unroll;
-  for (int64_t base = (int64_t)blockIdx.x * Threads * Unroll + threadIdx.x; base < n4;
-       base += step) {
-    float4 v[Unroll];
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      const int64_t i = base + (int64_t)u * Threads;
-      v[u] = i < n4 ? (Streaming ? __ldcs(x + i) : x[i]) : make_float4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      const int64_t i = base + (int64_t)u * Threads;
-      if (i < n4) {
-        if (Streaming)
-          __stcs(y + i, relu4(v[u]));
-        else
-          y[i] = relu4(v[u]);
-      }
-    }
-  }
-}
-
-/// One pass: a block per Threads x Unroll float4s, no loop (torch's vectorized kernel's shape).
-template <int Threads, int Unroll, bool Streaming>
-__global__ void __launch_bounds__(Threads) one_pass(const float4* x, float4* y, int64_t n4) {
-  const int64_t base = (int64_t)blockIdx.x * Threads * Unroll + threadIdx.x;
+__device__ __forceinline__ void relu_block(const float4* x, float4* y, int64_t n4, int64_t base) {
   float4 v[Unroll];
 #pragma unroll
   for (int u = 0; u < Unroll; ++u) {
@@ -68,6 +42,22 @@ __global__ void __launch_bounds__(Threads) one_pass(const float4* x, float4* y, 
         y[i] = relu4(v[u]);
     }
   }
+}
+
+/// A grid-stride loop over one wave (our elementwise_vectorized), streaming hints or not.
+template <int Threads, int Unroll, bool Streaming>
+__global__ void __launch_bounds__(Threads) grid_stride(const float4* x, float4* y, int64_t n4) {
+  const int64_t step = (int64_t)gridDim.x * Threads * Unroll;
+  for (int64_t base = (int64_t)blockIdx.x * Threads * Unroll + threadIdx.x; base < n4;
+       base += step)
+    relu_block<Threads, Unroll, Streaming>(x, y, n4, base);
+}
+
+/// One pass: a block per Threads x Unroll float4s, no loop (torch's vectorized kernel's shape).
+template <int Threads, int Unroll, bool Streaming>
+__global__ void __launch_bounds__(Threads) one_pass(const float4* x, float4* y, int64_t n4) {
+  relu_block<Threads, Unroll, Streaming>(x, y, n4,
+                                         (int64_t)blockIdx.x * Threads * Unroll + threadIdx.x);
 }
 
 /// The scalar grid-stride loop of the family reference.

@@ -102,7 +102,9 @@ const option options[] = {
      "Weight of best_first's exploration bonus; 0 makes best_first greedy.",
      number_option{&field<search, &search_section::exploration>, at_least(0)}},
     {"search", "stop_roofline_fraction",
-     "Stops a task once its best kernel reaches this fraction of the roofline.",
+     "Stops a task once its best kernel reaches this fraction of the roofline, unless the "
+     "task's torch baseline (report.torch_baselines, timed on this GPU) is faster beyond "
+     "min_gain: then the search goes on.",
      number_option{&field<search, &search_section::stop_roofline_fraction>,
                    {0, bound_kind::exclusive, 1, bound_kind::inclusive}}},
     {"search", "stop_patience",
@@ -125,7 +127,8 @@ const option options[] = {
      text_option{&field<search, &search_section::profile>, text_rule::non_empty, profile_policies}},
     {"search", "expand_max_fraction",
      "A node at or above this fraction of the roofline, or diagnosed at the roofline by its "
-     "counters, is not expanded; 0 expands every node.",
+     "counters, is not expanded, unless the task's torch baseline is faster than it beyond "
+     "min_gain; 0 expands every node.",
      number_option{&field<search, &search_section::expand_max_fraction>,
                    {0, bound_kind::inclusive, 1, bound_kind::inclusive}}},
 

@@ -254,6 +254,13 @@ void family_reader::at_param_text(std::string_view name, size_t offset, std::str
   out_.problems.push_back({at, std::move(message)});
 }
 
+void family_reader::at_expression_error(std::string_view name, const engine::error& problem) {
+  const std::string& message = problem.message();
+  size_t colon = message.find(": ");
+  size_t offset = std::stoul(message.substr(0, colon));
+  at_param_text(name, offset, "params." + std::string(name) + ": " + message.substr(colon + 2));
+}
+
 void family_reader::at_params(std::string message) {
   out_.problems.push_back({sources_.params, std::move(message)});
 }

@@ -63,10 +63,7 @@ void analyze_elementwise(family_reader& r) {
     names.push_back(x.name);
   expected<elementwise_expression> parsed = elementwise_expression::parse(*op, names);
   if (!parsed) {
-    const std::string& message = parsed.error().message();
-    size_t colon = message.find(": ");
-    size_t offset = std::stoul(message.substr(0, colon));
-    r.at_param_text("op", offset, "params.op: " + message.substr(colon + 2));
+    r.at_expression_error("op", parsed.error());
     return;
   }
   for (const std::string& name : names)

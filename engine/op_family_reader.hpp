@@ -69,6 +69,10 @@ public:
   /// Reports `message` at the params table.
   void at_params(std::string message);
 
+  /// Reports `problem`, a failure of elementwise_expression::parse of string param `name`
+  /// ("OFFSET: what"), at that character of the param's text.
+  void at_expression_error(std::string_view name, const engine::error& problem);
+
   /// Reports `message` at the shape of input or output `index`.
   void at_shape(role which, size_t index, std::string message);
 

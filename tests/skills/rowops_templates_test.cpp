@@ -12,6 +12,7 @@
 // The tasks are built here with the values the family loader derives (task.outer, task.axis,
 // task.inner, task.op, task.eps, ...), so the test does not depend on how manifests spell them.
 
+#include "engine/op_family.hpp"
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
 #include "engine/task.hpp"
@@ -126,6 +127,27 @@ engine::task channel_norm_task(const std::string& name, const std::string& op,
   return t;
 }
 
+/// Adds what every reduce template reads its input through (task.source, task.mapped and the
+/// input's offset), derived by the family itself from the task's own params.
+void add_source(engine::task& t, size_t first, size_t last) {
+  engine::task plain = t;
+  std::vector<int64_t> dims;
+  for (size_t d = first; d <= last; ++d)
+    dims.push_back(static_cast<int64_t>(d));
+  plain.params = {{"op", t.params.at("op")}, {"dims", dims}, {"keepdim", t.params.at("keepdim")}};
+  engine::family_sources where;
+  where.input_shapes.resize(t.inputs.size());
+  where.input_types.resize(t.inputs.size());
+  where.output_shapes.resize(t.outputs.size());
+  where.output_types.resize(t.outputs.size());
+  engine::family_analysis a = engine::analyze_family(plain, where);
+  INFO(t.name << ": " << (a.problems.empty() ? "" : a.problems.front().message));
+  REQUIRE(a.problems.empty());
+  for (const char* name : {"source", "mapped"})
+    t.derived.scalars[name] = a.derived.scalars.at(name);
+  t.derived.lists["inputs"] = a.derived.lists.at("inputs");
+}
+
 /// Returns a reduction of dims [first, last] of `shape` (a scalar when they are all of them).
 engine::task reduce_over(const std::string& name, const std::string& op,
                          const std::vector<int64_t>& shape, size_t first, size_t last,
@@ -138,6 +160,7 @@ engine::task reduce_over(const std::string& name, const std::string& op,
   out.insert(out.end(), shape.begin() + static_cast<std::ptrdiff_t>(last + 1), shape.end());
   bool index = op == "argmax" || op == "argmin";
   t.outputs.push_back(tensor("y", out, index ? engine::dtype::i64 : engine::dtype::f32));
+  add_source(t, first, last);
   return t;
 }
 
