@@ -169,8 +169,8 @@ std::string offset_of(const std::vector<int64_t>& input, const std::vector<int64
 
 /// What a reduce or a scan acts on (op_family_source.cpp).
 struct acted_on {
-  std::vector<int64_t>
-      shape;             ///< its shape: the input's, or the shape params.map's inputs broadcast to
+  /// Its shape: the input's, or the shape params.map's inputs broadcast to.
+  std::vector<int64_t> shape;
   std::string torch;     ///< its values in torch: the input's name, or "(the map)"
   double operations = 0; ///< the map's flops per element
 };
@@ -182,7 +182,7 @@ struct acted_on {
 /// counts() has held.
 std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map);
 
-// One function per family (op_family_axis.cpp, op_family_channel_norm.cpp,
+// One function per family (op_family_axis.cpp, op_family_channel_norm.cpp, op_family_conv.cpp,
 // op_family_elementwise.cpp, op_family_gather.cpp, op_family_pool.cpp, op_family_products.cpp).
 void analyze_softmax(family_reader& r);
 void analyze_norm(family_reader& r);
@@ -193,6 +193,7 @@ void analyze_pool(family_reader& r);
 void analyze_matvec(family_reader& r);
 void analyze_matmul(family_reader& r);
 void analyze_channel_norm(family_reader& r);
+void analyze_conv(family_reader& r);
 void analyze_gather(family_reader& r);
 
 } // namespace ks::engine::family_detail

@@ -339,6 +339,51 @@ expected<family_manifest> pool(const request& r) {
   return m;
 }
 
+expected<family_manifest> conv(const request& r) {
+  size_t dims = r.shape.size() - 2;
+  int64_t channels = r.shape[1];
+  // A kernel of 3 with padding 1 keeps the spatial extents; one of 1 where an extent is shorter.
+  bool small = std::any_of(r.shape.begin() + 2, r.shape.end(), [](int64_t e) { return e < 3; });
+  int64_t k = small ? 1 : 3;
+  std::vector<int64_t> weight{channels, channels};
+  for (size_t d = 0; d < dims; ++d)
+    weight.push_back(k);
+  auto reduction = static_cast<double>(channels) * std::pow(static_cast<double>(k), dims);
+  family_manifest m;
+  m.section = "Convolution";
+  m.what = std::to_string(dims) + "-d convolution, kernel " + std::to_string(k) +
+           (small ? "" : ", padding 1") + ", of x " + list_text(r.shape) + " with a bias";
+  m.inputs = {tensor("x", r.shape), tensor("weight", weight), tensor("bias", {channels})};
+  m.outputs = {tensor("y", r.shape)};
+  m.outputs_note = "weight: torch's layout, [out_channels, in_channels / groups, kernel...] "
+                   "([in_channels, out_channels / groups, kernel...] transposed); bias (optional, "
+                   "leave it out for none): [out_channels]. y: [N, out_channels, out...], torch's "
+                   "size per dim: floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride "
+                   "+ 1); transposed (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + "
+                   "output_padding + 1";
+  m.atol = round_up(1.5e-5 * std::sqrt(reduction));
+  m.rtol = 1e-4;
+  m.tolerance_note = "atol covers sums near 0: about 1.5e-5 x sqrt(in_channels / groups x "
+                     "kernel volume) here.";
+  m.tunables = threads_and_blocks;
+  std::string each = dims == 1 ? "" : ", or one per dim";
+  m.params = {{"padding", small ? "0" : "1", "zeros added on both sides" + each, small},
+              {"stride", "1", "the step between windows" + each, true},
+              {"dilation", "1", "the spacing of the kernel's taps" + each, true},
+              {"groups", "1",
+               "divides in_channels and out_channels; groups = in_channels is a depthwise conv",
+               true},
+              {"transposed", "false",
+               "true: the transposed conv (torch's conv_transpose), the gradient of a standard "
+               "one",
+               true},
+              {"output_padding", "0",
+               "transposed only: added to one side of the output" + each +
+                   "; smaller than the stride or the dilation",
+               true}};
+  return m;
+}
+
 expected<family_manifest> matvec(const request& r) {
   int64_t rows = r.shape[0];
   int64_t k = r.shape[1];
@@ -450,6 +495,12 @@ struct skeleton_entry {
 const std::vector<skeleton_entry>& skeletons() {
   static const std::vector<skeleton_entry> table{
       {"channel_norm", "x [N, C, spatial...]", {16, 64, 32, 32}, 2, 8, channel_norm},
+      {"conv",
+       "x [N, C, H, W] (or [N, C, W], [N, C, D, H, W]): a C to C conv",
+       {16, 64, 56, 56},
+       3,
+       5,
+       conv},
       {"elementwise", "x and y", {1024, 1024}, 1, 8, elementwise},
       {"gather", "x, gathered along its last dim", {1024, 1024}, 1, 8, gather},
       {"matmul",

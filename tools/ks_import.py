@@ -693,9 +693,7 @@ class Lowering:
         # Name every op without a rule at once (the first one found, then the rest of the
         # program's), so a report over many problems says what is missing in full.
         missing = [name] + [m for m in self.unknown_ops() if m != name]
-        raise ImportFailure("no family states " + ", ".join("aten." + m for m in missing) +
-                            (" (convolutions: the conv family is issue 21)"
-                             if any(m.startswith("conv") for m in missing) else ""))
+        raise ImportFailure("no family states " + ", ".join("aten." + m for m in missing))
 
     def knows(self, name):
         """Checks whether lowering has a rule for ATen op `name`."""
@@ -1111,43 +1109,116 @@ class Lowering:
     def op_tril(self, node):
         return self.triangle(node, "lower")
 
-    def convolution(self, node, dims):
-        """A pointwise convolution (1x1 kernel, stride 1, no padding, one group) is a matrix
-        product over the channels: W [O, C] @ x [N, C, spatial]; any other is the conv
-        family's (issue 21)."""
+    def convolution(self, node, dims, transposed, stride, padding, dilation, output_padding,
+                    groups):
+        """A convolution is the conv family's op (docs/tasks.md): x and the weight as torch
+        holds them, its own bias a third input. A pointwise one (1x1 kernel, stride 1, no
+        padding, one group, not transposed) stays a matrix product over the channels, W [O, C]
+        @ x [N, C, spatial], which the matmul skills run faster than a conv today."""
         x_shape, w_shape = shape_of(node.args[0]), shape_of(node.args[1])
         bias = arg(node, 2, "bias")
-        stride, padding = arg(node, 3, "stride", [1]), arg(node, 4, "padding", [0])
-        dilation, groups = arg(node, 5, "dilation", [1]), arg(node, 6, "groups", 1)
-        def all_equal(v, want):
-            return all(x == want for x in (v if isinstance(v, (list, tuple)) else [v]))
-        pointwise = (all(k == 1 for k in w_shape[2:]) and all_equal(stride, 1) and
-                     all_equal(padding, 0) and groups == 1 and not isinstance(padding, str))
-        if not pointwise:
-            missing = [f"conv{dims}d"] + [m for m in self.unknown_ops() if m != f"conv{dims}d"]
-            raise ImportFailure("no family states " + ", ".join("aten." + m for m in missing) +
-                                " (convolutions: the conv family is issue 21; a 1x1 one is "
-                                "imported as a matmul)")
-        n, c = x_shape[:2]
-        o = w_shape[0]
-        spatial = math.prod(x_shape[2:])
-        w2 = self.reshape(self.tensor(self.value(node.args[1])), (o, c))
-        x3 = self.reshape(self.tensor(self.value(node.args[0])), (n, c, spatial))
-        y = self.product(w2, x3, (n, o, spatial), hint="pointwise_conv")
-        y = self.reshape(y, shape_of(node))
-        if bias is None:
-            return y
-        b = self.reshape(self.tensor(self.value(bias)), (o,) + (1,) * dims)
-        return self.combine("{} + {}", [y, b], shape_of(node))
+        kernel = list(w_shape[2:])
+        if len(x_shape) != dims + 2 or len(kernel) != dims:
+            raise ImportFailure(f"a {dims}-d convolution of an input {list(x_shape)} (an "
+                                f"unbatched input is not imported)")
+
+        def per_dim(v, name):
+            v = list(v) if isinstance(v, (list, tuple)) else [v]
+            if len(v) == 1:
+                v = v * dims
+            if len(v) != dims or not all(isinstance(e, int) for e in v):
+                raise ImportFailure(f"a convolution's {name} {v!r}")
+            return v
+        if isinstance(padding, str):
+            if padding == "valid":
+                padding = [0] * dims
+            elif padding == "same":
+                total = [d * (k - 1) for d, k in zip(per_dim(dilation, "dilation"), kernel)]
+                if any(t % 2 for t in total):
+                    raise ImportFailure("padding='same' with an even dilated kernel (torch pads "
+                                        "one more on the right; the conv family pads both sides "
+                                        "alike)")
+                padding = [t // 2 for t in total]
+            else:
+                raise ImportFailure(f"a convolution's padding {padding!r}")
+        stride, padding = per_dim(stride, "stride"), per_dim(padding, "padding")
+        dilation, output_padding = per_dim(dilation, "dilation"), per_dim(output_padding, "output_padding")
+        pointwise = (not transposed and all(k == 1 for k in kernel) and stride == [1] * dims and
+                     padding == [0] * dims and groups == 1)
+        if pointwise:
+            n, c = x_shape[:2]
+            o = w_shape[0]
+            spatial = math.prod(x_shape[2:])
+            w2 = self.reshape(self.tensor(self.value(node.args[1])), (o, c))
+            x3 = self.reshape(self.tensor(self.value(node.args[0])), (n, c, spatial))
+            y = self.product(w2, x3, (n, o, spatial), hint="pointwise_conv")
+            y = self.reshape(y, shape_of(node))
+            if bias is None:
+                return y
+            b = self.reshape(self.tensor(self.value(bias)), (o,) + (1,) * dims)
+            return self.combine("{} + {}", [y, b], shape_of(node))
+        inputs = [self.contiguous_input(self.value(node.args[0])),
+                  self.contiguous_input(self.value(node.args[1]), "w")]
+        if bias is not None:
+            inputs.append(self.contiguous_input(self.value(bias), "b"))
+
+        def value(v):
+            return v[0] if all(e == v[0] for e in v) else v
+        params = {}
+        if transposed:
+            params["transposed"] = True
+        for key, v, default in (("stride", stride, 1), ("padding", padding, 0),
+                                ("dilation", dilation, 1), ("output_padding", output_padding, 0)):
+            if v != [default] * dims:
+                params[key] = value(v)
+        if groups != 1:
+            params["groups"] = groups
+        hint = f"conv_transpose{dims}d" if transposed else f"conv{dims}d"
+        (y,) = self.graph.add_node("conv", hint, inputs, [("y", shape_of(node), "f32")], params)
+        return y
+
+    def standard_conv(self, node, dims):
+        # aten.conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups)
+        return self.convolution(node, dims, False, arg(node, 3, "stride", 1),
+                                arg(node, 4, "padding", 0), arg(node, 5, "dilation", 1), 0,
+                                arg(node, 6, "groups", 1))
+
+    def transposed_conv(self, node, dims):
+        # aten.conv_transpose1d/2d/3d(input, weight, bias, stride, padding, output_padding,
+        # groups, dilation)
+        return self.convolution(node, dims, True, arg(node, 3, "stride", 1),
+                                arg(node, 4, "padding", 0), arg(node, 7, "dilation", 1),
+                                arg(node, 5, "output_padding", 0), arg(node, 6, "groups", 1))
 
     def op_conv1d(self, node):
-        return self.convolution(node, 1)
+        return self.standard_conv(node, 1)
 
     def op_conv2d(self, node):
-        return self.convolution(node, 2)
+        return self.standard_conv(node, 2)
 
     def op_conv3d(self, node):
-        return self.convolution(node, 3)
+        return self.standard_conv(node, 3)
+
+    def op_conv_transpose1d(self, node):
+        return self.transposed_conv(node, 1)
+
+    def op_conv_transpose2d(self, node):
+        return self.transposed_conv(node, 2)
+
+    def op_conv_transpose3d(self, node):
+        return self.transposed_conv(node, 3)
+
+    def op_convolution(self, node):
+        # aten.convolution(input, weight, bias, stride, padding, dilation, transposed,
+        # output_padding, groups); aten._convolution adds flags that do not change the result.
+        dims = len(shape_of(node.args[0])) - 2
+        return self.convolution(node, dims, bool(arg(node, 6, "transposed", False)),
+                                arg(node, 3, "stride", 1), arg(node, 4, "padding", 0),
+                                arg(node, 5, "dilation", 1), arg(node, 7, "output_padding", 0),
+                                arg(node, 8, "groups", 1))
+
+    def op__convolution(self, node):
+        return self.op_convolution(node)
 
     # -- along dims --------------------------------------------------------------------------
 
@@ -1851,11 +1922,22 @@ def accumulation(graph):
                 sums = True
         elif fam == "channel_norm":
             length = math.prod(ins[0][2:]) * (ins[0][0] if p["op"] == "batch" else 1)
+        elif fam == "conv":
+            length = conv_terms(ins, p)
+            sums = True
         longest = max(longest, length)
     return longest, sums
 
 
 NORMALIZING = {"channel_norm", "norm"}
+
+
+def conv_terms(ins, params):
+    """Returns the most products a conv sums into one output: the input channels of a group
+    times the kernel's taps (a transposed conv's strides leave out some of them)."""
+    x, w = ins[0], ins[1]
+    in_per_group = x[1] // params.get("groups", 1)
+    return in_per_group * math.prod(w[2:])
 
 
 def normalizes_a_long_sum(graph):
@@ -1874,6 +1956,9 @@ def normalizes_a_long_sum(graph):
             length = (a[-2] if transposed else a[-1]) if fam == "matmul" else \
                 (a[0] if transposed else a[-1])
             long_sum = long_sum or length > 1000
+        if fam == "conv":
+            ins = [graph.tensors[n].shape for n in node["inputs"]]
+            long_sum = long_sum or conv_terms(ins, node["params"]) > 1000
     return False
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `kernelskill import` through the real binary, on our own problem files (tests/tools/
 # import_problems, tests/tools/import_user), with torch from .venv-torch or $KS_PYTHON:
-#   - a folder: one line per problem, exit 2 because one (a 3x3 convolution) cannot be stated,
+#   - a folder: one line per problem, exit 2 because one (a sort) cannot be stated,
 #     a manifest per imported problem that `task check` accepts (references compiled), and
 #     campaign.toml naming exactly those;
 #   - FILE.py:NAME with --input and --init: exit 0;
@@ -26,20 +26,22 @@ export KS_PYTHON="$python"
 "$ks" import "$src/tests/tools/import_problems" --out out >stdout.txt 2>stderr.txt; rc=$?
 [ "$rc" -eq 2 ] || fail "import of the folder: exit $rc, want 2: $(cat stdout.txt stderr.txt)"
 imported=$(grep -c '^imported  ' stdout.txt)
-[ "$imported" -eq 13 ] || fail "13 problems imported, got $imported: $(cat stdout.txt)"
-grep -q '^not imported  14_conv3x3_unsupported.py: no family states aten.conv2d' stdout.txt ||
-  fail "the convolution's reason: $(cat stdout.txt)"
+[ "$imported" -eq 17 ] || fail "17 problems imported, got $imported: $(cat stdout.txt)"
+grep -q '^not imported  18_sort_unsupported.py: no family states aten.sort' stdout.txt ||
+  fail "the sort's reason: $(cat stdout.txt)"
 grep -q '^imported  07_linear_gelu: graph of 2 ops: matmul -> elementwise$' stdout.txt ||
   fail "the linear layer's line: $(cat stdout.txt)"
-grep -q '^13 of 14 problems imported' stdout.txt || fail "the summary: $(cat stdout.txt)"
-grep -q '14 problems not imported\|1 of 14 problems not imported' stderr.txt ||
+grep -q '^imported  14_conv3x3_relu: graph of 2 ops: conv -> elementwise$' stdout.txt ||
+  fail "the convolution's line: $(cat stdout.txt)"
+grep -q '^17 of 18 problems imported' stdout.txt || fail "the summary: $(cat stdout.txt)"
+grep -q '18 problems not imported\|1 of 18 problems not imported' stderr.txt ||
   fail "stderr says how many were not imported: $(cat stderr.txt)"
 listed=$(grep -c '\.toml",$' out/campaign.toml)
-[ "$listed" -eq 13 ] || fail "campaign.toml lists 13 manifests, got $listed: $(cat out/campaign.toml)"
-[ ! -e out/14_conv3x3_unsupported.toml ] || fail "a manifest was written for the convolution"
+[ "$listed" -eq 17 ] || fail "campaign.toml lists 17 manifests, got $listed: $(cat out/campaign.toml)"
+[ ! -e out/18_sort_unsupported.toml ] || fail "a manifest was written for the sort"
 manifests=(); for m in out/*.toml; do [ "$m" = out/campaign.toml ] || manifests+=("$m"); done
 "$ks" task check "${manifests[@]}" >check.txt 2>&1 || fail "task check of the imported manifests: $(cat check.txt)"
-[ "$(grep -c '^ok: ' check.txt)" -eq 13 ] || fail "task check: $(cat check.txt)"
+[ "$(grep -c '^ok: ' check.txt)" -eq 17 ] || fail "task check: $(cat check.txt)"
 "$ks" config --check out/campaign.toml >config.txt 2>&1 || fail "config --check: $(cat config.txt)"
 
 "$ks" import "$src/tests/tools/import_user/my_blocks.py:ScaledResidual" --input 'f32[64,512]' \

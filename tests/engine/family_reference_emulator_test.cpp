@@ -1,13 +1,14 @@
-// The family references that use no CUB (channel_norm, reduce, norm, pool, matmul, gather,
-// elementwise) run on the CPU emulator of the skill tests (tests/skills/emulated_kernel.hpp)
-// for small shapes, and must compute what a plain C++ loop here computes in double: every op
-// of the new families and params (batch, instance and group norms with and without affine
-// weights, reductions over several dims and to a scalar, logsumexp with infinite lines, l1
-// norms, 3-d pools, folded, scaled and triangular products, gathers, integer inputs of an
-// elementwise expression). The reductions run three ways: as rendered, with their lines split
-// across blocks (KS_SPLIT_MIN_PART = 16, so that short lines split; 96 threads a block) and
-// with a thread per line
-// where it applies, so that each scheme's index math and its fixed-order combine are checked.
+// The family references that use no CUB (channel_norm, reduce, norm, pool, conv, matmul,
+// gather, elementwise) run on the CPU emulator of the skill tests
+// (tests/skills/emulated_kernel.hpp) for small shapes, and must compute what a plain C++ loop
+// here computes in double: every op of the new families and params (batch, instance and group
+// norms with and without affine weights, reductions over several dims and to a scalar,
+// logsumexp with infinite lines, l1 norms, 3-d pools, folded, scaled and triangular products,
+// gathers, integer inputs of an elementwise expression, standard and transposed convolutions).
+// The reductions run three ways: as rendered, with their lines split across blocks
+// (KS_SPLIT_MIN_PART = 16, so that short lines split; 96 threads a block) and with a thread per
+// line where it applies, so that each scheme's index math and its fixed-order combine are
+// checked; the convolutions also on a grid of two blocks, so that their grid-stride loop wraps.
 // No GPU: g++ compiles each reference against the emulator.
 
 #include "engine/task_manifest.hpp"
@@ -252,6 +253,72 @@ std::vector<double> gather(const engine::task& t, const values& in) {
   return y;
 }
 
+/// A convolution as its definition says, independently of the reference's gather: a standard
+/// one sums, for each output element, the products its window reads; a transposed one
+/// scatters each product of an input element and a weight tap onto the output it lands on.
+std::vector<double> conv(const engine::task& t, const values& in) {
+  auto g = [&](const std::string& name) { return integer(t, name); };
+  const bool transposed = flag(t, "transposed");
+  const int64_t batch = g("batch"), c_in = g("in_channels"), c_out = g("out_channels");
+  const int64_t in_per = g("in_per_group"), out_per = g("out_per_group");
+  int64_t ins[3], outs[3], k[3], s[3], p[3], d[3];
+  const char* axes[3] = {"d", "h", "w"};
+  for (int i = 0; i < 3; ++i) {
+    std::string a = axes[i];
+    ins[i] = g("in_" + a), outs[i] = g("out_" + a), k[i] = g("k_" + a);
+    s[i] = g("s_" + a), p[i] = g("p_" + a), d[i] = g("d_" + a);
+  }
+  const int64_t taps = k[0] * k[1] * k[2];
+  auto x_at = [&](int64_t b, int64_t c, int64_t i0, int64_t i1, int64_t i2) {
+    return in[0][static_cast<size_t>((((b * c_in + c) * ins[0] + i0) * ins[1] + i1) * ins[2] + i2)];
+  };
+  auto y_index = [&](int64_t b, int64_t c, int64_t o0, int64_t o1, int64_t o2) {
+    return static_cast<size_t>((((b * c_out + c) * outs[0] + o0) * outs[1] + o1) * outs[2] + o2);
+  };
+  std::vector<double> y(static_cast<size_t>(batch * c_out * outs[0] * outs[1] * outs[2]), 0.0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t ci = 0; ci < c_in; ++ci)
+      for (int64_t j = 0; j < out_per; ++j)
+        for (int64_t k0 = 0; k0 < k[0]; ++k0)
+          for (int64_t k1 = 0; k1 < k[1]; ++k1)
+            for (int64_t k2 = 0; k2 < k[2]; ++k2) {
+              const int64_t tap = (k0 * k[1] + k1) * k[2] + k2;
+              const int64_t group = ci / in_per, co = group * out_per + j;
+              // standard: w[co][ci % in_per][tap]; transposed: w[ci][j][tap].
+              const double weight =
+                  in[1][static_cast<size_t>(transposed ? (ci * out_per + j) * taps + tap
+                                                       : (co * in_per + ci % in_per) * taps + tap)];
+              if (!transposed) {
+                for (int64_t o0 = 0; o0 < outs[0]; ++o0)
+                  for (int64_t o1 = 0; o1 < outs[1]; ++o1)
+                    for (int64_t o2 = 0; o2 < outs[2]; ++o2) {
+                      const int64_t i0 = o0 * s[0] - p[0] + k0 * d[0];
+                      const int64_t i1 = o1 * s[1] - p[1] + k1 * d[1];
+                      const int64_t i2 = o2 * s[2] - p[2] + k2 * d[2];
+                      if (i0 >= 0 && i0 < ins[0] && i1 >= 0 && i1 < ins[1] && i2 >= 0 &&
+                          i2 < ins[2])
+                        y[y_index(b, co, o0, o1, o2)] += x_at(b, ci, i0, i1, i2) * weight;
+                    }
+              } else {
+                for (int64_t i0 = 0; i0 < ins[0]; ++i0)
+                  for (int64_t i1 = 0; i1 < ins[1]; ++i1)
+                    for (int64_t i2 = 0; i2 < ins[2]; ++i2) {
+                      const int64_t o0 = i0 * s[0] - p[0] + k0 * d[0];
+                      const int64_t o1 = i1 * s[1] - p[1] + k1 * d[1];
+                      const int64_t o2 = i2 * s[2] - p[2] + k2 * d[2];
+                      if (o0 >= 0 && o0 < outs[0] && o1 >= 0 && o1 < outs[1] && o2 >= 0 &&
+                          o2 < outs[2])
+                        y[y_index(b, co, o0, o1, o2)] += x_at(b, ci, i0, i1, i2) * weight;
+                    }
+              }
+            }
+  if (flag(t, "has_bias"))
+    for (size_t e = 0; e < y.size(); ++e)
+      y[e] +=
+          in[2][e / static_cast<size_t>(outs[0] * outs[1] * outs[2]) % static_cast<size_t>(c_out)];
+  return y;
+}
+
 // -- the cases ----------------------------------------------------------------------------------
 
 std::string tensor(const std::string& name, const std::string& shape,
@@ -398,6 +465,50 @@ std::vector<emulated_case> cases() {
            tensor("index", "[7, 3, 2]", "dtype = \"i64\", init = \"randint\", low = 0, high = 5")},
           tensor("y", "[7, 3, 2]"), "{ dim = -3 }"),
       gather);
+  // conv: standard with stride 2, padding 1, dilation 2 and 2 groups; transposed with output
+  // padding (below the stride, or below the dilation only); 1-d and 3-d; odd sizes; one
+  // channel; depthwise; pointwise. Each also with a grid of 2 blocks of 96 threads, so that
+  // the grid-stride loop wraps.
+  const std::vector<std::string> small_grid{
+      "", "#define KS_MAX_BLOCKS 2\n#define KS_BLOCK_THREADS 96\n"};
+  add("conv 2d, stride 2, padding 1, dilation 2, 2 groups, bias",
+      manifest(
+          "conv", {tensor("x", "[2, 4, 9, 10]"), tensor("w", "[6, 2, 3, 3]"), tensor("b", "[6]")},
+          tensor("y", "[2, 6, 4, 4]"), "{ stride = 2, padding = 1, dilation = 2, groups = 2 }"),
+      conv, small_grid);
+  add("conv transposed 2d, output padding per dim, 2 groups, bias",
+      manifest("conv",
+               {tensor("x", "[1, 4, 5, 3]"), tensor("w", "[4, 3, 3, 2]"), tensor("b", "[6]")},
+               tensor("y", "[1, 6, 10, 10]"),
+               "{ transposed = true, stride = [2, 3], padding = [1, 0], output_padding = [1, 2], "
+               "groups = 2 }"),
+      conv, small_grid);
+  add("conv 1d depthwise, stride 3, odd length",
+      manifest("conv", {tensor("x", "[3, 5, 23]"), tensor("w", "[5, 1, 4]")},
+               tensor("y", "[3, 5, 8]"), "{ groups = 5, padding = 2, stride = 3 }"),
+      conv, small_grid);
+  add("conv transposed 1d, one channel, output padding below the dilation",
+      manifest("conv", {tensor("x", "[2, 1, 7]"), tensor("w", "[1, 1, 3]")},
+               tensor("y", "[2, 1, 19]"),
+               "{ transposed = true, stride = 2, dilation = 3, output_padding = 2, padding = 1 }"),
+      conv);
+  add("conv 3d, one input channel, odd sizes, bias",
+      manifest("conv",
+               {tensor("x", "[1, 1, 5, 6, 7]"), tensor("w", "[2, 1, 3, 2, 3]"), tensor("b", "[2]")},
+               tensor("y", "[1, 2, 3, 5, 4]"), "{ padding = [1, 0, 1], stride = [2, 1, 2] }"),
+      conv, small_grid);
+  add("conv transposed 3d, dilation, output padding, 2 groups, bias",
+      manifest(
+          "conv",
+          {tensor("x", "[1, 2, 3, 4, 3]"), tensor("w", "[2, 2, 2, 3, 2]"), tensor("b", "[4]")},
+          tensor("y", "[1, 4, 6, 8, 10]"),
+          "{ transposed = true, stride = [1, 2, 3], padding = [0, 1, 0], dilation = [2, 1, 1], "
+          "output_padding = [1, 1, 2], groups = 2 }"),
+      conv);
+  add("conv 2d pointwise",
+      manifest("conv", {tensor("x", "[2, 3, 4, 5]"), tensor("w", "[4, 3, 1, 1]")},
+               tensor("y", "[2, 4, 4, 5]"), "{}"),
+      conv);
   // elementwise: a u8 mask, an i64 input broadcast.
   add("elementwise with a u8 mask and an i64 row",
       manifest("elementwise",

@@ -1,7 +1,8 @@
 // Every family's reference template renders for a spread of shapes and params (odd sizes, a
 // dim of 1, sizes that no vector width divides, negative dims, keepdim, reverse and exclusive
 // scans, padding, dilation and ceil mode, transposes, batches, broadcasting, lines split
-// across blocks, 3-d pools, folded and triangular products, integer inputs) and compiles with
+// across blocks, 3-d pools, folded and triangular products, integer inputs, standard and
+// transposed convolutions of 1 to 3 dims, grouped and depthwise) and compiles with
 // nvcc for sm_90a without a warning; so does the reference of every task of the shipped
 // suites. No GPU: nvcc runs on the CPU (without nvcc, the compile test skips).
 
@@ -190,6 +191,36 @@ std::vector<family_case> spread() {
                {tensor("x", "[4, 6]"), tensor("m", "[4, 6]", "u8"), tensor("i", "[6]", "i32"),
                 tensor("j", "[1]", "i64")},
                tensor("y", "[4, 6]"), "{ op = \"where(m, x, 0.0) + i * j\" }"));
+  // conv (issue 21): every param at values other than 1, odd sizes, one channel, groups that
+  // do not divide 32, standard and transposed, 1-, 2- and 3-d, with and without a bias.
+  add("conv 2d, stride, padding, dilation per dim, 2 groups, bias",
+      manifest("conv",
+               {tensor("x", "[2, 4, 9, 11]"), tensor("w", "[6, 2, 3, 5]"), tensor("b", "[6]")},
+               tensor("y", "[2, 6, 4, 7]"),
+               "{ stride = [2, 1], padding = [1, 2], dilation = 2, groups = 2 }"));
+  add("conv 1d depthwise, one sample",
+      manifest("conv", {tensor("x", "[1, 3, 17]"), tensor("w", "[3, 1, 4]")},
+               tensor("y", "[1, 3, 16]"), "{ groups = 3, padding = 1 }"));
+  add("conv 3d, one channel, odd sizes",
+      manifest("conv", {tensor("x", "[1, 1, 5, 6, 7]"), tensor("w", "[1, 1, 3, 2, 3]")},
+               tensor("y", "[1, 1, 3, 5, 5]"), "{}"));
+  add("conv 2d pointwise",
+      manifest("conv", {tensor("x", "[2, 3, 4, 5]"), tensor("w", "[4, 3, 1, 1]")},
+               tensor("y", "[2, 4, 4, 5]"), "{}"));
+  add("conv transposed 2d, output padding, 3 groups",
+      manifest("conv", {tensor("x", "[2, 3, 5, 4]"), tensor("w", "[3, 1, 3, 3]")},
+               tensor("y", "[2, 3, 10, 8]"),
+               "{ transposed = true, stride = 2, padding = 1, output_padding = 1, groups = 3 }"));
+  add("conv transposed 3d, dilation, output padding per dim, bias",
+      manifest(
+          "conv",
+          {tensor("x", "[1, 2, 3, 4, 3]"), tensor("w", "[2, 2, 2, 3, 2]"), tensor("b", "[4]")},
+          tensor("y", "[1, 4, 6, 8, 10]"),
+          "{ transposed = true, stride = [1, 2, 3], padding = [0, 1, 0], dilation = [2, 1, 1], "
+          "output_padding = [1, 1, 2], groups = 2 }"));
+  add("conv transposed 1d",
+      manifest("conv", {tensor("x", "[2, 4, 7]"), tensor("w", "[4, 2, 3]")},
+               tensor("y", "[2, 2, 15]"), "{ transposed = true, stride = 2 }"));
   return cases;
 }
 

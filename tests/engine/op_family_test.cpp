@@ -63,12 +63,13 @@ T derived(const task& t, const std::string& name) {
 
 } // namespace
 
-TEST_CASE("docs/tasks.md's ten families are known, sorted", "[engine][family]") {
-  CHECK(family_names() == std::vector<std::string_view>{"channel_norm", "elementwise", "gather",
-                                                        "matmul", "matvec", "norm", "pool",
-                                                        "reduce", "scan", "softmax"});
+TEST_CASE("docs/tasks.md's eleven families are known, sorted", "[engine][family]") {
+  CHECK(family_names() == std::vector<std::string_view>{"channel_norm", "conv", "elementwise",
+                                                        "gather", "matmul", "matvec", "norm",
+                                                        "pool", "reduce", "scan", "softmax"});
   CHECK(is_family("pool"));
-  CHECK_FALSE(is_family("conv"));
+  CHECK(is_family("conv"));
+  CHECK_FALSE(is_family("fft"));
 }
 
 TEST_CASE("a softmax over any dim is viewed as [outer, axis, inner]", "[engine][family]") {
@@ -549,6 +550,200 @@ TEST_CASE("a 3-d pool takes [batch, channels, depth, height, width] and a window
             "depth, height, width]");
 }
 
+namespace {
+
+/// Returns a conv manifest: x (line 4), the weight w (line 5), a bias b when `b` is given (line
+/// 6), y and the params on the last line.
+std::string conv(const std::string& x, const std::string& w, const std::string& y,
+                 const std::string& params, const std::string& b = "") {
+  std::string text = "name = \"t\"\nfamily = \"conv\"\ninputs = [\n"
+                     "  { name = \"x\", dtype = \"f32\", shape = " +
+                     x + " },\n  { name = \"w\", dtype = \"f32\", shape = " + w + " },\n";
+  if (!b.empty())
+    text += "  { name = \"b\", dtype = \"f32\", shape = " + b + " },\n";
+  return text + "]\noutputs = [ { name = \"y\", dtype = \"f32\", shape = " + y +
+         " } ]\nparams = " + params + "\n";
+}
+
+} // namespace
+
+TEST_CASE("a conv is 1-, 2- or 3-d, standard or transposed, grouped or depthwise, with its "
+          "weight in torch's layout and torch's output size",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  // Standard 2-d: stride, padding and dilation per dim, 2 groups, a bias.
+  task two =
+      loaded(ctx, conv("[2, 4, 9, 11]", "[6, 2, 3, 5]", "[2, 6, 4, 7]",
+                       "{ stride = [2, 1], padding = [1, 2], dilation = 2, groups = 2 }", "[6]"));
+  CHECK(derived<int64_t>(two, "dims") == 2);
+  CHECK_FALSE(derived<bool>(two, "transposed"));
+  CHECK(derived<bool>(two, "has_bias"));
+  CHECK(derived<int64_t>(two, "batch") == 2);
+  CHECK(derived<int64_t>(two, "in_channels") == 4);
+  CHECK(derived<int64_t>(two, "out_channels") == 6);
+  CHECK(derived<int64_t>(two, "groups") == 2);
+  CHECK(derived<int64_t>(two, "in_per_group") == 2);
+  CHECK(derived<int64_t>(two, "out_per_group") == 3);
+  CHECK_FALSE(derived<bool>(two, "depthwise"));
+  CHECK_FALSE(derived<bool>(two, "pointwise"));
+  CHECK(derived<int64_t>(two, "in_d") == 1);
+  CHECK(derived<int64_t>(two, "in_h") == 9);
+  CHECK(derived<int64_t>(two, "in_w") == 11);
+  CHECK(derived<int64_t>(two, "out_d") == 1);
+  CHECK(derived<int64_t>(two, "out_h") == 4);
+  CHECK(derived<int64_t>(two, "out_w") == 7);
+  CHECK(derived<int64_t>(two, "k_d") == 1);
+  CHECK(derived<int64_t>(two, "k_h") == 3);
+  CHECK(derived<int64_t>(two, "k_w") == 5);
+  CHECK(derived<int64_t>(two, "s_d") == 1);
+  CHECK(derived<int64_t>(two, "s_h") == 2);
+  CHECK(derived<int64_t>(two, "s_w") == 1);
+  CHECK(derived<int64_t>(two, "p_d") == 0);
+  CHECK(derived<int64_t>(two, "p_h") == 1);
+  CHECK(derived<int64_t>(two, "p_w") == 2);
+  CHECK(derived<int64_t>(two, "d_d") == 1);
+  CHECK(derived<int64_t>(two, "d_h") == 2);
+  CHECK(derived<int64_t>(two, "d_w") == 2);
+  CHECK(derived<int64_t>(two, "outpad_w") == 0);
+  CHECK(derived<int64_t>(two, "in_spatial") == 99);
+  CHECK(derived<int64_t>(two, "out_spatial") == 28);
+  CHECK(derived<int64_t>(two, "kernel_volume") == 15);
+  CHECK(two.torch == "torch.nn.functional.conv2d(x, w, bias=b, stride=(2, 1), padding=(1, 2), "
+                     "dilation=2, groups=2)");
+  // 2 x N x C_out x out_spatial x C_in / groups x kernel volume, + a bias per output.
+  CHECK(two.cost.flops == 2.0 * 2 * 6 * 28 * 2 * 15 + 2 * 6 * 28);
+  CHECK(two.cost.bytes == 4.0 * (2 * 4 * 99 + 6 * 2 * 15 + 6 + 2 * 6 * 28));
+  CHECK(two.reference_source.find("// Reference of task t, rendered from families/conv/") == 0);
+
+  // Transposed 3-d: the weight is [C_in, C_out / groups, k...], output_padding per dim.
+  task three = loaded(ctx, conv("[1, 4, 3, 4, 5]", "[4, 3, 2, 3, 3]", "[1, 6, 7, 7, 10]",
+                                "{ transposed = true, stride = 2, padding = [0, 1, 1], "
+                                "output_padding = [1, 0, 1], groups = 2 }"));
+  CHECK(derived<int64_t>(three, "dims") == 3);
+  CHECK(derived<bool>(three, "transposed"));
+  CHECK_FALSE(derived<bool>(three, "has_bias"));
+  CHECK(derived<int64_t>(three, "in_channels") == 4);
+  CHECK(derived<int64_t>(three, "out_channels") == 6);
+  CHECK(derived<int64_t>(three, "in_per_group") == 2);
+  CHECK(derived<int64_t>(three, "out_per_group") == 3);
+  CHECK(derived<int64_t>(three, "out_d") == 7);
+  CHECK(derived<int64_t>(three, "out_h") == 7);
+  CHECK(derived<int64_t>(three, "out_w") == 10);
+  CHECK(derived<int64_t>(three, "k_d") == 2);
+  CHECK(derived<int64_t>(three, "s_h") == 2);
+  CHECK(derived<int64_t>(three, "p_d") == 0);
+  CHECK(derived<int64_t>(three, "outpad_d") == 1);
+  CHECK(derived<int64_t>(three, "outpad_h") == 0);
+  CHECK(derived<int64_t>(three, "outpad_w") == 1);
+  CHECK(three.torch == "torch.nn.functional.conv_transpose3d(x, w, stride=2, padding=(0, 1, 1), "
+                       "output_padding=(1, 0, 1), groups=2, dilation=1)");
+  // Counted per input element: 2 x N x C_in x in_spatial x C_out / groups x kernel volume.
+  CHECK(three.cost.flops == 2.0 * 1 * 4 * 60 * 3 * 18);
+
+  // Depthwise 1-d (groups = channels): a 1-d conv is a 3-d one of depth and height 1.
+  task one =
+      loaded(ctx, conv("[3, 8, 50]", "[8, 1, 5]", "[3, 8, 50]", "{ groups = 8, padding = 2 }"));
+  CHECK(derived<int64_t>(one, "dims") == 1);
+  CHECK(derived<bool>(one, "depthwise"));
+  CHECK(derived<int64_t>(one, "in_per_group") == 1);
+  CHECK(derived<int64_t>(one, "in_h") == 1);
+  CHECK(derived<int64_t>(one, "k_h") == 1);
+  CHECK(derived<int64_t>(one, "p_h") == 0);
+  CHECK(derived<int64_t>(one, "p_w") == 2);
+  CHECK(derived<int64_t>(one, "out_w") == 50);
+  CHECK(one.torch == "torch.nn.functional.conv1d(x, w, stride=1, padding=2, dilation=1, groups=8)");
+  CHECK(one.cost.flops == 2.0 * 3 * 8 * 50 * 1 * 5);
+  // A depthwise conv with a channel multiplier of 2; a pointwise one.
+  task multiplier =
+      loaded(ctx, conv("[1, 4, 7, 7]", "[8, 1, 3, 3]", "[1, 8, 5, 5]", "{ groups = 4 }"));
+  CHECK(derived<bool>(multiplier, "depthwise"));
+  CHECK(derived<int64_t>(multiplier, "out_per_group") == 2);
+  task pointwise = loaded(ctx, conv("[2, 3, 4, 4]", "[5, 3, 1, 1]", "[2, 5, 4, 4]", "{}"));
+  CHECK(derived<bool>(pointwise, "pointwise"));
+  CHECK_FALSE(derived<bool>(pointwise, "depthwise"));
+  CHECK(pointwise.torch ==
+        "torch.nn.functional.conv2d(x, w, stride=1, padding=0, dilation=1, groups=1)");
+  // A transposed 1-d conv with a bias, stride 3 and dilation 2: output padding below either.
+  task up = loaded(ctx, conv("[2, 3, 5]", "[3, 4, 3]", "[2, 4, 19]",
+                             "{ transposed = true, stride = 3, dilation = 2, output_padding = 2 "
+                             "}",
+                             "[4]"));
+  CHECK(derived<int64_t>(up, "out_w") == 19);
+  CHECK(up.torch == "torch.nn.functional.conv_transpose1d(x, w, bias=b, stride=3, padding=0, "
+                    "output_padding=2, groups=1, dilation=2)");
+  CHECK(up.cost.flops == 2.0 * 2 * 3 * 5 * 4 * 3 + 2 * 4 * 19);
+}
+
+TEST_CASE("a conv's params and tensors are checked where they are written", "[engine][family]") {
+  ks::test::test_context ctx;
+  CHECK(problems(ctx,
+                 conv("[1, 4, 8, 8]", "[6, 4, 3, 3]", "[1, 6, 6, 6]", "{ output_padding = 1 }")) ==
+        at(ctx, 8, 29) +
+            "params.output_padding is for transposed convolutions only (transposed = true)");
+  CHECK(problems(ctx, conv("[1, 4, 8]", "[4, 6, 3]", "[1, 6, 17]",
+                           "{ transposed = true, stride = 2, output_padding = 2 }")) ==
+        at(ctx, 8, 60) +
+            "params.output_padding 2 must be smaller than the stride 2 or the dilation 1 in every "
+            "dim (torch's rule)");
+  CHECK(problems(ctx, conv("[1, 4, 8, 8]", "[6, 4, 3, 3]", "[1, 6, 6, 6]",
+                           "{ stride = 0, dilation = [1, 0], padding = -1, groups = 0 }")) ==
+        at(ctx, 8, 21) + "params.stride must be >= 1, got 0\n" + at(ctx, 8, 35) +
+            "params.dilation must be >= 1, got [1, 0]\n" + at(ctx, 8, 53) +
+            "params.padding must be >= 0, got -1\n" + at(ctx, 8, 66) +
+            "params.groups must be >= 1, got 0");
+  CHECK(problems(ctx,
+                 conv("[1, 4, 8, 8]", "[6, 4, 3, 3]", "[1, 6, 6, 6]", "{ stride = [1, 2, 3] }")) ==
+        at(ctx, 8, 21) + "params.stride of a 2-d conv is one integer or 2 of them, got [1, 2, 3]");
+  CHECK(problems(ctx, conv("[1, 6, 8, 8]", "[4, 2, 3, 3]", "[1, 4, 6, 6]", "{ groups = 4 }")) ==
+        at(ctx, 8, 21) + "params.groups 4 does not divide the 6 channels of input 'x'");
+  CHECK(problems(ctx, conv("[1, 4, 8, 8]", "[6, 1, 3, 3]", "[1, 6, 6, 6]", "{ groups = 4 }")) ==
+        at(ctx, 8, 21) +
+            "params.groups 4 does not divide the 6 output channels of weight 'w' [6, 1, 3, 3]");
+  CHECK(problems(ctx, conv("[1, 4, 8, 8]", "[6, 4, 3, 3]", "[1, 6, 6, 6]", "{ groups = 2 }")) ==
+        at(ctx, 5, 40) +
+            "inputs[1] ('w') has shape [6, 4, 3, 3], but a 2-d conv of input 'x' [1, 4, 8, 8] in "
+            "2 groups takes a weight [out_channels, 2, k_h, k_w] (torch's layout: [out_channels, "
+            "in_channels / groups, kernel...])");
+  CHECK(problems(ctx,
+                 conv("[1, 4, 8, 8]", "[6, 2, 3, 3]", "[1, 6, 10, 10]", "{ transposed = true }")) ==
+        at(ctx, 5, 40) +
+            "inputs[1] ('w') has shape [6, 2, 3, 3], but a 2-d transposed conv of input 'x' [1, "
+            "4, 8, 8] takes a weight [4, out_channels / groups, k_h, k_w] (torch's layout: "
+            "[in_channels, out_channels / groups, kernel...])");
+  CHECK(problems(ctx, conv("[1, 4, 8, 8]", "[6, 4, 3]", "[1, 6, 6, 6]", "{}")) ==
+        at(ctx, 5, 40) +
+            "inputs[1] ('w') has shape [6, 4, 3], but a 2-d conv of input 'x' [1, 4, 8, 8] takes "
+            "a weight of rank 4 (torch's layout: [out_channels, in_channels / groups, "
+            "kernel...])");
+  CHECK(problems(ctx, conv("[1, 1, 4]", "[1, 1, 5]", "[1, 1, 1]", "{}")) ==
+        at(ctx, 5, 40) +
+            "inputs[1] ('w') has shape [1, 1, 5]: the window (kernel 5, stride 1, padding 0, "
+            "dilation 1) does not fit input 'x' [1, 1, 4]");
+  CHECK(problems(ctx, conv("[1, 1, 4]", "[1, 1, 3]", "[1, 1, 1]",
+                           "{ transposed = true, padding = 4 }")) ==
+        at(ctx, 8, 41) +
+            "params.padding 4 leaves no output: 1-d transposed conv (kernel 3, stride 1, padding "
+            "4, dilation 1) of input 'x' [1, 1, 4] gives (in - 1) * stride - 2 * padding + "
+            "dilation * (kernel - 1) + output_padding + 1 < 1");
+  CHECK(problems(ctx, conv("[1, 4, 8, 8]", "[6, 4, 3, 3]", "[1, 6, 8, 8]", "{}")) ==
+        at(ctx, 7, 50) +
+            "outputs[0] ('y') has shape [1, 6, 8, 8], but this 2-d conv of [1, 4, 8, 8] by "
+            "weight [6, 4, 3, 3] gives [1, 6, 6, 6]");
+  CHECK(problems(ctx, conv("[1, 4, 8, 8]", "[6, 4, 3, 3]", "[1, 6, 6, 6]", "{}", "[4]")) ==
+        at(ctx, 6, 40) +
+            "inputs[2] ('b') has shape [4], but a bias per output channel of this 2-d conv gives "
+            "[6]");
+  CHECK(problems(ctx, conv("[4, 8]", "[6, 4]", "[4, 6]", "{}")) ==
+        at(ctx, 4, 40) +
+            "inputs[0] ('x') has shape [4, 8], but a conv takes [batch, channels, width] (1-d), "
+            "[batch, channels, height, width] (2-d) or [batch, channels, depth, height, width] "
+            "(3-d)");
+  CHECK(problems(ctx, conv("[1, 4, 8]", "[6, 4, 3]", "[1, 6, 6]", "{ kernel_size = 3 }")) ==
+        at(ctx, 8, 26) +
+            "unknown param 'kernel_size' for family conv (its params: dilation, groups, "
+            "output_padding, padding, stride, transposed)");
+}
+
 TEST_CASE("a matmul folds A's leading dims into m, scales by alpha and keeps a triangle",
           "[engine][family]") {
   ks::test::test_context ctx;
@@ -673,11 +868,11 @@ params = { op = "x * mask" }
 TEST_CASE("a task of another family keeps free params and needs its own reference and cost",
           "[engine][family]") {
   ks::test::test_context ctx;
-  std::string manifest = one_to_one("conv", "[4]", "[4]", "{ anything = \"goes\", n = 4 }");
+  std::string manifest = one_to_one("fft", "[4]", "[4]", "{ anything = \"goes\", n = 4 }");
   CHECK(problems(ctx, manifest) ==
         at(ctx, 1, 1) +
             "missing required key 'reference' (a string: the reference .cu, relative "
-            "to this file): family 'conv' is none of docs/tasks.md's (channel_norm, "
+            "to this file): family 'fft' is none of docs/tasks.md's (channel_norm, conv, "
             "elementwise, gather, matmul, matvec, norm, pool, reduce, scan, softmax), whose "
             "references are rendered\n" +
             at(ctx, 1, 1) + "missing required key 'cost' (a table: { flops = ..., bytes = ... })");
@@ -685,9 +880,8 @@ TEST_CASE("a task of another family keeps free params and needs its own referenc
   std::string misspelt = one_to_one("softmx", "[4]", "[4]", "{ dim = 0 }");
   CHECK_THAT(problems(ctx, misspelt), Catch::Contains("family 'softmx' is none of docs/tasks.md's "
                                                       "(did you mean 'softmax'? channel_norm, "));
-  ctx.write("conv.cu", "// conv\n");
-  task t =
-      loaded(ctx, manifest + "reference = \"conv.cu\"\ncost = { flops = 1.0, bytes = 32.0 }\n");
+  ctx.write("fft.cu", "// fft\n");
+  task t = loaded(ctx, manifest + "reference = \"fft.cu\"\ncost = { flops = 1.0, bytes = 32.0 }\n");
   CHECK(t.derived.scalars.empty());
   CHECK(std::get<std::string>(t.params.at("anything")) == "goes");
 }
