@@ -5,8 +5,8 @@
 // Templates do not see the inputs one by one: they get task.source, the CUDA text of one struct
 // `ks_source` whose operator[] gives element i of the acted-on shape (row-major, as the
 // [outer, axis, inner] view numbers it), whose quad(i) gives elements i..i+3 with 16-byte loads,
-// and whose host functions read the kernel's arguments and check them (each [[maybe_unused]]:
-// a template uses what it needs, and nvcc warns of an unused function). The text is written
+// and whose host functions read the kernel's arguments and check them (each a template, so that
+// nvcc does not warn of the ones a kernel leaves unused: #177). The text is written
 // here once for the family reference and every skill of the two families, so that a template
 // that works for x works for any map.
 
@@ -127,27 +127,30 @@ std::string source_struct(const std::vector<source_operand>& operands, const std
   text += mapped ? "params.map of the inputs, computed as it is read" : "input x itself";
   text += ".\nstruct ks_source {\n" + members;
   text += "\n  /// The map (params.map; without one, the input itself).\n";
-  text +=
-      "  [[maybe_unused]] static __device__ __forceinline__ float map(" + params + ") { return " + expr + "; }\n\n";
-  text += "  /// Element i.\n  [[maybe_unused]] __device__ __forceinline__ float operator[](int64_t i) "
+  text += "  template <int = 0> static __device__ __forceinline__ float map(" + params +
+          ") { return " + expr + "; }\n\n";
+  text += "  /// Element i.\n  template <int = 0> __device__ __forceinline__ float "
+          "operator[](int64_t i) "
           "const {\n" +
           values + "    return map(";
   for (size_t k = 0; k < operands.size(); ++k)
     text += (k == 0 ? "" : ", ") + std::string("v_") + operands[k].name;
   text += ");\n  }\n\n";
   text += "  /// Elements i .. i + 3 (i % 4 == 0, where aligned() holds: 16-byte loads).\n";
-  text += "  [[maybe_unused]] __device__ __forceinline__ float4 quad(int64_t i) const {\n" + quads;
+  text +=
+      "  template <int = 0> __device__ __forceinline__ float4 quad(int64_t i) const {\n" + quads;
   text += "    float4 r;\n" + component('x') + component('y') + component('z') + component('w');
   text += "    return r;\n  }\n\n";
   text += "  /// Returns the source of the kernel's inputs.\n";
-  text += "  [[maybe_unused]] static ks_source of(const ks_tensor* inputs) { return {" + of + "}; }\n\n";
+  text += "  template <int = 0> static ks_source of(const ks_tensor* inputs) { return {" + of +
+          "}; }\n\n";
   text += "  /// Checks whether quad() may load 16 bytes at a time: every input read whole is "
           "aligned.\n";
-  text +=
-      "  [[maybe_unused]] static bool aligned(const ks_tensor* inputs) { return true" + aligned_checks + "; }\n\n";
+  text += "  template <int = 0> static bool aligned(const ks_tensor* inputs) { return true" +
+          aligned_checks + "; }\n\n";
   text += "  /// Checks the inputs: 0 ok; 1 their count is not the task's; 3 a dtype is not; 5 "
           "an input's\n  /// element count is not; 8 one is not contiguous.\n";
-  text += "  [[maybe_unused]] static int check(const ks_tensor* inputs, int32_t n_inputs) {\n";
+  text += "  template <int = 0> static int check(const ks_tensor* inputs, int32_t n_inputs) {\n";
   text += "    if (n_inputs != " + std::to_string(operands.size()) + ") return 1;\n" + checks;
   text += "    for (int32_t k = 0; k < n_inputs; ++k) {\n";
   text += "      int64_t expect = 1;\n";
