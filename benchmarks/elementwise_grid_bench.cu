@@ -48,8 +48,7 @@ __device__ __forceinline__ void relu_block(const float4* x, float4* y, int64_t n
 template <int Threads, int Unroll, bool Streaming>
 __global__ void __launch_bounds__(Threads) grid_stride(const float4* x, float4* y, int64_t n4) {
   const int64_t step = (int64_t)gridDim.x * Threads * Unroll;
-  for (int64_t base = (int64_t)blockIdx.x * Threads * Unroll + threadIdx.x; base < n4;
-       base += step)
+  for (int64_t base = (int64_t)blockIdx.x * Threads * Unroll + threadIdx.x; base < n4; base += step)
     relu_block<Threads, Unroll, Streaming>(x, y, n4, base);
 }
 
