@@ -191,6 +191,8 @@ std::string graph_torch(const graph_spec& g, const std::vector<tensor_spec>& inp
       return {};
     add_views();
     std::string expression = substitute_names(n.op.torch, known);
+    if (expression.size() > max_graph_torch_bytes)
+      return {};
     for (const std::string& name : n.outputs) {
       known.emplace_back(name, operand(expression));
       of_output[name] = expression;

@@ -10,6 +10,7 @@
 
 #include "engine/task.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -81,11 +82,16 @@ size_t default_main_node(const std::vector<graph_node>& nodes) noexcept;
 task_cost graph_cost(const graph_spec& g, const std::vector<tensor_spec>& inputs,
                      const std::vector<tensor_spec>& outputs);
 
+/// The longest torch expression graph_torch writes, in bytes.
+inline constexpr size_t max_graph_torch_bytes = 65536;
+
 /// Returns the torch expression of `g` for a task with `inputs` and `outputs`: each node's torch
 /// over its input names, every name of an intermediate, a view or an output (as a whole identifier)
 /// replaced by its own expression in parentheses; a view is `.reshape(4096, 1)`,
 /// `.permute(1, 0)`, `.flip(1)` or `.narrow(1, 0, 31)` of what it is of. One output: its
-/// expression; several: the tuple `(e1, e2)`. Empty when a node has no torch expression.
+/// expression; several: the tuple `(e1, e2)`. Empty when a node has no torch expression, or
+/// when the expression passes max_graph_torch_bytes: inlining doubles it at every node that
+/// reads a tensor twice (a residual add), so a deep network's would not fit in memory.
 std::string graph_torch(const graph_spec& g, const std::vector<tensor_spec>& inputs,
                         const std::vector<tensor_spec>& outputs);
 

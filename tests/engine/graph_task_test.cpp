@@ -567,3 +567,30 @@ TEST_CASE("the offline coder gives a graph's other heavy nodes a skill's first c
   for (size_t i = 1; i < 3; ++i)
     CHECK(source->find(t.graph->nodes[i].op.reference_source.substr(0, 60)) == std::string::npos);
 }
+
+TEST_CASE("a deep graph whose inlined torch expression would double at every node has none, "
+          "and loads at once",
+          "[engine][graph]") {
+  // Each node reads the previous one twice, as a residual add does: inlined, the expression
+  // would double 40 times (a ResNet-101's import died of it).
+  std::string manifest = "name = \"deep\"\nfamily = \"graph\"\ninputs = [ { name = \"x\", "
+                         "dtype = \"f32\", shape = [64] } ]\noutputs = [ { name = \"y\", dtype = "
+                         "\"f32\", shape = [64] } ]\n";
+  std::string previous = "x";
+  for (int i = 0; i < 40; ++i) {
+    std::string out =
+        i == 39 ? "\"y\""
+                : "{ name = \"t" + std::to_string(i) + "\", dtype = \"f32\", shape = [64] }";
+    manifest += "\n[[nodes]]\nname = \"n" + std::to_string(i) +
+                "\"\nfamily = \"elementwise\"\ninputs = [\"" + previous + "\"]\noutputs = [" + out +
+                "]\nparams = { op = \"" + previous + " + " + previous + " * 0.5\" }\n";
+    previous = "t" + std::to_string(i);
+  }
+  ks::test::test_context ctx;
+  task t = load_graph(ctx, manifest);
+  CHECK(t.torch.empty());
+  REQUIRE(t.graph != nullptr);
+  CHECK(t.graph->nodes.size() == 40);
+  // A shallow graph keeps its expression.
+  CHECK_FALSE(load_graph(ctx, ks::test::masked_cumsum_manifest()).torch.empty());
+}
