@@ -9,6 +9,10 @@
 //   helpers and constants (every reference has a `namespace ks_family` and a `kBlock`) do not
 //   collide; the node's `extern "C" int ks_forward` becomes the plain function
 //   ks_node_<i>::ks_forward, which the graph's own ks_forward calls.
+// - A node whose reference is another's but for its comments (a network repeats a block at one
+//   shape: ResNet-101's 314 nodes hold far fewer distinct kernels) calls the first one's
+//   namespace instead of a copy: nvcc's time grows with the text, and the nodes run one after
+//   another on one stream, so they can share a kernel's globals.
 // - Macros are the one thing a namespace does not scope: `#pragma push_macro` before a node and
 //   `pop_macro` after it, for every macro the node defines, make a node's
 //   `#ifndef KS_BLOCK_THREADS` default (or a launch-parameter skill's `#define`) its own, while
@@ -40,11 +44,40 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 namespace ks::engine {
 
 namespace {
+
+/// Returns CUDA text `source` without its // comments (none inside a string or character
+/// literal is taken for one): two references that differ only there compile to the same code.
+std::string without_comments(std::string_view source) {
+  std::string out;
+  out.reserve(source.size());
+  char quote = 0;
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i];
+    if (quote != 0) {
+      out += c;
+      if (c == '\\' && i + 1 < source.size())
+        out += source[++i];
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      out += c;
+    } else if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      while (i < source.size() && source[i] != '\n')
+        ++i;
+      out += '\n';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 /// Every offset in the workspace is a multiple of this many bytes.
 constexpr int64_t workspace_alignment = 256;
@@ -257,10 +290,22 @@ public:
                                   "#include <stdint.h>", "#include <initializer_list>"})
       add_include(std::string(line));
     std::string nodes;
+    std::map<std::string, size_t> first_with_code; // a reference without comments -> its node
+    callee_.assign(g_.nodes.size(), 0);
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      callee_[i] = i;
       auto replaced = replacements.find(i);
       const std::string& source =
           replaced != replacements.end() ? replaced->second : g_.nodes[i].op.reference_source;
+      if (replaced == replacements.end()) {
+        auto [first, added] = first_with_code.emplace(without_comments(source), i);
+        if (!added) {
+          callee_[i] = first->second;
+          nodes += "// -- node " + std::to_string(i) + ": " + g_.nodes[i].name + " calls node " +
+                   std::to_string(first->second) + "'s reference (the same code)\n\n";
+          continue;
+        }
+      }
       expected<std::string> wrapped = wrap_node(i, source, replaced != replacements.end());
       if (!wrapped)
         return tl::unexpected(wrapped.error());
@@ -395,9 +440,10 @@ private:
       };
       list("in", n.inputs, "inputs");
       list("out", n.outputs, "outputs");
-      text += "    if (const int code = ks_node_" + std::to_string(i) + "::ks_forward(in, " +
-              std::to_string(n.inputs.size()) + ", out, " + std::to_string(n.outputs.size()) +
-              ", cuda_stream))\n      return " + std::to_string(100 * (i + 1)) + " + code;\n  }\n";
+      text += "    if (const int code = ks_node_" + std::to_string(callee_[i]) +
+              "::ks_forward(in, " + std::to_string(n.inputs.size()) + ", out, " +
+              std::to_string(n.outputs.size()) + ", cuda_stream))\n      return " +
+              std::to_string(100 * (i + 1)) + " + code;\n  }\n";
     }
     text += "  return 0;\n}\n\n} // namespace ks_graph\n\n";
     text += "extern \"C\" int ks_forward(const ks_tensor* inputs, int32_t n_inputs, "
@@ -420,6 +466,7 @@ private:
   const graph_spec& g_;
   data_plan data_;
   std::vector<std::string> includes_;
+  std::vector<size_t> callee_; ///< per node, the node whose namespace it calls
   std::set<std::string> seen_;
 };
 

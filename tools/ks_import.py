@@ -2326,6 +2326,9 @@ def main(argv=None):
               "--python or KS_PYTHON)", file=sys.stderr)
         return 3
     torch.set_grad_enabled(False)
+    # Lowering recurses once per op from the outputs: a ResNet-101 chains several hundred.
+    # Python 3.11's frames of pure Python code do not grow the C stack, so a deep limit is safe.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     import warnings  # torch's own deprecation notices are not the user's business here
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning)

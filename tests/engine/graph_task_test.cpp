@@ -594,3 +594,39 @@ TEST_CASE("a deep graph whose inlined torch expression would double at every nod
   // A shallow graph keeps its expression.
   CHECK_FALSE(load_graph(ctx, ks::test::masked_cumsum_manifest()).torch.empty());
 }
+
+TEST_CASE("nodes whose references differ only in comments share one namespace", "[engine][graph]") {
+  // The same op at the same shape twice, then another op: the second node calls the first's
+  // kernel (a ResNet-101 repeats its blocks: 314 nodes, 138 distinct kernels).
+  std::string manifest =
+      "name = \"repeated\"\nfamily = \"graph\"\ninputs = [ { name = \"x\", "
+      "dtype = \"f32\", shape = [8, 64] } ]\noutputs = [ { name = \"y\", dtype = "
+      "\"f32\", shape = [8, 64] } ]\n";
+  const char* families[] = {"softmax", "softmax", "elementwise"};
+  const char* params[] = {"{ op = \"softmax\", dim = 1 }", "{ op = \"softmax\", dim = 1 }",
+                          "{ op = \"t1 * 2.0\" }"};
+  const char* outs[] = {"{ name = \"t0\", dtype = \"f32\", shape = [8, 64] }",
+                        "{ name = \"t1\", dtype = \"f32\", shape = [8, 64] }", "\"y\""};
+  const char* ins[] = {"x", "t0", "t1"};
+  for (int i = 0; i < 3; ++i)
+    manifest += "\n[[nodes]]\nname = \"n" + std::to_string(i) + "\"\nfamily = \"" + families[i] +
+                "\"\ninputs = [\"" + ins[i] + "\"]\noutputs = [" + outs[i] +
+                "]\nparams = " + params[i] + "\n";
+  ks::test::test_context ctx;
+  task t = load_graph(ctx, manifest);
+  const std::string& text = t.reference_source;
+  INFO(text);
+  CHECK(occurrences(text, "namespace ks_node_0 {") == 1);
+  CHECK(occurrences(text, "namespace ks_node_1 {") == 0);
+  CHECK(occurrences(text, "namespace ks_node_2 {") == 1);
+  CHECK(text.find("// -- node 1: n1 calls node 0's reference (the same code)") !=
+        std::string::npos);
+  CHECK(text.find("ks_node_0::ks_forward(in, 1, out, 1, cuda_stream))\n      return 200 + code;") !=
+        std::string::npos);
+  // A candidate for node 1 is its own code, never shared.
+  expected<std::string> composed = compose_graph(
+      t, {{1, "// CANDIDATE\nextern \"C\" int ks_forward(const ks_tensor*, int32_t, ks_tensor*, "
+              "int32_t, void*) { return 0; }\n"}});
+  REQUIRE(composed.has_value());
+  CHECK(occurrences(*composed, "namespace ks_node_1 {") == 1);
+}

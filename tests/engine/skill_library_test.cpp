@@ -354,17 +354,33 @@ TEST_CASE("matmul_split_k prefers the split that fills one to two waves, each sl
     CHECK(**first == preferred_defaults(t, t.params, subject));
     return (**first).at("split_k");
   };
-  // KernelBench level 1 problem 6: 16 tiles of 64 x 64, 2 blocks an SM by shared memory:
-  // 1.5 * 132 * 2 / 16 = 24.75, nearest 32.
+  // KernelBench level 1 problem 6: 4 tiles of 128 x 128, 1 block an SM by shared memory:
+  // 1.5 * 132 / 4 = 49.5, the largest, 32.
   CHECK(split_for(256, 256, 524288) == 32);
-  // A square 4096 product has 4096 tiles: the smallest split.
+  // A square 4096 product has 1024 tiles: the smallest split.
   CHECK(split_for(4096, 4096, 4096) == 2);
-  // 512 x 512: 64 tiles, 6.19, nearest 8.
-  CHECK(split_for(512, 512, 65536) == 8);
+  // 512 x 512: 16 tiles, 12.4, nearest 16.
+  CHECK(split_for(512, 512, 65536) == 16);
+  // Below 128 rows, 64 x 64 tiles: 2 x 4 = 8 of them, 2 blocks an SM: 49.5, the largest, 32.
+  CHECK(split_for(100, 256, 524288) == 32);
   // A short K: 32 and 16 slices of 1024 would leave fewer than two 32-deep k-tiles (16 x 64
   // = 1024 is just enough).
   CHECK(split_for(256, 256, 1024) == 16);
   CHECK(split_for(256, 256, 1023) == 8);
   // The fixed default is unchanged.
   CHECK(defaults_of(t.params).at("split_k") == 4);
+  // The tile: 128 x 128 on 2 x 4 warps where M and N reach 128, else 64 x 64 on 2 x 2.
+  auto first_for = [&](int64_t m, int64_t n) {
+    task subject = matmul_task(context, m, n, 524288);
+    return preferred_defaults(t, t.params, subject);
+  };
+  const param_values big = first_for(256, 256);
+  CHECK(big.at("bm") == 128);
+  CHECK(big.at("bn") == 128);
+  CHECK(big.at("warps_m") == 2);
+  CHECK(big.at("warps_n") == 4);
+  const param_values thin = first_for(256, 100);
+  CHECK(thin.at("bm") == 64);
+  CHECK(thin.at("bn") == 64);
+  CHECK(thin.at("warps_n") == 2);
 }

@@ -62,6 +62,7 @@ const std::set<std::string> covered_skills = {"elementwise_vectorized",
                                               "norm_warp_rows",
                                               "norm_cluster_rows",
                                               "norm_grid_rows",
+                                              "norm_split_rows",
                                               "rmsnorm_channels_registers",
                                               "reduce_rows",
                                               "reduce_split_columns"};
@@ -416,17 +417,23 @@ std::vector<manifest_case> cases() {
       on_bigger_gpu(with_extra(family_task("l1norm_grid_mean", "norm", {tensor("x", "[2, 262147]")},
                                            tensor("y", "[2, 262147]"),
                                            "{ op = \"l1\", dim = 1, mean = true }", norms,
-                                           {"norm_grid_rows"}),
+                                           {"norm_grid_rows", "norm_split_rows"}),
                                {{{"ctas_per_sm", 2}, {"threads", 512}}})),
       on_few_sms(
           with_edit(family_task("l1norm_grid_streamed", "norm", {tensor("x", "[3, 262145]")},
                                 tensor("y", "[3, 262145]"), "{ op = \"l1\", dim = 1, eps = 50.0 }",
-                                norms, {"norm_grid_rows", "norm_cluster_rows"}),
+                                norms, {"norm_grid_rows", "norm_cluster_rows", "norm_split_rows"}),
                     small_lines)),
       on_bigger_gpu(family_task("frobenius_grid", "norm", {tensor("x", "[4, 8, 8192]")},
                                 tensor("y", "[4, 8, 8192]"),
                                 "{ op = \"l2\", dims = [0, 1, 2], eps = 0 }", norms,
-                                {"norm_grid_rows", "norm_cluster_rows"})),
+                                {"norm_grid_rows", "norm_cluster_rows", "norm_split_rows"})),
+      // a layer norm of two long rows with weights, split over many blocks per row
+      on_bigger_gpu(family_task(
+          "layernorm_split_affine", "norm",
+          {tensor("x", "[2, 262148]"), tensor("weight", "[262148]"), tensor("bias", "[262148]")},
+          tensor("y", "[2, 262148]"), "{ op = \"layer\", dim = 1, affine = true }", norms,
+          {"norm_grid_rows", "norm_split_rows"})),
       // reduce: logsumexp over rows, short rows, columns (split across blocks and not) and
       // everything, with lines of -inf, +inf, NaN and large values; a sum to a scalar
       with_edit(family_task("logsumexp_rows", "reduce", {tensor("x", "[37, 1001]")},
