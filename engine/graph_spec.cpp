@@ -193,15 +193,20 @@ std::string graph_torch(const graph_spec& g, const std::vector<tensor_spec>& inp
     std::string expression = substitute_names(n.op.torch, known);
     if (expression.size() > max_graph_torch_bytes)
       return {};
-    for (const std::string& name : n.outputs) {
-      known.emplace_back(name, operand(expression));
-      of_output[name] = expression;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const std::string& name = n.outputs[k];
+      // A node of several outputs (a reduce of several maps) gives a tuple: each its element.
+      std::string mine = n.outputs.size() == 1
+                             ? expression
+                             : operand(expression) + "[" + std::to_string(k) + "]";
+      known.emplace_back(name, operand(mine));
+      of_output[name] = mine;
       if (const graph_view* v = g.find_view(name)) { // written through a shape view
         auto root = std::find_if(outputs.begin(), outputs.end(),
                                  [v](const tensor_spec& t) { return t.name == v->root; });
         if (root == outputs.end())
           continue;
-        std::string whole = operand(expression) + ".reshape(" +
+        std::string whole = operand(mine) + ".reshape(" +
                             (root->shape.empty() ? "()" : integers_text(root->shape)) + ")";
         known.emplace_back(v->root, whole);
         of_output[v->root] = whole;

@@ -279,9 +279,19 @@ void analyze_reduce(family_reader& r) {
   dims_param dims = read_dims(r);
   bool keepdim = r.flag("keepdim", false);
   std::optional<std::string> map = r.has("map") ? r.text("map") : std::nullopt;
-  if (!r.counts(1, map ? std::numeric_limits<size_t>::max() : 1, 1,
+  // Several maps ("a; b"): one pass, one output each (a triplet loss's two row sums of the
+  // anchor's distances read it once).
+  const size_t maps = map ? split_maps(*map).size() : 1;
+  if (!r.counts(1, map ? std::numeric_limits<size_t>::max() : 1, maps,
                 map ? "the operands of params.map" : "x"))
     return;
+  if (maps > 1 && op && *op != "sum" && *op != "mean") {
+    r.at_param("map", "params.map holds " + std::to_string(maps) +
+                          " expressions (separated by ';'): that is for a sum or a mean, one "
+                          "output each, not a " +
+                          *op);
+    return;
+  }
   std::optional<acted_on> x = analyze_source(r, map);
   if (!dims.dims || !x)
     return;
@@ -301,9 +311,13 @@ void analyze_reduce(family_reader& r) {
   shape.insert(shape.end(), x->shape.begin() + v->last + 1, x->shape.end());
   std::string over =
       v->first == v->last ? "dim " + std::to_string(v->first) : "dims " + torch_dims(*v);
-  if (!r.require_shape(role::output, 0, shape,
-                       "a " + *op + " over " + over + " of " + shape_text(x->shape) +
-                           (keepdim ? " with keepdim" : " without keepdim")))
+  bool shapes_ok = true;
+  for (size_t k = 0; k < maps; ++k)
+    shapes_ok = r.require_shape(role::output, k, shape,
+                                "a " + *op + " over " + over + " of " + shape_text(x->shape) +
+                                    (keepdim ? " with keepdim" : " without keepdim")) &&
+                shapes_ok;
+  if (!shapes_ok)
     return;
   set_view(r, *v);
   set_dims(r, *v);
@@ -315,9 +329,10 @@ void analyze_reduce(family_reader& r) {
   // and adds the maximum back per output (2). A map's operations count per element.
   auto numel = static_cast<double>(product(x->shape));
   auto outputs = static_cast<double>(r.tensor(role::output, 0).numel());
-  set_cost(r,
-           x->operations * numel + (*op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
-                                                       : numel + (*op == "mean" ? outputs : 0.0)));
+  auto n_maps = static_cast<double>(maps);
+  set_cost(r, x->operations * numel +
+                  (*op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
+                                      : n_maps * (numel + (*op == "mean" ? outputs : 0.0))));
   std::string function = *op == "max" ? "amax" : *op == "min" ? "amin" : *op;
   std::string K = keepdim ? ", keepdim=True" : "";
   if (*op == "prod" && v->first != v->last) {
@@ -325,6 +340,12 @@ void analyze_reduce(family_reader& r) {
     std::string F = std::to_string(v->first);
     r.out().torch = "torch.prod(" + x->torch + ".flatten(" + F + ", " + std::to_string(v->last) +
                     "), dim=" + F + K + ")" + (keepdim ? ".reshape" + python_tuple(shape) : "");
+  } else if (maps > 1) {
+    std::string tuple;
+    for (const std::string& each : x->torch_each)
+      tuple += (tuple.empty() ? "" : ", ") + std::string("torch.") + function + "(" + each +
+               ", dim=" + torch_dims(*v) + K + ")";
+    r.out().torch = "(" + tuple + ")";
   } else {
     r.out().torch = "torch." + function + "(" + x->torch + ", dim=" + torch_dims(*v) + K + ")";
   }
@@ -339,6 +360,10 @@ void analyze_scan(family_reader& r) {
   if (!r.counts(1, map ? std::numeric_limits<size_t>::max() : 1, 1,
                 map ? "the operands of params.map" : "x"))
     return;
+  if (map && split_maps(*map).size() > 1) {
+    r.at_param("map", "a scan takes one expression in params.map (';' separates a reduce's)");
+    return;
+  }
   std::optional<acted_on> x = analyze_source(r, map);
   if (!x)
     return;

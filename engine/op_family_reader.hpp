@@ -172,12 +172,19 @@ struct acted_on {
   /// Its shape: the input's, or the shape params.map's inputs broadcast to.
   std::vector<int64_t> shape;
   std::string torch;     ///< its values in torch: the input's name, or "(the map)"
-  double operations = 0; ///< the map's flops per element
+  double operations = 0; ///< the maps' flops per element, all told
+  /// With several maps (params.map "a; b"), each one's values in torch; else empty.
+  std::vector<std::string> torch_each;
 };
+
+/// Returns the expressions of params.map: one, or several separated by ';' (a reduce reads
+/// them in one pass, one output each).
+std::vector<std::string> split_maps(const std::string& map);
 
 /// Reads a reduce's or scan's inputs: without `map`, one f32 input x; with it, inputs of f32 or
 /// u8, i32, i64 (read as float) that broadcast together and the elementwise expression `map`
-/// over them. Sets task.mapped and task.source (the CUDA struct ks_source every template of
+/// over them (or several, separated by ';', each a value per element: task.maps of them).
+/// Sets task.mapped, task.maps and task.source (the CUDA struct ks_source every template of
 /// the two families reads through). Returns nullopt after reporting a problem; call it after
 /// counts() has held.
 std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map);

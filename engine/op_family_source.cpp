@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 namespace ks::engine::family_detail {
 
@@ -96,9 +97,11 @@ std::string quad_load(const source_operand& o) {
   return text + ");\n";
 }
 
-/// Returns the text of struct ks_source over `operands` computing `expr` (CUDA over v_NAME).
-std::string source_struct(const std::vector<source_operand>& operands, const std::string& expr,
-                          bool mapped) {
+/// Returns the text of struct ks_source over `operands` computing `exprs` (CUDA over v_NAME):
+/// one expression, or several (maps): then `which` picks the one operator[] and quad() give,
+/// and values() and quads() give them all from one load of each input.
+std::string source_struct(const std::vector<source_operand>& operands,
+                          const std::vector<std::string>& exprs, bool mapped) {
   std::string members, values, params, args, quads, of, aligned_checks, checks;
   for (size_t k = 0; k < operands.size(); ++k) {
     const source_operand& o = operands[k];
@@ -117,33 +120,82 @@ std::string source_struct(const std::vector<source_operand>& operands, const std
     }
     checks += "    if (inputs[" + K + "].dtype != " + abi_name(o.type) + ") return 3;\n";
   }
-  auto component = [&](char c) {
+  const size_t n_maps = exprs.size();
+  const bool several = n_maps > 1;
+  const std::string maps = std::to_string(n_maps);
+  // map(...) is the one operator[] and quad() use: the only map, or map `which`.
+  std::string scalar_args;
+  for (size_t k = 0; k < operands.size(); ++k)
+    scalar_args += (k == 0 ? "" : ", ") + std::string("v_") + operands[k].name;
+  auto component = [&](char c, const std::string& target, const std::string& callee) {
     std::string call = args;
     std::replace(call.begin(), call.end(), '@', c);
-    return std::string("    r.") + c + " = map(" + call + ");\n";
+    return "    " + target + "." + c + " = " + callee + "(" + call + ");\n";
   };
   std::string text;
   text += "/// What the op reads: element i (flat, row-major in the task's shape) is ";
-  text += mapped ? "params.map of the inputs, computed as it is read" : "input x itself";
+  text += mapped ? (several ? "map `which` of params.map's " + maps +
+                                  " expressions of the inputs, computed as it is read"
+                            : std::string("params.map of the inputs, computed as it is read"))
+                 : "input x itself";
   text += ".\nstruct ks_source {\n" + members;
-  text += "\n  /// The map (params.map; without one, the input itself).\n";
-  text += "  template <int = 0> static __device__ __forceinline__ float map(" + params +
-          ") { return " + expr + "; }\n\n";
+  if (several)
+    text += "  int which; ///< the map that operator[] and quad() give: 0 to maps - 1\n";
+  text += "\n  /// The maps (params.map's expressions; without one, the input itself).\n";
+  text += "  static constexpr int maps = " + maps + ";\n";
+  text += "  template <int k> static __device__ __forceinline__ float map_k(" + params + ") {\n";
+  for (size_t m = 0; m < n_maps; ++m)
+    text += std::string(m == 0 ? "    if" : "    else if") + " constexpr (k == " +
+            std::to_string(m) + ") return " + exprs[m] + ";\n";
+  text += "    else return 0.0f;\n  }\n";
+  if (!several) {
+    text += "  template <int = 0> static __device__ __forceinline__ float map(" + params +
+            ") { return " + exprs[0] + "; }\n\n";
+  } else {
+    text += "  template <int = 0> __device__ __forceinline__ float map(" + params + ") const {\n";
+    text += "    switch (which) {\n";
+    for (size_t m = 0; m + 1 < n_maps; ++m)
+      text += "      case " + std::to_string(m) + ": return map_k<" + std::to_string(m) + ">(" +
+              scalar_args + ");\n";
+    text += "      default: return map_k<" + std::to_string(n_maps - 1) + ">(" + scalar_args +
+            ");\n    }\n  }\n\n";
+  }
   text += "  /// Element i.\n  template <int = 0> __device__ __forceinline__ float "
           "operator[](int64_t i) "
           "const {\n" +
-          values + "    return map(";
-  for (size_t k = 0; k < operands.size(); ++k)
-    text += (k == 0 ? "" : ", ") + std::string("v_") + operands[k].name;
-  text += ");\n  }\n\n";
+          values + "    return map(" + scalar_args + ");\n  }\n\n";
   text += "  /// Elements i .. i + 3 (i % 4 == 0, where aligned() holds: 16-byte loads).\n";
   text +=
       "  template <int = 0> __device__ __forceinline__ float4 quad(int64_t i) const {\n" + quads;
-  text += "    float4 r;\n" + component('x') + component('y') + component('z') + component('w');
+  text += "    float4 r;\n" + component('x', "r", "map") + component('y', "r", "map") +
+          component('z', "r", "map") + component('w', "r", "map");
   text += "    return r;\n  }\n\n";
+  {
+    text += "  /// Element i of every map, each input loaded once.\n";
+    text += "  template <int = 0> __device__ __forceinline__ void values(int64_t i, float (&r)[" +
+            maps + "]) const {\n" + values;
+    for (size_t m = 0; m < n_maps; ++m)
+      text += "    r[" + std::to_string(m) + "] = map_k<" + std::to_string(m) + ">(" +
+              scalar_args + ");\n";
+    text += "  }\n\n";
+    text += "  /// Elements i .. i + 3 of every map (as quad()), each input loaded once.\n";
+    text += "  template <int = 0> __device__ __forceinline__ void quads(int64_t i, float4 (&r)[" +
+            maps + "]) const {\n" + quads;
+    for (size_t m = 0; m < n_maps; ++m) {
+      std::string target = "r[" + std::to_string(m) + "]";
+      std::string callee = "map_k<" + std::to_string(m) + ">";
+      text += component('x', target, callee) + component('y', target, callee) +
+              component('z', target, callee) + component('w', target, callee);
+    }
+    text += "  }\n\n";
+  }
+  text += "  /// Returns this source reading map k (a source of one map: itself).\n";
+  text += "  template <int = 0> __host__ __device__ ks_source select(int k) const {\n";
+  text += several ? "    ks_source s = *this;\n    s.which = k;\n    return s;\n  }\n\n"
+                  : "    (void)k;\n    return *this;\n  }\n\n";
   text += "  /// Returns the source of the kernel's inputs.\n";
   text += "  template <int = 0> static ks_source of(const ks_tensor* inputs) { return {" + of +
-          "}; }\n\n";
+          (several ? ", 0" : "") + "}; }\n\n";
   text += "  /// Checks whether quad() may load 16 bytes at a time: every input read whole is "
           "aligned.\n";
   text += "  template <int = 0> static bool aligned(const ks_tensor* inputs) { return true" +
@@ -176,9 +228,11 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
     if (x.type != dtype::f32)
       return std::nullopt;
     r.set("mapped", false);
-    r.set("source", source_struct({{x.name, x.type, "i", true, x.numel()}}, "v_" + x.name, false));
+    r.set("maps", int64_t{1});
+    r.set("source",
+          source_struct({{x.name, x.type, "i", true, x.numel()}}, {"v_" + x.name}, false));
     r.out().derived.lists["inputs"] = {{{"broadcast", false}, {"offset", std::string("i")}}};
-    return acted_on{x.shape, x.name, 0};
+    return acted_on{x.shape, x.name, 0, {}};
   }
   // The acted-on shape is the one the inputs broadcast to (numpy's rules, aligned from the last
   // dim), as the elementwise family's output.
@@ -213,14 +267,26 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
   std::vector<std::string> names;
   for (const tensor_spec& x : inputs)
     names.push_back(x.name);
-  expected<elementwise_expression> parsed = elementwise_expression::parse(*map, names);
-  if (!parsed) {
-    r.at_expression_error("map", parsed.error());
-    return std::nullopt;
+  std::vector<elementwise_expression> parsed;
+  std::set<std::string> used;
+  size_t offset = 0; // of each expression in params.map, for a parse error's column
+  for (const std::string& text : split_maps(*map)) {
+    expected<elementwise_expression> one = elementwise_expression::parse(text, names);
+    if (!one) {
+      // The parser's "OFFSET: message", its offset made one in the whole of params.map.
+      const std::string& message = one.error().message();
+      size_t colon = message.find(": ");
+      size_t at = offset + std::stoul(message.substr(0, colon));
+      r.at_expression_error("map", engine::error(one.error().code(),
+                                                 std::to_string(at) + message.substr(colon)));
+      return std::nullopt;
+    }
+    used.insert(one->inputs_used().begin(), one->inputs_used().end());
+    parsed.push_back(std::move(*one));
+    offset += text.size() + 1;
   }
   for (const std::string& name : names)
-    if (std::find(parsed->inputs_used().begin(), parsed->inputs_used().end(), name) ==
-        parsed->inputs_used().end()) {
+    if (used.count(name) == 0) {
       r.at_param("map", "params.map does not use input '" + name + "'");
       ok = false;
     }
@@ -234,10 +300,32 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
     operands.push_back({x.name, x.type, index, whole, x.numel()});
     records.push_back({{"broadcast", !whole}, {"offset", index}});
   }
+  std::vector<std::string> cuda;
+  acted_on result{shape, "", 0, {}};
+  for (const elementwise_expression& e : parsed) {
+    cuda.push_back(e.cuda());
+    result.operations += static_cast<double>(e.operations());
+    if (parsed.size() > 1)
+      result.torch_each.push_back("(" + e.torch() + ")");
+  }
+  result.torch = "(" + parsed.front().torch() + ")";
   r.set("mapped", true);
-  r.set("source", source_struct(operands, parsed->cuda(), true));
+  r.set("maps", static_cast<int64_t>(parsed.size()));
+  r.set("source", source_struct(operands, cuda, true));
   r.out().derived.lists["inputs"] = std::move(records);
-  return acted_on{shape, "(" + parsed->torch() + ")", static_cast<double>(parsed->operations())};
+  return result;
+}
+
+std::vector<std::string> split_maps(const std::string& map) {
+  std::vector<std::string> parts;
+  size_t from = 0;
+  for (;;) {
+    size_t at = map.find(';', from);
+    parts.push_back(map.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos)
+      return parts;
+    from = at + 1;
+  }
 }
 
 } // namespace ks::engine::family_detail

@@ -1896,6 +1896,43 @@ def broadcast_shape(shapes):
     return tuple(out)
 
 
+def fuse_sibling_reductions(graph):
+    """Merges two sums (or two means) over the same dims of the same shape that share an input
+    and do not read each other (a triplet loss's two distances of the anchor) into one reduce
+    of several maps, "a; b" (docs/tasks.md): one pass reads what they share once."""
+    def acted_shape(node):
+        shapes = [graph.tensors[n].shape for n in node["inputs"]]
+        return broadcast_shape(shapes) if "map" in node["params"] else tuple(shapes[0])
+
+    def key(node):
+        p = node["params"]
+        if node["family"] != "reduce" or p.get("op") not in ("sum", "mean"):
+            return None
+        rest = tuple(sorted((k, str(v)) for k, v in p.items() if k != "map"))
+        return rest, acted_shape(node), tuple(graph.tensors[node["outputs"][0]].shape)
+
+    i = 0
+    while i < len(graph.nodes):
+        a = graph.nodes[i]
+        for j in range(i + 1, len(graph.nodes)):
+            b = graph.nodes[j]
+            if key(a) is None or key(a) != key(b) or not set(a["inputs"]) & set(b["inputs"]):
+                continue
+            # b moves up to a: it must not read what a or a node between them writes.
+            between = {n for node in graph.nodes[i:j] for n in node["outputs"]}
+            if between & set(b["inputs"]):
+                continue
+            maps = [node["params"].get("map", node["inputs"][0]) for node in (a, b)]
+            a["params"]["map"] = "; ".join(maps)
+            a["inputs"] += [n for n in b["inputs"] if n not in a["inputs"]]
+            a["outputs"] += b["outputs"]
+            del graph.nodes[j]
+            graph.producer = {n: k for k, node in enumerate(graph.nodes) for n in node["outputs"]}
+            break
+        else:
+            i += 1
+
+
 def accumulation(graph):
     """Returns (the longest accumulation of any node, whether an output sums without
     normalizing): what the tolerance scales with."""
@@ -2121,6 +2158,7 @@ def lower_program(problem, program, tracker_ranges, user_ranges):
             graph.rename(t.name, final)
         outputs.append({"name": final, "dtype": t.dtype, "shape": list(t.shape)})
 
+    fuse_sibling_reductions(graph)
     # Drop views nothing reads (an idiom may have made one and then absorbed it).
     read = {n for node in graph.nodes for n in node["inputs"]} | {v["of"] for v in graph.views}
     graph.views = [v for v in graph.views if v["name"] in read or v["name"] in graph.output_views]

@@ -986,3 +986,59 @@ params = { op = "cumsum", dim = 1, map = "x * mask" }
             "inputs[2] ('w') has shape [5], which does not broadcast with the other inputs of "
             "params.map (aligned from the last dim, each extent equal or 1)");
 }
+
+TEST_CASE("a reduce of several maps (params.map \"a; b\") sums each into its own output in one "
+          "read",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"M(name = "t"
+family = "reduce"
+inputs = [
+  { name = "a", dtype = "f32", shape = [8, 6] },
+  { name = "p", dtype = "f32", shape = [8, 6] },
+  { name = "n", dtype = "f32", shape = [8, 6] },
+]
+outputs = [ { name = "dp", dtype = "f32", shape = [8] }, { name = "dn", dtype = "f32", shape = [8] } ]
+params = { op = "sum", dim = 1, map = "(a - p) * (a - p); (a - n) * (a - n)" }
+)M";
+  task t = loaded(ctx, manifest);
+  CHECK(derived<int64_t>(t, "maps") == 2);
+  CHECK(t.torch == "(torch.sum((((a - p) * (a - p))), dim=1), torch.sum((((a - n) * (a - n))), "
+                   "dim=1))");
+  // Both maps' three operations and both sums' add per element.
+  CHECK(t.cost.flops == 6.0 * 48 + 2.0 * 48);
+  std::string source = derived<std::string>(t, "source");
+  CHECK(source.find("static constexpr int maps = 2;") != std::string::npos);
+  CHECK(source.find("void quads(int64_t i, float4 (&r)[2]) const") != std::string::npos);
+  CHECK(source.find("s.which = k;") != std::string::npos);
+  // One map keeps its single output.
+  task one = loaded(ctx, one_to_one("reduce", "[3, 4]", "[3]", "{ op = \"sum\", dim = 1 }"));
+  CHECK(derived<int64_t>(one, "maps") == 1);
+
+  // A max of two maps; one output for two maps; a scan of two maps; a bad second expression.
+  std::string max = manifest;
+  max.replace(max.find("op = \"sum\""), 10, "op = \"max\"");
+  CHECK(problems(ctx, max) ==
+        at(ctx, 9, 39) + "params.map holds 2 expressions (separated by ';'): that is for a sum "
+                         "or a mean, one output each, not a max");
+  std::string single = manifest;
+  single.replace(single.find(", { name = \"dn\""), 46, "");
+  CHECK(problems(ctx, single).find("family reduce takes 1 input") == std::string::npos);
+  CHECK(problems(ctx, single).find("2 outputs") != std::string::npos);
+  std::string bad = manifest;
+  bad.replace(bad.find("(a - n) * (a - n)"), 17, "(a - n) * (a -");
+  CHECK(problems(ctx, bad).find("params.map") != std::string::npos);
+  task scan_one = loaded(ctx, R"(name = "t"
+family = "scan"
+inputs = [ { name = "x", dtype = "f32", shape = [4, 9] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 9] } ]
+params = { op = "cumsum", dim = 1, map = "x * 2.0" }
+)");
+  CHECK(derived<int64_t>(scan_one, "maps") == 1);
+  CHECK(problems(ctx, R"(name = "t"
+family = "scan"
+inputs = [ { name = "x", dtype = "f32", shape = [4, 9] } ]
+outputs = [ { name = "y", dtype = "f32", shape = [4, 9] } ]
+params = { op = "cumsum", dim = 1, map = "x * 2.0; x" }
+)") == at(ctx, 5, 42) + "a scan takes one expression in params.map (';' separates a reduce's)");
+}

@@ -39,7 +39,7 @@ ks_tensor contiguous_tensor(void* data, int32_t dtype, const std::vector<int64_t
 
 /// What one emulated run gave: the first output's values as doubles, or an error.
 struct emulated_run {
-  std::vector<double> output;
+  std::vector<double> output; ///< every output's elements, one output after the other
   std::string error;
 };
 

@@ -434,6 +434,17 @@ std::vector<manifest_case> cases() {
           {tensor("x", "[2, 262148]"), tensor("weight", "[262148]"), tensor("bias", "[262148]")},
           tensor("y", "[2, 262148]"), "{ op = \"layer\", dim = 1, affine = true }", norms,
           {"norm_grid_rows", "norm_split_rows"})),
+      // reduce of several maps (params.map "a; b"): two sums over rows sharing an input, one a
+      // broadcast row; two means of everything (rows split across blocks)
+      family_task("two_sums_shared_input", "reduce",
+                  {tensor("a", "[33, 1003]"), tensor("p", "[33, 1003]"), tensor("n", "[1003]")},
+                  tensor("y0", "[33]") + ", " + tensor("y1", "[33]"),
+                  "{ op = \"sum\", dim = 1, map = \"(a - p) * (a - p); a * n\" }", sums,
+                  {"reduce_rows"}),
+      family_task("two_means_everything", "reduce", {tensor("a", "[3, 100003]"), tensor("b", "[3, 100003]")},
+                  tensor("y0", "[]") + ", " + tensor("y1", "[]"),
+                  "{ op = \"mean\", dims = [0, 1], map = \"a + b; a * b\" }", sums,
+                  {"reduce_rows"}),
       // reduce: logsumexp over rows, short rows, columns (split across blocks and not) and
       // everything, with lines of -inf, +inf, NaN and large values; a sum to a scalar
       with_edit(family_task("logsumexp_rows", "reduce", {tensor("x", "[37, 1001]")},

@@ -66,7 +66,7 @@ class Folder(unittest.TestCase):
         self.assertEqual(failed, ["18_sort_unsupported"])
         reason = self.records["18_sort_unsupported"]["reason"]
         self.assertIn("no family states aten.sort", reason)
-        self.assertEqual(len(self.records), 18)
+        self.assertEqual(len(self.records), 19)
 
     def test_single_ops_become_family_manifests_with_their_params(self):
         m = manifest(self.records["02_log_softmax_dim0"])
@@ -140,6 +140,18 @@ class Folder(unittest.TestCase):
         self.assertIn("gather", [n["family"] for n in m["nodes"]])
         labels = [i for i in m["inputs"] if i["name"] == "labels"][0]
         self.assertEqual((labels["dtype"], labels["low"], labels["high"]), ("i64", 0, 1000))
+
+    def test_two_sums_of_one_anchor_are_one_reduce_of_two_maps(self):
+        # Both distances read the anchor: one pass, two outputs ("a; b"), then the margin.
+        m = manifest(self.records["19_two_distances_hinge"])
+        self.assertEqual(m["family"], "graph")
+        first = m["nodes"][0]
+        self.assertEqual((first["family"], first["params"]["op"]), ("reduce", "sum"))
+        self.assertEqual(len(first["outputs"]), 2)
+        self.assertEqual(first["params"]["map"].count(";"), 1)
+        self.assertEqual(sorted(first["inputs"]), ["anchor", "far", "near"])
+        self.assertEqual(len(m["nodes"]), 2)
+        self.assertEqual(m["nodes"][1]["params"]["op"], "mean")
 
     def test_attention_is_two_products_around_a_softmax_writing_the_output_through_a_view(self):
         m = manifest(self.records["13_attention"])
