@@ -196,9 +196,8 @@ std::string graph_torch(const graph_spec& g, const std::vector<tensor_spec>& inp
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       const std::string& name = n.outputs[k];
       // A node of several outputs (a reduce of several maps) gives a tuple: each its element.
-      std::string mine = n.outputs.size() == 1
-                             ? expression
-                             : operand(expression) + "[" + std::to_string(k) + "]";
+      std::string mine =
+          n.outputs.size() == 1 ? expression : operand(expression) + "[" + std::to_string(k) + "]";
       known.emplace_back(name, operand(mine));
       of_output[name] = mine;
       if (const graph_view* v = g.find_view(name)) { // written through a shape view

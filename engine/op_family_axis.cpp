@@ -330,9 +330,9 @@ void analyze_reduce(family_reader& r) {
   auto numel = static_cast<double>(product(x->shape));
   auto outputs = static_cast<double>(r.tensor(role::output, 0).numel());
   auto n_maps = static_cast<double>(maps);
-  set_cost(r, x->operations * numel +
-                  (*op == "logsumexp" ? 4.0 * numel + 2.0 * outputs
-                                      : n_maps * (numel + (*op == "mean" ? outputs : 0.0))));
+  set_cost(r, x->operations * numel + (*op == "logsumexp"
+                                           ? 4.0 * numel + 2.0 * outputs
+                                           : n_maps * (numel + (*op == "mean" ? outputs : 0.0))));
   std::string function = *op == "max" ? "amax" : *op == "min" ? "amin" : *op;
   std::string K = keepdim ? ", keepdim=True" : "";
   if (*op == "prod" && v->first != v->last) {

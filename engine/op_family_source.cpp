@@ -145,8 +145,8 @@ std::string source_struct(const std::vector<source_operand>& operands,
   text += "  static constexpr int maps = " + maps + ";\n";
   text += "  template <int k> static __device__ __forceinline__ float map_k(" + params + ") {\n";
   for (size_t m = 0; m < n_maps; ++m)
-    text += std::string(m == 0 ? "    if" : "    else if") + " constexpr (k == " +
-            std::to_string(m) + ") return " + exprs[m] + ";\n";
+    text += std::string(m == 0 ? "    if" : "    else if") +
+            " constexpr (k == " + std::to_string(m) + ") return " + exprs[m] + ";\n";
   text += "    else return 0.0f;\n  }\n";
   if (!several) {
     text += "  template <int = 0> static __device__ __forceinline__ float map(" + params +
@@ -175,8 +175,8 @@ std::string source_struct(const std::vector<source_operand>& operands,
     text += "  template <int = 0> __device__ __forceinline__ void values(int64_t i, float (&r)[" +
             maps + "]) const {\n" + values;
     for (size_t m = 0; m < n_maps; ++m)
-      text += "    r[" + std::to_string(m) + "] = map_k<" + std::to_string(m) + ">(" +
-              scalar_args + ");\n";
+      text += "    r[" + std::to_string(m) + "] = map_k<" + std::to_string(m) + ">(" + scalar_args +
+              ");\n";
     text += "  }\n\n";
     text += "  /// Elements i .. i + 3 of every map (as quad()), each input loaded once.\n";
     text += "  template <int = 0> __device__ __forceinline__ void quads(int64_t i, float4 (&r)[" +
@@ -277,8 +277,8 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
       const std::string& message = one.error().message();
       size_t colon = message.find(": ");
       size_t at = offset + std::stoul(message.substr(0, colon));
-      r.at_expression_error("map", engine::error(one.error().code(),
-                                                 std::to_string(at) + message.substr(colon)));
+      r.at_expression_error(
+          "map", engine::error(one.error().code(), std::to_string(at) + message.substr(colon)));
       return std::nullopt;
     }
     used.insert(one->inputs_used().begin(), one->inputs_used().end());
