@@ -281,7 +281,7 @@ emulated_run run_emulated(const fs::path& so, const engine::task& t,
   for (size_t i = 0; i < in.size() && outcome.error.empty(); ++i)
     if (in[i].storage != before[i])
       outcome.error = "the candidate changed input " + std::to_string(i);
-  for (const host_tensor& h : out) // every output in turn (a reduce of several maps has more)
+  for (host_tensor& h : out) // every output in turn (a reduce of several maps has more)
     for (int64_t e = 0; e < h.numel(); ++e)
       outcome.output.push_back(h.get(e));
   // The shared object stays loaded: its static state (workspaces) must outlive nothing here,
