@@ -127,8 +127,8 @@ engine::task channel_norm_task(const std::string& name, const std::string& op,
   return t;
 }
 
-/// Adds what every reduce template reads its input through (task.source, task.mapped and the
-/// input's offset), derived by the family itself from the task's own params.
+/// Adds what every reduce template reads its input through (task.source, task.mapped, task.maps and
+/// the input's offset), derived by the family itself from the task's own params.
 void add_source(engine::task& t, size_t first, size_t last) {
   engine::task plain = t;
   std::vector<int64_t> dims;
@@ -143,7 +143,7 @@ void add_source(engine::task& t, size_t first, size_t last) {
   engine::family_analysis a = engine::analyze_family(plain, where);
   INFO(t.name << ": " << (a.problems.empty() ? "" : a.problems.front().message));
   REQUIRE(a.problems.empty());
-  for (const char* name : {"source", "mapped"})
+  for (const char* name : {"source", "mapped", "maps"})
     t.derived.scalars[name] = a.derived.scalars.at(name);
   t.derived.lists["inputs"] = a.derived.lists.at("inputs");
 }
@@ -493,12 +493,12 @@ TEST_CASE("the planner's first choice for the suites' big shapes is the configur
         param_values{{"ctas_per_sm", 1}, {"threads", 1024}});
   // A cross-entropy's logsumexp over 4096 classes: 64 lanes a row, 4 loads in flight each.
   CHECK(first_choice(library, "reduce_rows", find_task(tasks, "logsumexp_ce")) ==
-        param_values{{"per_lane", 64}, {"threads", 256}, {"unroll", 4}});
+        param_values{{"blocks", 1024}, {"per_lane", 64}, {"threads", 256}, {"unroll", 4}});
   CHECK(first_choice(library, "reduce_split_columns", find_task(tasks, "logsumexp_columns")) ==
         param_values{{"tx", 32}, {"ty", 16}, {"unroll", 8}});
   // Reductions over every dim: one row split across blocks.
   CHECK(first_choice(library, "reduce_rows", find_task(tasks, "sum_everything_3d")) ==
-        param_values{{"per_lane", 64}, {"threads", 256}, {"unroll", 4}});
+        param_values{{"blocks", 1024}, {"per_lane", 64}, {"threads", 256}, {"unroll", 4}});
 }
 
 namespace {
