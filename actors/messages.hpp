@@ -172,7 +172,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_state& x) {
   return f(caf::meta::type_name("task_state"), x.name, x.manifest, x.phase, x.stop_reason,
            x.stop_text, x.winner, x.winner_median_ms, x.reference_median_ms, x.roofline_floor_ms,
-           x.home_gpu, x.home_load_ms);
+           x.home_gpu, x.home_load_ms, x.cost_flops, x.cost_bytes);
 }
 
 template <class Inspector>
