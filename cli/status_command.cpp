@@ -16,6 +16,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "memory/store.hpp"
+#include "report/html_report.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -174,6 +175,48 @@ CLI::App* add_status_command(CLI::App& app, output_dir_options& opt) {
   return cmd;
 }
 
+CLI::App* add_report_command(CLI::App& app, output_dir_options& opt) {
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Writes report.html into a campaign's output folder: one self-contained file (nothing "
+      "fetched) with a roofline per GPU, the speedup table, each task's search tree, progress "
+      "and winner, and each GPU's timeline of bench jobs. Drawn from the folder's store as it "
+      "stands now (read, never written: it works while the campaign runs), or from its "
+      "results.json when it holds no store. A campaign writes report.html itself as it goes; "
+      "this rewrites it, e.g. for a folder written by an older kernelskill. A dry run's report "
+      "is dry-run/report.html.");
+  add_output_argument(cmd, opt);
+  return cmd;
+}
+
+command_result run_report(const output_dir_options& opt) {
+  std::error_code ec;
+  const bool has_store = fs::is_regular_file(opt.output / store_folder / "data.mdb", ec);
+  if (!has_store && fs::is_regular_file(opt.output / "results.json", ec)) {
+    if (auto written = report::write_report_html(opt.output); !written)
+      return stop(stop_reason::environment, written.error().message());
+  } else {
+    auto store = open_store(opt.output);
+    if (!store)
+      return tl::unexpected(store.error());
+    if (auto ok = require_campaign(*store, opt.output); !ok)
+      return ok;
+    auto baselines = actors::read_campaign_baselines(opt.output);
+    if (!baselines)
+      return stop(stop_reason::task,
+                  "cannot read the campaign's torch baselines: " + baselines.error().message());
+    auto text = actors::campaign_results_json(*store, *baselines ? &**baselines : nullptr);
+    if (!text)
+      return tl::unexpected(
+          read_failure(*store, opt.output, text.error(),
+                       "cannot read the campaign in '" + opt.output.string() + "'"));
+    if (auto written = report::write_report_html(opt.output, *text); !written)
+      return stop(stop_reason::environment, written.error().message());
+  }
+  std::cout << "wrote " << (opt.output / report::report_html_file).string() << "\n" << std::flush;
+  return {};
+}
+
 CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt) {
   CLI::App* cmd = app.add_subcommand(
       "inspect",
@@ -214,7 +257,14 @@ command_result run_status(const output_dir_options& opt) {
       return tl::unexpected(
           read_failure(*store, opt.output, text.error(),
                        "cannot read the campaign in '" + opt.output.string() + "'"));
-    std::cout << "output: " << opt.output.string() << "\n" << *text << std::flush;
+    std::cout << "output: " << opt.output.string() << "\n" << *text;
+    std::error_code ec;
+    const fs::path html = opt.output / report::report_html_file;
+    std::cout << (fs::exists(html, ec) ? "report: " + html.string() + " (open it in a browser)"
+                                       : "report: `kernelskill report " + opt.output.string() +
+                                             "` writes " + html.string())
+              << "\n"
+              << std::flush;
   }
   if (!opt.export_dir.empty()) {
     std::error_code ec;
