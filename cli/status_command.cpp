@@ -145,6 +145,38 @@ command_result require_campaign(const memory::store& store, const fs::path& outp
                                           "exits 19 there)"));
 }
 
+/// A campaign's folder as status and report read it: its store, checked to hold a campaign,
+/// and the torch baselines its reports compare with (its checked copy).
+struct campaign_folder {
+  memory::store store;
+  std::optional<actors::torch_baselines> baselines;
+
+  const actors::torch_baselines* compared_with() const { return baselines ? &*baselines : nullptr; }
+};
+
+tl::expected<campaign_folder, command_error> open_campaign(const fs::path& output) {
+  auto store = open_store(output);
+  if (!store)
+    return tl::unexpected(store.error());
+  if (auto ok = require_campaign(*store, output); !ok)
+    return tl::unexpected(ok.error());
+  auto baselines = actors::read_campaign_baselines(output);
+  if (!baselines)
+    return stop(stop_reason::task,
+                "cannot read the campaign's torch baselines: " + baselines.error().message());
+  return campaign_folder{std::move(*store), std::move(*baselines)};
+}
+
+// Returns results.json's text as the store of `folder` (in `output`) stands now.
+tl::expected<std::string, command_error> results_json_of(const campaign_folder& folder,
+                                                         const fs::path& output) {
+  auto text = actors::campaign_results_json(folder.store, folder.compared_with());
+  if (!text)
+    return tl::unexpected(read_failure(folder.store, output, text.error(),
+                                       "cannot read the campaign in '" + output.string() + "'"));
+  return std::move(*text);
+}
+
 void add_output_argument(CLI::App* cmd, output_dir_options& opt) {
   cmd->add_option("OUTPUT_DIR", opt.output, "The campaign's output folder (campaign.output)")
       ->required()
@@ -168,9 +200,10 @@ CLI::App* add_status_command(CLI::App& app, output_dir_options& opt) {
   cmd->add_flag("--json", opt.json,
                 "Print results.json as the store stands now (every task and node) instead of "
                 "the table");
-  cmd->add_option("--export", opt.export_dir,
-                  "Also write results.json, report.md and best/ as they stand now into DIR "
-                  "(a snapshot of a running or killed campaign)")
+  cmd->add_option(
+         "--export", opt.export_dir,
+         "Also write results.json, report.md, report.html and best/ as they stand now into DIR "
+         "(a snapshot of a running or killed campaign)")
       ->type_name("DIR");
   return cmd;
 }
@@ -196,20 +229,12 @@ command_result run_report(const output_dir_options& opt) {
     if (auto written = report::write_report_html(opt.output); !written)
       return stop(stop_reason::environment, written.error().message());
   } else {
-    auto store = open_store(opt.output);
-    if (!store)
-      return tl::unexpected(store.error());
-    if (auto ok = require_campaign(*store, opt.output); !ok)
-      return ok;
-    auto baselines = actors::read_campaign_baselines(opt.output);
-    if (!baselines)
-      return stop(stop_reason::task,
-                  "cannot read the campaign's torch baselines: " + baselines.error().message());
-    auto text = actors::campaign_results_json(*store, *baselines ? &**baselines : nullptr);
+    auto folder = open_campaign(opt.output);
+    if (!folder)
+      return tl::unexpected(folder.error());
+    auto text = results_json_of(*folder, opt.output);
     if (!text)
-      return tl::unexpected(
-          read_failure(*store, opt.output, text.error(),
-                       "cannot read the campaign in '" + opt.output.string() + "'"));
+      return tl::unexpected(text.error());
     if (auto written = report::write_report_html(opt.output, *text); !written)
       return stop(stop_reason::environment, written.error().message());
   }
@@ -233,29 +258,21 @@ CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt) {
 }
 
 command_result run_status(const output_dir_options& opt) {
-  auto store = open_store(opt.output);
-  if (!store)
-    return tl::unexpected(store.error());
-  if (auto ok = require_campaign(*store, opt.output); !ok)
-    return ok;
-  // The torch baselines the campaign compares with: its checked copy, as its reports use.
-  auto baselines = actors::read_campaign_baselines(opt.output);
-  if (!baselines)
-    return stop(stop_reason::task,
-                "cannot read the campaign's torch baselines: " + baselines.error().message());
-  const actors::torch_baselines* b = *baselines ? &**baselines : nullptr;
+  auto folder = open_campaign(opt.output);
+  if (!folder)
+    return tl::unexpected(folder.error());
+  const memory::store& store = folder->store;
+  const actors::torch_baselines* b = folder->compared_with();
   if (opt.json) {
-    auto text = actors::campaign_results_json(*store, b);
+    auto text = results_json_of(*folder, opt.output);
     if (!text)
-      return tl::unexpected(
-          read_failure(*store, opt.output, text.error(),
-                       "cannot read the campaign in '" + opt.output.string() + "'"));
+      return tl::unexpected(text.error());
     std::cout << *text << std::flush;
   } else {
-    auto text = actors::describe_campaign(*store, b);
+    auto text = actors::describe_campaign(store, b);
     if (!text)
       return tl::unexpected(
-          read_failure(*store, opt.output, text.error(),
+          read_failure(store, opt.output, text.error(),
                        "cannot read the campaign in '" + opt.output.string() + "'"));
     std::cout << "output: " << opt.output.string() << "\n" << *text;
     std::error_code ec;
@@ -269,13 +286,14 @@ command_result run_status(const output_dir_options& opt) {
   if (!opt.export_dir.empty()) {
     std::error_code ec;
     fs::create_directories(opt.export_dir, ec);
-    if (auto written = actors::write_campaign_outputs(*store, opt.export_dir, b); !written)
+    if (auto written = actors::write_campaign_outputs(store, opt.export_dir, b); !written)
       return tl::unexpected(
-          read_failure(*store, opt.output, written.error(),
+          read_failure(store, opt.output, written.error(),
                        "cannot export the campaign into '" + opt.export_dir.string() + "'"));
     // Not on stdout with --json: that stays one JSON document.
     (opt.json ? std::cerr : std::cout)
-        << "exported results.json, report.md and best/ into " << opt.export_dir.string() << "\n"
+        << "exported results.json, report.md, report.html and best/ into "
+        << opt.export_dir.string() << "\n"
         << std::flush;
   }
   return {};
