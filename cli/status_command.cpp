@@ -52,6 +52,9 @@ std::string no_campaign_because(const fs::path& output, const std::string& what_
     text += "\n  it holds a dry run (" + first_line_of(dry) + "); its candidates are in " +
             (output / "dry-run").string() + "/<task>/ and every line it printed in " +
             dry.string() +
+            (fs::is_regular_file(output / "dry-run" / report::report_html_file, ec)
+                 ? ", its report in " + (output / "dry-run" / report::report_html_file).string()
+                 : std::string()) +
             "\n  a dry run keeps no state: `kernelskill run CONFIG.toml` without --dry-run "
             "runs the campaign";
   else

@@ -47,12 +47,44 @@ void cell(markup& m, const std::string& shown, double sort_value) {
             shown);
 }
 
-void write_speedup_table(markup& m, const json::object& results) {
-  const bool dry = is_dry_run(results);
+// A dry run times nothing: its table counts each task's candidates instead of its times.
+void write_dry_run_table(markup& m, const json::object& results) {
   m.open("table", {{"class", "sortable"}, {"id", "speedups"}});
-  m.element("caption", {},
-            dry ? "The tasks of the dry run (nothing was timed)"
-                : "Speedups per task; a column's button sorts by it");
+  m.element("caption", {}, "The round each task would start with (nothing was timed)");
+  m.open("thead").open("tr");
+  sortable_head(m, "task", false);
+  sortable_head(m, "state", false);
+  for (std::string_view h : {"candidates", "compiled", "not compiled"})
+    sortable_head(m, h, true);
+  m.close().close();
+  m.open("tbody");
+  for (const json::value& v : array_at(results, "tasks")) {
+    if (!v.is_object())
+      continue;
+    const json::object& task = v.get_object();
+    int64_t candidates = 0;
+    int64_t compiled = 0;
+    for (const json::value& n : array_at(task, "nodes"))
+      if (n.is_object() && number_at(n.get_object(), "id") > 0) {
+        ++candidates;
+        compiled += string_at(n.get_object(), "status") == "compiled" ? 1 : 0;
+      }
+    m.open("tr");
+    m.open("th", {{"scope", "row"}, {"data-sort", string_at(task, "name")}});
+    m.element("a", {{"href", "#" + task_anchor(task)}}, string_at(task, "name"));
+    m.close();
+    m.element("td", {{"data-sort", string_at(task, "state")}}, string_at(task, "state"));
+    for (int64_t count : {candidates, compiled, candidates - compiled})
+      m.element("td", {{"class", "num"}, {"data-sort", std::to_string(count)}},
+                std::to_string(count));
+    m.close();
+  }
+  m.close().close();
+}
+
+void write_speedup_table(markup& m, const json::object& results) {
+  m.open("table", {{"class", "sortable"}, {"id", "speedups"}});
+  m.element("caption", {}, "Speedups per task; a column's button sorts by it");
   m.open("thead").open("tr");
   sortable_head(m, "task", false);
   sortable_head(m, "state", false);
@@ -286,8 +318,11 @@ void write_page(markup& m, const report_input& input) {
   }
 
   m.open("section", {{"id", "summary"}});
-  m.element("h2", {}, "Speedups");
-  write_speedup_table(m, results);
+  m.element("h2", {}, dry ? "Tasks" : "Speedups");
+  if (dry)
+    write_dry_run_table(m, results);
+  else
+    write_speedup_table(m, results);
   m.close();
 
   m.open("section", {{"id", "roofline"}});

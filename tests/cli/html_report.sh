@@ -87,6 +87,12 @@ rm out/report.html
 [ "$rc" -eq 0 ] || fail "report: exit $rc: $(cat report.err)"
 [ -s out/report.html ] || fail "report: did not write out/report.html: $(cat report.out)"
 "$ks" report "$tmp/none" >/dev/null 2>report.err && fail "report of a missing folder: exit 0"
+# A folder that holds only a dry run: no campaign (2), and status names the dry run's report.
+mkdir dry-only && cp -r out/dry-run dry-only/
+"$ks" status dry-only >/dev/null 2>status.err; rc=$?
+[ "$rc" -eq 2 ] || fail "status of a dry run's folder: exit $rc, wanted 2"
+grep -q "its report in dry-only/dry-run/report.html" status.err \
+  || fail "status of a dry run's folder does not name its report: $(cat status.err)"
 
 # What every report must hold, in its text as written (html) or in Chromium's DOM (browser).
 check_report() {  # check_report FILE campaign|dry-run

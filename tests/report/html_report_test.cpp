@@ -224,6 +224,9 @@ TEST_CASE("a dry run's report shows each task's reference and candidates as a tr
   CHECK(count_of(trees.front(), "g-failed") == 1);
   CHECK_THAT(html, Contains("<h1>kernelskill dry run</h1>"));
   CHECK_THAT(html, Contains("relu: reference compiled for sm_90a"));
+  // Its table counts candidates: three, two compiled, one not.
+  CHECK_THAT(html, Contains("<td class=\"num\" data-sort=\"3\">3</td><td class=\"num\" "
+                            "data-sort=\"2\">2</td><td class=\"num\" data-sort=\"1\">1</td>"));
   CHECK(plots_of(html, "roofline").empty());
   CHECK(plots_of(html, "progress").empty());
 }
