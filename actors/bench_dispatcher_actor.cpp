@@ -5,6 +5,7 @@
 #include "actors/messages.hpp"
 #include "engine/bench_placement.hpp"
 #include "engine/bench_schedule.hpp"
+#include "report/bench_trace.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -15,7 +16,6 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -42,7 +42,8 @@ struct dispatcher_state {
   bench_stats stats;
   bench_clock clock;
   double born_ms = 0;
-  std::unique_ptr<std::ofstream> trace; // KS_BENCH_TRACE: one JSON line per job, for people
+  // The bench trace (report/bench_trace.hpp): the output folder's, and KS_BENCH_TRACE's.
+  std::vector<std::unique_ptr<std::ofstream>> traces;
 
   size_t size() const { return gpus.size(); }
 
@@ -77,6 +78,42 @@ std::string trace_head(const dispatcher_state& st, const bench_job& job, double 
        << "\", \"task\": " << quoted(job.task) << ", \"label\": " << quoted(job.label)
        << ", \"start_s\": " << (started_ms - st.born_ms) / 1000;
   return line.str();
+}
+
+// Ends a job's trace line (`head`: trace_head's) with its outcome and writes it to every trace.
+void write_trace_line(dispatcher_state& st, const std::string& head, double queued_ms,
+                      const bench_result& r) {
+  std::ostringstream line;
+  line << head << ", \"end_s\": " << (st.clock() - st.born_ms) / 1000
+       << ", \"queued_ms\": " << queued_ms << ", \"ok\": " << (r.ok ? "true" : "false");
+  if (r.ok && r.kind == bench_kind::time)
+    line << ", \"median_ms\": " << r.timing().median_ms << ", \"p10_ms\": " << r.timing().p10_ms
+         << ", \"p90_ms\": " << r.timing().p90_ms << ", \"trials\": " << r.timing().trials;
+  line << "}";
+  for (const std::unique_ptr<std::ofstream>& trace : st.traces)
+    *trace << line.str() << std::endl;
+}
+
+// Opens the traces a run appends to, each starting with the run's header line. A trace that
+// cannot be opened is said and left out: the campaign runs without it.
+void open_traces(dispatcher_state& st, const std::filesystem::path& in_output) {
+  std::vector<std::filesystem::path> paths;
+  if (!in_output.empty())
+    paths.push_back(in_output);
+  if (const char* path = std::getenv("KS_BENCH_TRACE"); path != nullptr && *path != '\0')
+    paths.emplace_back(path);
+  const double unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const std::filesystem::path& path : paths) {
+    auto trace = std::make_unique<std::ofstream>(path, std::ios::app);
+    if (!*trace) {
+      console::line(console::stream::err, "kernelskill: cannot write the bench trace to " +
+                                              path.string() + "; the campaign runs without it");
+      continue;
+    }
+    *trace << report::trace_run_header(unix_s, static_cast<int64_t>(st.size())) << std::endl;
+    st.traces.push_back(std::move(trace));
+  }
 }
 
 void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why);
@@ -115,24 +152,15 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
   p.job.gpu = static_cast<int32_t>(gpu);
   double started_ms = st.clock();
   double queued_ms = started_ms - p.queued_at_ms;
-  std::string traced = st.trace ? trace_head(st, p.job, started_ms) : std::string();
+  std::string traced = st.traces.empty() ? std::string() : trace_head(st, p.job, started_ms);
   self->request(st.gpus[gpu], caf::infinite, std::move(p.job))
       .then(
           [self, gpu, serial, queued_ms, traced](bench_result& r) {
             auto& st = self->state;
             if (st.serial[gpu] != serial || !st.running[gpu])
               return;
-            if (st.trace)
-              *st.trace << traced << ", \"end_s\": " << (st.clock() - st.born_ms) / 1000
-                        << ", \"queued_ms\": " << queued_ms
-                        << ", \"ok\": " << (r.ok ? "true" : "false");
-            if (st.trace && r.ok && r.kind == bench_kind::time)
-              *st.trace << ", \"median_ms\": " << r.timing().median_ms
-                        << ", \"p10_ms\": " << r.timing().p10_ms
-                        << ", \"p90_ms\": " << r.timing().p90_ms
-                        << ", \"trials\": " << r.timing().trials;
-            if (st.trace)
-              *st.trace << "}" << std::endl;
+            if (!st.traces.empty())
+              write_trace_line(st, traced, queued_ms, r);
             r.queued_ms = queued_ms;
             r.gpu = static_cast<int32_t>(gpu);
             if (r.device_lost)
@@ -192,7 +220,8 @@ void dispatch(dispatcher_pointer self) {
 }
 
 bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
-                                                 std::vector<bench_actor> gpus, bench_clock clock) {
+                                                 std::vector<bench_actor> gpus, bench_clock clock,
+                                                 const std::filesystem::path& trace) {
   auto& st = self->state;
   st.gpus = std::move(gpus);
   st.clock = std::move(clock);
@@ -203,14 +232,7 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
   st.assigned_ms.assign(st.size(), 0);
   st.stats.busy_ms.assign(st.size(), 0);
   st.stats.jobs.assign(st.size(), 0);
-  if (const char* path = std::getenv("KS_BENCH_TRACE"); path != nullptr && *path != '\0') {
-    st.trace = std::make_unique<std::ofstream>(path, std::ios::app);
-    if (!*st.trace) {
-      std::cerr << "kernelskill: cannot write the bench trace to " << path
-                << " (KS_BENCH_TRACE); the campaign runs without it\n";
-      st.trace.reset();
-    }
-  }
+  open_traces(st, trace);
   // A bench actor that dies mid-job never answers it: its down message ends the job instead.
   for (const bench_actor& g : st.gpus)
     self->monitor(g);
@@ -275,8 +297,8 @@ bench_clock steady_bench_clock() {
 }
 
 bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys, std::vector<bench_actor> gpus,
-                                              bench_clock clock) {
-  return sys.spawn(dispatcher, std::move(gpus), std::move(clock));
+                                              bench_clock clock, std::filesystem::path trace) {
+  return sys.spawn(dispatcher, std::move(gpus), std::move(clock), std::move(trace));
 }
 
 } // namespace ks::actors

@@ -8,6 +8,7 @@
 #include <caf/typed_actor.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -39,8 +40,10 @@ using bench_clock = std::function<double()>;
 bench_clock steady_bench_clock();
 
 /// Spawns a dispatcher over `gpus`, indexed by GPU index (gpus[i] runs jobs for GPU i), that
-/// reads the time from `clock`.
+/// reads the time from `clock` and appends the bench trace (report/bench_trace.hpp) to `trace`
+/// unless it is empty, and to the file KS_BENCH_TRACE names too.
 bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys, std::vector<bench_actor> gpus,
-                                              bench_clock clock = steady_bench_clock());
+                                              bench_clock clock = steady_bench_clock(),
+                                              std::filesystem::path trace = {});
 
 } // namespace ks::actors

@@ -39,6 +39,11 @@ std::string now_iso8601() {
   return buffer;
 }
 
+std::string config_text_of(const config::campaign_config& config) {
+  return config.source.empty() ? config::config_text(config)
+                               : base::read_text(config.source).value_or("");
+}
+
 engine::search_limits search_limits_of(const config::campaign_config& config) {
   return engine::search_limits{config.search.branches,
                                config.search.depth,

@@ -112,6 +112,10 @@ void say_stopping(run_kind kind);
 /// Returns the current UTC time as "YYYY-MM-DDTHH:MM:SSZ".
 std::string now_iso8601();
 
+/// Returns the text of `config` as the user wrote it (its file), or as its defaults write it
+/// when it came from no file.
+std::string config_text_of(const config::campaign_config& config);
+
 // -- the steps -------------------------------------------------------------------------------
 
 /// The tasks of a campaign (step 1): the table the actors share, the task names in the order

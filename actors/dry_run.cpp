@@ -5,6 +5,8 @@
 #include "actors/messages.hpp"
 #include "actors/reporter_actor.hpp"
 #include "engine/task_warnings.hpp"
+#include "report/atomic_file.hpp"
+#include "report/html_report.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
@@ -168,6 +170,28 @@ void write_dry_run_summary(const fs::path& folder, const std::string& arch,
       out << line << "\n";
 }
 
+// Writes <dry-run folder>/report.html: each task's reference and candidates as a tree, with
+// what the dry run printed. A report that cannot be written is said; the dry run stands.
+void write_dry_run_report(const fs::path& folder, const config::campaign_config& config,
+                          const std::string& arch, const std::vector<task_report>& reports,
+                          bool interrupted) {
+  report::dry_run_facts facts;
+  facts.arch = arch;
+  facts.started_at = now_iso8601();
+  facts.config_text = config_text_of(config);
+  facts.interrupted = interrupted;
+  std::vector<report::dry_run_task> tasks;
+  for (const task_report& r : reports)
+    tasks.push_back(report::dry_run_task{r.name, r.phase != engine::task_phase::failed, r.stop_text,
+                                         r.dry_run_nodes, r.dry_run_lines});
+  report::report_input input;
+  input.results = report::dry_run_document(facts, tasks);
+  if (auto written = report::write_atomically(folder / report::report_html_file,
+                                              report::render_report_html(input));
+      !written)
+    console::line(console::stream::err, "kernelskill: " + written.error().message());
+}
+
 campaign_summary summary_of(const std::vector<task_report>& reports, bool interrupted,
                             double wall_s, const fs::path& folder,
                             const std::optional<model_side>& model) {
@@ -240,6 +264,7 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
       reports.push_back(std::move(it->second));
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_dry_run_summary(*folder, arch, reports, answers.interrupted);
+  write_dry_run_report(*folder, config, arch, reports, answers.interrupted);
   campaign_summary summary = summary_of(reports, answers.interrupted, wall_s, *folder, *model);
   // Each dry run printed its task's warnings first; the summary counts them again.
   for (task_summary& t : summary.tasks)

@@ -101,6 +101,7 @@ struct dry_run_state {
   caf::typed_response_promise<task_report> promise;
   std::string phase = "waiting";
   std::vector<candidate> candidates;
+  node_status reference_status = node_status::coded;
   int64_t pending = 0; ///< candidates not yet compiled (or failed)
   std::vector<std::string> lines;
   bool started = false;
@@ -165,6 +166,7 @@ struct dry_run_state {
             [this](compile_done& c) {
               if (finished)
                 return;
+              reference_status = c.ok ? node_status::compiled : node_status::compile_failed;
               if (!c.ok) {
                 fail("its reference " + reference_name + " does not compile for " + setup.arch +
                      ":\n" +
@@ -322,8 +324,29 @@ struct dry_run_state {
     r.stop_text = failure;
     r.nodes = 1 + static_cast<int64_t>(candidates.size());
     r.dry_run_lines = lines;
+    r.dry_run_nodes = nodes();
     r.by_status = progress().by_status;
     return r;
+  }
+
+  // Returns the round as a tree: the reference, and each candidate as its child.
+  std::vector<engine::node_record> nodes() const {
+    std::vector<engine::node_record> out;
+    engine::node_record root;
+    root.id = 0;
+    root.plan = engine::reference_plan();
+    root.status = reference_status;
+    out.push_back(std::move(root));
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      engine::node_record n;
+      n.id = static_cast<engine::node_id>(i + 1);
+      n.parent = 0;
+      n.depth = 1;
+      n.plan = candidates[i].plan;
+      n.status = candidates[i].status;
+      out.push_back(std::move(n));
+    }
+    return out;
   }
 
   void finish() {

@@ -172,7 +172,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_state& x) {
   return f(caf::meta::type_name("task_state"), x.name, x.manifest, x.phase, x.stop_reason,
            x.stop_text, x.winner, x.winner_median_ms, x.reference_median_ms, x.roofline_floor_ms,
-           x.home_gpu, x.home_load_ms);
+           x.home_gpu, x.home_load_ms, x.cost_flops, x.cost_bytes);
 }
 
 template <class Inspector>
@@ -805,13 +805,15 @@ struct task_report {
   std::vector<std::string> dry_run_lines; ///< dry run: what would be measured
   perf_tree perf;                         ///< where the supervisor's time went, by step
   std::vector<int64_t> by_status;         ///< candidates per node_status, as task_progress
+  /// dry run: the reference (node 0) and the candidates, as planned and compiled
+  std::vector<engine::node_record> dry_run_nodes;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_report& x) {
   return f(caf::meta::type_name("task_report"), x.name, x.phase, x.stop_reason, x.stop_text,
            x.nodes, x.winner, x.reference_ms, x.best_ms, x.speedup, x.fraction_of_roofline,
-           x.verified, x.timed, x.dry_run_lines, x.perf, x.by_status);
+           x.verified, x.timed, x.dry_run_lines, x.perf, x.by_status, x.dry_run_nodes);
 }
 
 /// Asks a supervisor where its task stands (for the reporter).

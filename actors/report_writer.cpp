@@ -26,14 +26,16 @@
 
 #include "agents/usage_file.hpp"
 #include "gpu/vendor_libraries.hpp"
+#include "report/atomic_file.hpp"
+#include "report/html_report.hpp"
+#include "report/node_json.hpp"
+#include "report/report_format.hpp"
 
 #include <boost/json.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -42,6 +44,15 @@ namespace ks::actors {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
+using report::file_name_of;
+using report::format_ms;
+using report::format_percent;
+using report::format_ratio;
+using report::json_or_text;
+using report::json_strings;
+using report::positive_or_null;
+using report::vendor_libraries_of;
+using report::write_atomically;
 
 namespace {
 
@@ -54,28 +65,6 @@ struct task_view {
   std::map<engine::node_id, std::pair<std::string, std::string>> profiled; // class, text
   std::map<engine::node_id, std::vector<std::string>> vendor; // libraries a node was allowed
 };
-
-// Returns the vendor libraries a node's verification names (verify_json), if any.
-std::vector<std::string> vendor_libraries_of(const std::string& verify_json) {
-  std::vector<std::string> out;
-  json::error_code ec;
-  json::value v = json::parse(verify_json, ec);
-  if (ec || !v.is_object())
-    return out;
-  const json::object& o = v.as_object();
-  if (auto it = o.find("vendor_libraries"); it != o.end() && it->value().is_array())
-    for (const json::value& library : it->value().as_array())
-      if (library.is_string())
-        out.emplace_back(library.as_string());
-  return out;
-}
-
-json::array json_strings(const std::vector<std::string>& texts) {
-  json::array out;
-  for (const std::string& text : texts)
-    out.emplace_back(text);
-  return out;
-}
 
 // -- reading ---------------------------------------------------------------------------------
 
@@ -265,30 +254,6 @@ campaign_geomeans geomeans_of(const std::vector<task_view>& tasks, const torch_c
 
 // -- formatting ------------------------------------------------------------------------------
 
-std::string format_ms(double ms) {
-  if (ms <= 0)
-    return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, ms >= 100 ? "%.0f ms" : ms >= 1 ? "%.3f ms" : "%.4g ms", ms);
-  return text;
-}
-
-std::string format_ratio(double value, const char* suffix) {
-  if (value <= 0)
-    return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f%s", value, suffix);
-  return text;
-}
-
-std::string format_percent(double fraction) {
-  if (fraction <= 0)
-    return "-";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
-  return text;
-}
-
 std::string plan_text(const engine::plan& p) {
   std::string text = "`" + engine::plan_key(p) + "`";
   if (!p.description.empty())
@@ -296,110 +261,7 @@ std::string plan_text(const engine::plan& p) {
   return text;
 }
 
-// Returns `name` usable as a file name: anything but [A-Za-z0-9._-] becomes '_'.
-std::string file_name_of(const std::string& name) {
-  std::string out = name.empty() ? std::string("task") : name;
-  for (char& c : out) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '.' || c == '_' || c == '-';
-    if (!keep)
-      c = '_';
-  }
-  if (out.front() == '.')
-    out.front() = '_';
-  return out;
-}
-
 // -- results.json ----------------------------------------------------------------------------
-
-// Returns `text` parsed as JSON, or as a string when it is not JSON; null when empty.
-json::value json_or_text(const std::string& text) {
-  if (text.empty())
-    return nullptr;
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec)
-    return json::string(text);
-  return v;
-}
-
-json::object to_json(const engine::plan& p) {
-  json::object params;
-  for (const auto& [key, value] : p.params)
-    params[key] = value;
-  return {{"skill", p.skill},
-          {"skill_version", p.skill_version},
-          {"template", p.template_name},
-          {"description", p.description},
-          {"params", std::move(params)},
-          {"key", engine::plan_key(p)}};
-}
-
-// A node's genotype: what long-term memory credits or blames for it (the skill, its version,
-// the template and the values of its parameters) and the node it was derived from.
-json::object genotype_json(const engine::node_record& n) {
-  json::object params;
-  for (const auto& [key, value] : n.plan.params)
-    params[key] = value;
-  return {{"skill", n.plan.skill},
-          {"skill_version", n.plan.skill_version},
-          {"template", n.plan.template_name},
-          {"params", std::move(params)},
-          {"parent", n.parent == engine::no_node ? json::value(nullptr) : json::value(n.parent)}};
-}
-
-json::value positive_or_null(double value) {
-  return value > 0 ? json::value(value) : json::value(nullptr);
-}
-
-json::value to_json(const engine::timing& t) {
-  if (t.trials == 0)
-    return nullptr;
-  return json::object{
-      {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}, {"trials", t.trials}};
-}
-
-json::object to_json(const engine::node_record& n, const std::optional<memory::node_detail>& d) {
-  json::object o{
-      {"id", n.id},
-      {"parent", n.parent == engine::no_node ? json::value(nullptr) : json::value(n.parent)},
-      {"depth", n.depth},
-      {"expansion", n.expansion},
-      {"plan", to_json(n.plan)},
-      {"genotype", genotype_json(n)},
-      {"source_hash", n.source_hash},
-      {"status", engine::to_string(n.status)},
-      {"disposition", engine::to_string(n.disposition)},
-      {"final", engine::is_final(n)},
-      {"failure_kind", n.failure_kind.empty() ? json::value(nullptr) : json::value(n.failure_kind)},
-      {"failure_message",
-       d && !d->message.empty() ? json::value(d->message) : json::value(nullptr)},
-      {"timing", to_json(n.time)},
-      {"fraction_of_roofline", n.fraction_of_roofline},
-      {"expansion_state",
-       n.expansion_state == engine::expansion_state::open ? "open" : "exhausted"},
-  };
-  if (d) {
-    if (!d->resources_json.empty())
-      o["resources"] = json_or_text(d->resources_json);
-    if (!d->verify_json.empty())
-      o["verify"] = json_or_text(d->verify_json);
-    if (auto used = vendor_libraries_of(d->verify_json); !used.empty())
-      o["vendor_libraries"] = json_strings(used);
-    // What the counters said, and the analyst's class with its evidence.
-    if (!d->profile_json.empty())
-      o["profile"] = json_or_text(d->profile_json);
-    if (!d->diagnosis_json.empty())
-      o["diagnosis"] = json_or_text(d->diagnosis_json);
-    // Which card gave the timing: a child is judged against its parent on that card.
-    if (d->timed_gpu >= 0)
-      o["timed_gpu"] = d->timed_gpu;
-    // Compiler diagnostics can be long: kept for the nodes they explain.
-    if (n.status == engine::node_status::compile_failed && !d->diagnostics.empty())
-      o["diagnostics"] = d->diagnostics;
-  }
-  return o;
-}
 
 engine::expected<json::object> task_json(const memory::store& store, const task_view& t,
                                          const torch_context& torch) {
@@ -408,7 +270,7 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
     auto detail = store.detail(t.state.name, n.id);
     if (!detail)
       return tl::unexpected(detail.error());
-    nodes.push_back(to_json(n, *detail));
+    nodes.push_back(report::node_json(n, *detail));
   }
   json::object counts;
   auto per_status = count_statuses(t);
@@ -422,7 +284,7 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
   if (const engine::node_record* best = node_at(t, t.best)) {
     json::array lineage;
     for (engine::node_id id : lineage_of(t, t.best)) {
-      json::object step = to_json(node_at(t, id)->plan);
+      json::object step = report::plan_json(node_at(t, id)->plan);
       step["node"] = id;
       lineage.push_back(std::move(step));
     }
@@ -443,8 +305,12 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
       {"state", engine::to_string(t.state.phase)},
       {"stop_reason", t.state.stop_reason},
       {"stop_text", t.state.stop_text},
+      // The task's cost and home card place it on its GPU's roofline (report.html).
       {"reference", json::object{{"median_ms", h.reference_ms},
-                                 {"roofline_floor_ms", t.state.roofline_floor_ms}}},
+                                 {"roofline_floor_ms", t.state.roofline_floor_ms},
+                                 {"flops", t.state.cost_flops},
+                                 {"bytes", t.state.cost_bytes},
+                                 {"home_gpu", t.state.home_gpu}}},
       {"winner", std::move(winner)},
       // The best time against torch's (the campaign's baselines file; null without one, for
       // a task absent from it or whose entry holds an error: torch_note says which).
@@ -603,39 +469,6 @@ std::string report_text(const std::optional<memory::campaign_record>& campaign,
   return out.str();
 }
 
-// -- files -----------------------------------------------------------------------------------
-
-// Writes `text` to `path` through a temporary sibling and a rename.
-engine::expected<void> write_atomically(const fs::path& path, const std::string& text) {
-  static int64_t counter = 0;
-  fs::path temporary =
-      path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) +
-                            "-" + std::to_string(counter++));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      return engine::fail(engine::errc::io, "cannot write " + temporary.string());
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    return engine::fail(engine::errc::io, "cannot rename " + temporary.string() + " to " +
-                                              path.string() + ": " + ec.message());
-  }
-  return {};
-}
-
-} // namespace
-
-namespace {
-
 /// Returns the model usage the model service kept beside the store (<output>/llm_usage.json,
 /// agents/usage_file.hpp); nullopt for a campaign whose agents used no model.
 std::optional<agents::usage_record> model_usage_of(const memory::store& store) {
@@ -720,7 +553,8 @@ engine::expected<std::string> results_text(const memory::store& store,
   if (campaign)
     doc["campaign"] = json::object{{"started_at", campaign->started_at},
                                    {"runs", campaign->runs},
-                                   {"environment", json_or_text(campaign->environment)}};
+                                   {"environment", json_or_text(campaign->environment)},
+                                   {"config_text", campaign->config_text}};
   else
     doc["campaign"] = nullptr;
   if (const torch_baselines* b = torch.baselines)
@@ -789,8 +623,12 @@ engine::expected<void> write_campaign_outputs(const memory::store& store,
     return tl::unexpected(results.error());
   if (auto written = write_atomically(output_dir / "results.json", *results); !written)
     return written;
-  return write_atomically(output_dir / "report.md",
-                          report_text(*campaign, *tasks, torch) + model_usage_text(store));
+  if (auto written =
+          write_atomically(output_dir / "report.md",
+                           report_text(*campaign, *tasks, torch) + model_usage_text(store));
+      !written)
+    return written;
+  return report::write_report_html(output_dir, *results);
 }
 
 engine::expected<std::string> campaign_results_json(const memory::store& store,

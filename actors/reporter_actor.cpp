@@ -399,6 +399,10 @@ reporter_actor::behavior_type reporter(reporter_pointer self, reporter_setup set
         st.print_result(r);
         if (st.setup.interval_s > 0)
           st.show();
+        // A task that ended is in the outputs at once (report.html included), not a write
+        // interval later.
+        if (st.setup.write_interval_s > 0)
+          write(self, [](const std::string&) {});
       },
       [self](const report_now& m) {
         auto promise = self->make_response_promise<ack>();

@@ -21,7 +21,8 @@ namespace ks::actors {
 /// compiled, verified and timed, the bench jobs queued and an ETA from the budget; a line per
 /// task; a line per GPU); off a terminal it writes one such headline every `interval_s` when
 /// it changed. A task_report (sent by the campaign when a task ends) prints that task's result
-/// at once. Every `write_interval_s` it has the store write results.json, best/ and report.md.
+/// at once. Every `write_interval_s`, and when a task ends, it has the store write results.json,
+/// best/, report.md and report.html.
 /// report_now prints and writes at once (the campaign's last report) and answers once written.
 using reporter_actor = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<task_report>,
                                         caf::replies_to<report_now>::with<ack>>;

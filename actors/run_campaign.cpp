@@ -56,6 +56,7 @@
 #include "base/text.hpp"
 #include "gpu/worker_sandbox.hpp"
 #include "memory/store.hpp"
+#include "report/bench_trace.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
@@ -289,8 +290,7 @@ write_campaign_record(caf::scoped_actor& self, const store_side& store, const ca
       store.prior.found ? store.prior.record : memory::campaign_record{};
   if (!store.prior.found) {
     record.started_at = state.started_at;
-    record.config_text = config.source.empty() ? config::config_text(config)
-                                               : base::read_text(config.source).value_or("");
+    record.config_text = config_text_of(config);
   }
   record.runs += 1;
   record.environment =
@@ -576,7 +576,8 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   std::vector<bench_actor> benches;
   for (const gpu_slot& g : gpus)
     benches.push_back(g.bench);
-  bench_dispatcher_actor dispatcher = guard.keep(spawn_bench_dispatcher(sys, std::move(benches)));
+  bench_dispatcher_actor dispatcher = guard.keep(spawn_bench_dispatcher(
+      sys, std::move(benches), steady_bench_clock(), *output / report::bench_trace_file));
   const engine::backend_context context = backend_context_for(*skills, arch, **compiler);
   auto members = spawn_team(sys, guard, config, *tasks, *skills, *compiler, context, *model,
                             store->store, dispatcher);

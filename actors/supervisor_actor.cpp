@@ -227,6 +227,8 @@ void supervisor_state::restore(task_snapshot& snapshot) {
   state.phase = engine::task_phase::searching;
   if (floor_ms > 0)
     state.roofline_floor_ms = floor_ms;
+  state.cost_flops = subject->cost.flops;
+  state.cost_bytes = subject->cost.bytes;
   engine::node_record root = tree.root();
   if (root.source_hash.empty() || root.status == engine::node_status::planned) {
     root.source_hash = reference_hash;
@@ -304,6 +306,8 @@ void supervisor_state::set_home(int32_t gpu) {
   floor_ms = engine::roofline_floor_ms(subject->cost, setup.peak_gbps, setup.peak_gflops);
   if (floor_ms > 0)
     state.roofline_floor_ms = floor_ms;
+  state.cost_flops = subject->cost.flops;
+  state.cost_bytes = subject->cost.bytes;
   state.home_gpu = gpu;
   home_chosen = true;
 }

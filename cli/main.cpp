@@ -119,6 +119,8 @@ int run_main(int argc, char** argv) {
   CLI::App* status_cmd = add_status_command(app, status);
   output_dir_options inspect;
   CLI::App* inspect_cmd = add_inspect_command(app, inspect);
+  output_dir_options report;
+  CLI::App* report_cmd = add_report_command(app, report);
   config_options config;
   CLI::App* config_cmd = add_config_command(app, config);
   devices_options devices;
@@ -183,6 +185,8 @@ int run_main(int argc, char** argv) {
     result = run_status(status);
   } else if (inspect_cmd->parsed()) {
     result = run_inspect(inspect);
+  } else if (report_cmd->parsed()) {
+    result = run_report(report);
   } else if (config_cmd->parsed()) {
     result = run_config(config);
   } else if (devices_cmd->parsed()) {

@@ -200,7 +200,8 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
   }
   print_model_use(out, s, config.output_dir());
   out << "wall time: " << format_duration(s.wall_s) << (s.resumed ? " (resumed)" : "") << "\n";
-  out << "outputs: " << shown(config.output_dir() / "results.json") << ", report.md, best/\n";
+  out << "outputs: " << shown(config.output_dir() / "results.json")
+      << ", report.md, report.html, best/\n";
 }
 
 } // namespace
@@ -214,7 +215,8 @@ CLI::App* add_run_command(CLI::App& app, run_command_options& opt) {
       "kernels, each compiled, verified and timed on the configured GPUs. Progress goes to stderr "
       "(on a terminal a "
       "display updated in place; otherwise a line when it changes), each task's result as it "
-      "ends, and a summary table to stdout at the end. Writes results.json, report.md and "
+      "ends, and a summary table to stdout at the end. Writes results.json, report.md, "
+      "report.html (the campaign as pictures, one self-contained file), the bench trace and "
       "best/<task>.cu into the config's campaign.output folder and keeps every step in its "
       "store (<output>/state), so the same command resumes a campaign that was killed or "
       "interrupted.\n"

@@ -16,6 +16,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "memory/store.hpp"
+#include "report/html_report.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -51,6 +52,9 @@ std::string no_campaign_because(const fs::path& output, const std::string& what_
     text += "\n  it holds a dry run (" + first_line_of(dry) + "); its candidates are in " +
             (output / "dry-run").string() + "/<task>/ and every line it printed in " +
             dry.string() +
+            (fs::is_regular_file(output / "dry-run" / report::report_html_file, ec)
+                 ? ", its report in " + (output / "dry-run" / report::report_html_file).string()
+                 : std::string()) +
             "\n  a dry run keeps no state: `kernelskill run CONFIG.toml` without --dry-run "
             "runs the campaign";
   else
@@ -144,6 +148,38 @@ command_result require_campaign(const memory::store& store, const fs::path& outp
                                           "exits 19 there)"));
 }
 
+/// A campaign's folder as status and report read it: its store, checked to hold a campaign,
+/// and the torch baselines its reports compare with (its checked copy).
+struct campaign_folder {
+  memory::store store;
+  std::optional<actors::torch_baselines> baselines;
+
+  const actors::torch_baselines* compared_with() const { return baselines ? &*baselines : nullptr; }
+};
+
+tl::expected<campaign_folder, command_error> open_campaign(const fs::path& output) {
+  auto store = open_store(output);
+  if (!store)
+    return tl::unexpected(store.error());
+  if (auto ok = require_campaign(*store, output); !ok)
+    return tl::unexpected(ok.error());
+  auto baselines = actors::read_campaign_baselines(output);
+  if (!baselines)
+    return stop(stop_reason::task,
+                "cannot read the campaign's torch baselines: " + baselines.error().message());
+  return campaign_folder{std::move(*store), std::move(*baselines)};
+}
+
+// Returns results.json's text as the store of `folder` (in `output`) stands now.
+tl::expected<std::string, command_error> results_json_of(const campaign_folder& folder,
+                                                         const fs::path& output) {
+  auto text = actors::campaign_results_json(folder.store, folder.compared_with());
+  if (!text)
+    return tl::unexpected(read_failure(folder.store, output, text.error(),
+                                       "cannot read the campaign in '" + output.string() + "'"));
+  return std::move(*text);
+}
+
 void add_output_argument(CLI::App* cmd, output_dir_options& opt) {
   cmd->add_option("OUTPUT_DIR", opt.output, "The campaign's output folder (campaign.output)")
       ->required()
@@ -167,11 +203,46 @@ CLI::App* add_status_command(CLI::App& app, output_dir_options& opt) {
   cmd->add_flag("--json", opt.json,
                 "Print results.json as the store stands now (every task and node) instead of "
                 "the table");
-  cmd->add_option("--export", opt.export_dir,
-                  "Also write results.json, report.md and best/ as they stand now into DIR "
-                  "(a snapshot of a running or killed campaign)")
+  cmd->add_option(
+         "--export", opt.export_dir,
+         "Also write results.json, report.md, report.html and best/ as they stand now into DIR "
+         "(a snapshot of a running or killed campaign)")
       ->type_name("DIR");
   return cmd;
+}
+
+CLI::App* add_report_command(CLI::App& app, output_dir_options& opt) {
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Writes report.html into a campaign's output folder: one self-contained file (nothing "
+      "fetched) with a roofline per GPU, the speedup table, each task's search tree, progress "
+      "and winner, and each GPU's timeline of bench jobs. Drawn from the folder's store as it "
+      "stands now (read, never written: it works while the campaign runs), or from its "
+      "results.json when it holds no store. A campaign writes report.html itself as it goes; "
+      "this rewrites it, e.g. for a folder written by an older kernelskill. A dry run's report "
+      "is dry-run/report.html.");
+  add_output_argument(cmd, opt);
+  return cmd;
+}
+
+command_result run_report(const output_dir_options& opt) {
+  std::error_code ec;
+  const bool has_store = fs::is_regular_file(opt.output / store_folder / "data.mdb", ec);
+  if (!has_store && fs::is_regular_file(opt.output / "results.json", ec)) {
+    if (auto written = report::write_report_html(opt.output); !written)
+      return stop(stop_reason::environment, written.error().message());
+  } else {
+    auto folder = open_campaign(opt.output);
+    if (!folder)
+      return tl::unexpected(folder.error());
+    auto text = results_json_of(*folder, opt.output);
+    if (!text)
+      return tl::unexpected(text.error());
+    if (auto written = report::write_report_html(opt.output, *text); !written)
+      return stop(stop_reason::environment, written.error().message());
+  }
+  std::cout << "wrote " << (opt.output / report::report_html_file).string() << "\n" << std::flush;
+  return {};
 }
 
 CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt) {
@@ -190,42 +261,42 @@ CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt) {
 }
 
 command_result run_status(const output_dir_options& opt) {
-  auto store = open_store(opt.output);
-  if (!store)
-    return tl::unexpected(store.error());
-  if (auto ok = require_campaign(*store, opt.output); !ok)
-    return ok;
-  // The torch baselines the campaign compares with: its checked copy, as its reports use.
-  auto baselines = actors::read_campaign_baselines(opt.output);
-  if (!baselines)
-    return stop(stop_reason::task,
-                "cannot read the campaign's torch baselines: " + baselines.error().message());
-  const actors::torch_baselines* b = *baselines ? &**baselines : nullptr;
+  auto folder = open_campaign(opt.output);
+  if (!folder)
+    return tl::unexpected(folder.error());
+  const memory::store& store = folder->store;
+  const actors::torch_baselines* b = folder->compared_with();
   if (opt.json) {
-    auto text = actors::campaign_results_json(*store, b);
+    auto text = results_json_of(*folder, opt.output);
     if (!text)
-      return tl::unexpected(
-          read_failure(*store, opt.output, text.error(),
-                       "cannot read the campaign in '" + opt.output.string() + "'"));
+      return tl::unexpected(text.error());
     std::cout << *text << std::flush;
   } else {
-    auto text = actors::describe_campaign(*store, b);
+    auto text = actors::describe_campaign(store, b);
     if (!text)
       return tl::unexpected(
-          read_failure(*store, opt.output, text.error(),
+          read_failure(store, opt.output, text.error(),
                        "cannot read the campaign in '" + opt.output.string() + "'"));
-    std::cout << "output: " << opt.output.string() << "\n" << *text << std::flush;
+    std::cout << "output: " << opt.output.string() << "\n" << *text;
+    std::error_code ec;
+    const fs::path html = opt.output / report::report_html_file;
+    std::cout << (fs::exists(html, ec) ? "report: " + html.string() + " (open it in a browser)"
+                                       : "report: `kernelskill report " + opt.output.string() +
+                                             "` writes " + html.string())
+              << "\n"
+              << std::flush;
   }
   if (!opt.export_dir.empty()) {
     std::error_code ec;
     fs::create_directories(opt.export_dir, ec);
-    if (auto written = actors::write_campaign_outputs(*store, opt.export_dir, b); !written)
+    if (auto written = actors::write_campaign_outputs(store, opt.export_dir, b); !written)
       return tl::unexpected(
-          read_failure(*store, opt.output, written.error(),
+          read_failure(store, opt.output, written.error(),
                        "cannot export the campaign into '" + opt.export_dir.string() + "'"));
     // Not on stdout with --json: that stays one JSON document.
     (opt.json ? std::cerr : std::cout)
-        << "exported results.json, report.md and best/ into " << opt.export_dir.string() << "\n"
+        << "exported results.json, report.md, report.html and best/ into "
+        << opt.export_dir.string() << "\n"
         << std::flush;
   }
   return {};

@@ -27,6 +27,13 @@ CLI::App* add_inspect_command(CLI::App& app, output_dir_options& opt);
 /// opt.json, results.json as the store stands now).
 [[nodiscard]] command_result run_status(const output_dir_options& opt);
 
+/// Adds the `report` subcommand to `app`, its options stored in `opt`; returns it.
+CLI::App* add_report_command(CLI::App& app, output_dir_options& opt);
+
+/// Writes report.html into `opt.output` from its store as it stands now (read, never written),
+/// or from its results.json when it holds no store.
+[[nodiscard]] command_result run_report(const output_dir_options& opt);
+
 /// Prints every record of the store in `opt.output`, one line each: key, then a summary (with
 /// opt.json, one JSON object holding them).
 [[nodiscard]] command_result run_inspect(const output_dir_options& opt);

@@ -259,6 +259,8 @@ std::string encode(const task_state& r) {
   o["roofline_floor_ms"] = real(r.roofline_floor_ms);
   o["home_gpu"] = r.home_gpu;
   o["home_load_ms"] = real(r.home_load_ms);
+  o["cost_flops"] = real(r.cost_flops);
+  o["cost_bytes"] = real(r.cost_bytes);
   return text(std::move(o));
 }
 
@@ -372,6 +374,9 @@ decoded<task_state> decode_task(std::string_view value) {
     // A task record without a home: the task's home is chosen again.
     t.home_gpu = o.contains("home_gpu") ? static_cast<int32_t>(integer_field(o, "home_gpu")) : -1;
     t.home_load_ms = o.contains("home_load_ms") ? real(o, "home_load_ms") : 0;
+    // A task record written before the costs were kept: its roofline point is left out.
+    t.cost_flops = o.contains("cost_flops") ? real(o, "cost_flops") : 0;
+    t.cost_bytes = o.contains("cost_bytes") ? real(o, "cost_bytes") : 0;
     return t;
   });
 }

@@ -44,7 +44,8 @@
 //                                     "stop_reason": str, "stop_text": str, "winner": int,
 //                                     "winner_median_ms": real, "reference_median_ms": real,
 //                                     "roofline_floor_ms": real, ["home_gpu": int],
-//                                     ["home_load_ms": real]
+//                                     ["home_load_ms": real], ["cost_flops": real],
+//                                     ["cost_bytes": real]
 //   node         = tag "node":        "id": int, "parent": int, "depth": int,
 //                                     "expansion": int, "plan": plan, "source_hash": str,
 //                                     "status": node_status name, "disposition": name,

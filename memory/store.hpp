@@ -66,6 +66,8 @@ struct task_state {
   double winner_median_ms = 0;
   double reference_median_ms = 0;
   double roofline_floor_ms = 0;
+  double cost_flops = 0;   ///< the task's useful floating-point operations (0: not yet known)
+  double cost_bytes = 0;   ///< the fewest bytes it moves through device memory (0: not yet known)
   int32_t home_gpu = -1;   ///< the GPU index that timed its reference; -1 = not yet
   double home_load_ms = 0; ///< the load estimate its home was chosen with
   friend bool operator==(const task_state&, const task_state&) = default;

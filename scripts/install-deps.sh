@@ -15,6 +15,8 @@ packages=(
   bubblewrap                       # bench.sandbox = true: the bench worker inside bwrap
   clang-format clang-tidy          # the lint tests (tests/lint/): format and clang-tidy, v14
   clang libclang-rt-14-dev         # the fuzz tests (tests/fuzz/): libFuzzer, ASan, UBSan
+  python3-html5lib                 # the report's tests: report.html parsed strictly
+  chromium                         # the report's tests: report.html opened headless
 )
 
 missing=()
@@ -26,6 +28,10 @@ if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
+  if [[ " ${missing[*]} " == *" chromium "* ]]; then
+    echo "install-deps: installing chromium for the report's browser test (about 100 MB to" \
+         "download, 350 MB installed)" >&2
+  fi
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -934,6 +934,8 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
     INFO(line);
     REQUIRE_FALSE(ec);
     const json::object& o = v.as_object();
+    if (o.contains("run_started_unix_s")) // a run's header line (report/bench_trace.hpp)
+      continue;
     const json::string& kind = o.at("kind").as_string();
     CHECK((kind == "verify" || kind == "time" || kind == "profile"));
     profiles += kind == "profile" ? 1 : 0;
@@ -964,6 +966,14 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
                       ? 1
                       : 0;
   CHECK(traced == bench_jobs);
+  // The output folder's trace holds the same jobs after the run's header line, and
+  // report.html draws them.
+  std::vector<std::string> in_output = lines_of(ctx.dir() / "out" / "bench-trace.jsonl");
+  REQUIRE_FALSE(in_output.empty());
+  CHECK_THAT(in_output.front(), Contains("\"run_started_unix_s\""));
+  CHECK(static_cast<int64_t>(in_output.size()) == traced + 1);
+  CHECK_THAT(test::read_file(ctx.dir() / "out" / "report.html"),
+             Contains("data-plot=\"timeline\""));
   CHECK(summary.gpu_busy_share[0] > 0);
   CHECK(summary.gpu_busy_share[1] > 0);
 

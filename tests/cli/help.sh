@@ -37,7 +37,7 @@ expect_codes() {
   [ "$listed" = "$wanted" ] || fail "$name: lists exit codes '$listed', wanted '$wanted'"
 }
 
-expect_help "kernelskill --help" --help -- run status inspect config devices eval task help \
+expect_help "kernelskill --help" --help -- run status report inspect config devices eval task help \
   --version "Exit codes" "19" "130"
 expect_help "kernelskill run --help" run --help -- \
   CONFIG.toml --dry-run --arch --worker --cache-dir "<output>/cache" --progress "=5" \
@@ -45,6 +45,8 @@ expect_help "kernelskill run --help" run --help -- \
   "dry-run/<task>/"
 expect_help "kernelskill status --help" status --help -- OUTPUT_DIR --json --export "Exit codes"
 expect_help "kernelskill inspect --help" inspect --help -- OUTPUT_DIR --json "Exit codes"
+expect_help "kernelskill report --help" report --help -- OUTPUT_DIR report.html \
+  "dry-run/report.html" "Exit codes"
 expect_help "kernelskill config --help" config --help -- --defaults --check FILE "FILE:LINE:COL" \
   "campaign.tasks" "Exit codes"
 expect_help "kernelskill devices --help" devices --help -- \
@@ -66,13 +68,14 @@ expect_codes "eval --help" eval --help -- 0 1 2 3 11 12 13 14 15 16 17 18 19 20 
 expect_codes "devices --help" devices --help -- 0 1 13 14 15 17 19 20 21 22
 expect_codes "status --help" status --help -- 0 1 2 3 5
 expect_codes "inspect --help" inspect --help -- 0 1 2 3 5
+expect_codes "report --help" report --help -- 0 1 2 3 5
 expect_codes "config --help" config --help -- 0 1 2
 expect_codes "task check --help" task check --help -- 0 1 2 3
 expect_codes "task new --help" task new --help -- 0 1 3
 expect_codes "help --help" help --help -- 0 1
 
 # Wrapped: no line of any help page is wider than 100 columns.
-for args in "--help" "run --help" "status --help" "inspect --help" "config --help" \
+for args in "--help" "run --help" "status --help" "inspect --help" "report --help" "config --help" \
             "devices --help" "eval --help" "task --help" "task check --help" "task new --help"; do
   # shellcheck disable=SC2086
   widest=$("$ks" $args | awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }')

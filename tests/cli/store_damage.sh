@@ -76,7 +76,7 @@ for cmd in status inspect; do
 done
 expect 5 "run on a store cut short" run campaign.toml --worker "$worker" --progress 0
 said "run on a store cut short" "out/state/data.mdb is damaged: it is $half bytes, its index says $size"
-said "run on a store cut short" "results.json, report.md, best/ in $tmp/out hold the campaign as it was last reported"
+said "run on a store cut short" "results.json, report.md, report.html, best/ in $tmp/out hold the campaign as it was last reported"
 said "run on a store cut short" "--overwrite"
 results_kept "run on a store cut short"
 [ "$(stat -c %s out/state/data.mdb)" -eq "$half" ] || fail "run on a store cut short wrote into it"
@@ -129,7 +129,7 @@ results_kept "run on a changed record"
 restore
 rm -rf out/state
 expect 2 "run with the store deleted" run campaign.toml --worker "$worker" --progress 0
-said "run with the store deleted" "holds a campaign's results (results.json, report.md, best/) but not the store they came from"
+said "run with the store deleted" "holds a campaign's results (results.json, report.md, report.html, best/) but not the store they came from"
 said "run with the store deleted" "pass --overwrite"
 [ ! -e out/state ] || fail "run with the store deleted created one"
 results_kept "run with the store deleted"

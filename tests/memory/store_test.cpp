@@ -147,6 +147,18 @@ std::string transcript_text(int64_t id, const std::string& role, const std::stri
 const engine::plan tile64{"tile", "tile rows by 64", {{"bm", "64"}}};
 const engine::plan vectorize{"vectorize", "16-byte loads", {{"width", "16"}}};
 
+// Returns the encoded record `text` as an older store wrote it: each field of `names` renamed
+// to one no reader knows.
+std::string without_fields(std::string text, std::initializer_list<std::string> names) {
+  for (const std::string& name : names) {
+    const std::string key = "\"" + name + "\"";
+    auto at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, key.size(), "\"unused_" + name + "\"");
+  }
+  return text;
+}
+
 } // namespace
 
 TEST_CASE("every record type reads back equal to what was written", "[memory]") {
@@ -167,6 +179,8 @@ TEST_CASE("every record type reads back equal to what was written", "[memory]") 
                           0.0421};
   task.home_gpu = 1;
   task.home_load_ms = 86.5;
+  task.cost_flops = 2.5e9;
+  task.cost_bytes = 1.25e8;
   REQUIRE(s.put_task(task));
   REQUIRE(s.put_node("23_softmax", sample_node(5), sample_detail(5)));
   REQUIRE(s.put_source("xxh3-abc", "__global__ void k() {}\n"));
@@ -195,18 +209,25 @@ TEST_CASE("a task written before homes were kept reads back with no home", "[mem
   memory::task_state task{"23_softmax", "/tasks/23_softmax.toml"};
   task.home_gpu = 1;
   task.home_load_ms = 86.5;
-  std::string text = memory::records::encode(task);
   // An older store's value: the same record without the two fields.
-  for (std::string key : {"\"home_gpu\"", "\"home_load_ms\""}) {
-    auto at = text.find(key);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, key.size(), "\"unused_" + key.substr(1));
-  }
-  auto decoded = memory::records::decode_task(text);
+  auto decoded = memory::records::decode_task(
+      without_fields(memory::records::encode(task), {"home_gpu", "home_load_ms"}));
   REQUIRE(decoded);
   CHECK(decoded->name == "23_softmax");
   CHECK(decoded->home_gpu == -1);
   CHECK(decoded->home_load_ms == 0);
+  CHECK(memory::records::decode_task(memory::records::encode(task)).value() == task);
+}
+
+TEST_CASE("a task written before costs were kept reads back with none", "[memory]") {
+  memory::task_state task{"23_softmax", "/tasks/23_softmax.toml"};
+  task.cost_flops = 2.5e9;
+  task.cost_bytes = 1.25e8;
+  auto decoded = memory::records::decode_task(
+      without_fields(memory::records::encode(task), {"cost_flops", "cost_bytes"}));
+  REQUIRE(decoded);
+  CHECK(decoded->cost_flops == 0);
+  CHECK(decoded->cost_bytes == 0);
   CHECK(memory::records::decode_task(memory::records::encode(task)).value() == task);
 }
 
