@@ -142,7 +142,8 @@ std::string source_struct(const std::vector<source_operand>& operands,
   if (several)
     text += "  int which; ///< the map that operator[] and quad() give: 0 to maps - 1\n";
   text += "\n  /// The maps (params.map's expressions; without one, the input itself).\n";
-  text += "  static constexpr int maps = " + maps + ";\n";
+  // An enumerator: nvcc warns (#177) of a static data member a kernel leaves unused.
+  text += "  enum : int { maps = " + maps + " };\n";
   text += "  template <int k> static __device__ __forceinline__ float map_k(" + params + ") {\n";
   for (size_t m = 0; m < n_maps; ++m)
     text += std::string(m == 0 ? "    if" : "    else if") +

@@ -1008,7 +1008,7 @@ params = { op = "sum", dim = 1, map = "(a - p) * (a - p); (a - n) * (a - n)" }
   // Both maps' three operations and both sums' add per element.
   CHECK(t.cost.flops == 6.0 * 48 + 2.0 * 48);
   std::string source = derived<std::string>(t, "source");
-  CHECK(source.find("static constexpr int maps = 2;") != std::string::npos);
+  CHECK(source.find("enum : int { maps = 2 };") != std::string::npos);
   CHECK(source.find("void quads(int64_t i, float4 (&r)[2]) const") != std::string::npos);
   CHECK(source.find("s.which = k;") != std::string::npos);
   // One map keeps its single output.
