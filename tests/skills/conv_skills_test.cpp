@@ -1,4 +1,5 @@
-// The conv skills against a spread of convolutions the suites do not hold: 1-d, 2-d and 3-d;
+// The conv skills against a spread of convolutions the suites do not hold: 1-d, 2-d and 3-d,
+// standard and transposed (stride phases with one, several and no live taps, output padding);
 // stride, padding and dilation per dim; groups that do not divide 32; one input channel;
 // pointwise; asymmetric kernels; odd sizes; with and without a bias; depthwise with a channel
 // multiplier. Each task is a family manifest loaded as the engine loads any, so the templates see
@@ -50,10 +51,13 @@ namespace {
 struct conv_case {
   std::string label;
   std::vector<int64_t> x;      ///< [batch, in_channels, spatial...]
-  std::vector<int64_t> weight; ///< [out_channels, in_channels / groups, kernel...]
+  std::vector<int64_t> weight; ///< [out_channels, in_channels / groups, kernel...] (transposed:
+                               ///< [in_channels, out_channels / groups, kernel...])
   bool bias = false;
   std::vector<int64_t> stride, padding, dilation; ///< empty: 1, 0, 1
   int64_t groups = 1;
+  bool transposed = false;
+  std::vector<int64_t> output_padding; ///< transposed only; empty: 0
 };
 
 std::string toml_list(const std::vector<int64_t>& v) {
@@ -69,13 +73,21 @@ std::string manifest_of(const conv_case& c) {
   auto at = [&](const std::vector<int64_t>& v, size_t d, int64_t fallback) {
     return v.empty() ? fallback : v[d];
   };
-  std::vector<int64_t> y = {c.x[0], c.weight[0]};
-  for (size_t d = 0; d < dims; ++d)
-    y.push_back((c.x[2 + d] + 2 * at(c.padding, d, 0) -
-                 at(c.dilation, d, 1) * (c.weight[2 + d] - 1) - 1) /
-                    at(c.stride, d, 1) +
-                1);
+  const int64_t out_channels = c.transposed ? c.weight[1] * c.groups : c.weight[0];
+  std::vector<int64_t> y = {c.x[0], out_channels};
+  for (size_t d = 0; d < dims; ++d) {
+    const int64_t span = at(c.dilation, d, 1) * (c.weight[2 + d] - 1);
+    y.push_back(c.transposed ? (c.x[2 + d] - 1) * at(c.stride, d, 1) - 2 * at(c.padding, d, 0) +
+                                   span + at(c.output_padding, d, 0) + 1
+                             : (c.x[2 + d] + 2 * at(c.padding, d, 0) - span - 1) /
+                                       at(c.stride, d, 1) +
+                                   1);
+  }
   std::string params = "groups = " + std::to_string(c.groups);
+  if (c.transposed)
+    params += ", transposed = true";
+  if (!c.output_padding.empty())
+    params += ", output_padding = " + toml_list(c.output_padding);
   if (!c.stride.empty())
     params += ", stride = " + toml_list(c.stride);
   if (!c.padding.empty())
@@ -86,7 +98,7 @@ std::string manifest_of(const conv_case& c) {
                        " }, { name = \"weight\", dtype = \"f32\", shape = " + toml_list(c.weight) +
                        " }";
   if (c.bias)
-    inputs += ", { name = \"bias\", dtype = \"f32\", shape = [" + std::to_string(c.weight[0]) +
+    inputs += ", { name = \"bias\", dtype = \"f32\", shape = [" + std::to_string(out_channels) +
               "] }";
   return "name = \"conv_" + c.label + "\"\nfamily = \"conv\"\ninputs = [ " + inputs +
          " ]\noutputs = [ { name = \"y\", dtype = \"f32\", shape = " + toml_list(y) +
@@ -122,6 +134,21 @@ const std::vector<conv_case>& gemm_cases() {
       {"2d_many_channels_small_plane", {1, 40, 4, 4}, {16, 40, 3, 3}, true, {}, {1, 1}, {}, 1},
       {"2d_asymmetric_odd", {2, 7, 8, 13}, {10, 7, 2, 5}, true, {1, 2}, {0, 2}, {}, 1},
       {"1d_groups_5_dilated", {2, 10, 33}, {15, 2, 3}, false, {}, {2}, {3}, 5},
+      // Transposed: stride phases with one, two and no live taps, output padding, groups.
+      {"t2d_stride2_pad1_outpad_bias",
+       {2, 6, 5, 6},
+       {6, 4, 3, 3},
+       true,
+       {2, 2},
+       {1, 1},
+       {},
+       1,
+       true,
+       {1, 0}},
+      {"t1d_stride3_k2_groups2", {2, 4, 9}, {4, 3, 2}, false, {3}, {}, {}, 2, true, {1}},
+      {"t3d_stride_122_dilated", {1, 3, 3, 4, 3}, {3, 5, 2, 3, 3}, true, {1, 2, 2}, {0, 1, 2},
+       {1, 2, 1}, 1, true, {}},
+      {"t2d_stride1_dilated", {1, 5, 6, 7}, {5, 8, 3, 2}, false, {}, {2, 0}, {2, 3}, 1, true, {}},
   };
   return cases;
 }
@@ -139,15 +166,15 @@ const std::vector<conv_case>& depthwise_cases() {
   return cases;
 }
 
-/// Convolutions neither skill computes: transposed, or a standard one with one output
-/// channel per group that is no depthwise 1-d or 2-d one.
+/// Convolutions neither skill computes: one output channel per group, transposed or not a
+/// depthwise 1-d or 2-d one.
 const std::vector<std::string>& foreign_manifests() {
   static const std::vector<std::string> manifests = {
-      "name = \"conv_transposed\"\nfamily = \"conv\"\n"
+      "name = \"conv_transposed_depthwise\"\nfamily = \"conv\"\n"
       "inputs = [ { name = \"x\", dtype = \"f32\", shape = [1, 4, 5, 5] }, { name = \"weight\", "
-      "dtype = \"f32\", shape = [4, 3, 3, 3] } ]\n"
-      "outputs = [ { name = \"y\", dtype = \"f32\", shape = [1, 3, 7, 7] } ]\n"
-      "params = { transposed = true }\n",
+      "dtype = \"f32\", shape = [4, 1, 3, 3] } ]\n"
+      "outputs = [ { name = \"y\", dtype = \"f32\", shape = [1, 4, 7, 7] } ]\n"
+      "params = { transposed = true, groups = 4 }\n",
       "name = \"conv_depthwise_3d\"\nfamily = \"conv\"\n"
       "inputs = [ { name = \"x\", dtype = \"f32\", shape = [1, 4, 5, 5, 5] }, { name = "
       "\"weight\", dtype = \"f32\", shape = [4, 1, 3, 3, 3] } ]\n"
@@ -238,16 +265,15 @@ int64_t integer(const engine::task& t, const char* name) {
   return std::get<int64_t>(it->second);
 }
 
-/// Which covered skills should apply to `t`: the implicit GEMM to standard convolutions with
-/// two or more output channels per group, the depthwise kernel to depthwise 1-d and 2-d ones.
+/// Which covered skills should apply to `t`: the implicit GEMM to convolutions, standard or
+/// transposed, with two or more output channels per group, the depthwise kernel to standard
+/// depthwise 1-d and 2-d ones.
 std::set<std::string> expected_skills(const engine::task& t) {
   std::set<std::string> want;
-  if (flag(t, "transposed"))
-    return want;
   if (integer(t, "out_per_group") >= 2 &&
       integer(t, "in_per_group") * integer(t, "kernel_volume") >= 2)
     want.insert("conv_implicit_gemm_tf32x3");
-  if (flag(t, "depthwise") && integer(t, "dims") <= 2)
+  if (flag(t, "depthwise") && integer(t, "dims") <= 2 && !flag(t, "transposed"))
     want.insert("conv_depthwise_direct");
   return want;
 }
@@ -433,8 +459,8 @@ TEST_CASE("the conv skills' first choices and corners compile for sm_90a without
 }
 
 TEST_CASE("the 3xTF32 implicit-GEMM convolution computes what the conv reference computes at "
-          "float32 accuracy (1-d to 3-d, strides, padding, dilation, groups, bias, split-K) on "
-          "the CPU emulator, whichever way cp.async completes",
+          "float32 accuracy (1-d to 3-d, strides, padding, dilation, groups, bias, split-K, "
+          "transposed by stride phases) on the CPU emulator, whichever way cp.async completes",
           "[skills][emulation][conv]") {
   test::test_context context;
   engine::skill_library library = load_library();
