@@ -25,6 +25,7 @@
 #include "tests/skills/all_instantiations.hpp"
 #include "tests/skills/emulated_kernel.hpp"
 #include "tests/skills/mma_emulated_kernel.hpp"
+#include "tests/skills/nvcc_spread.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
@@ -77,11 +78,10 @@ std::string manifest_of(const conv_case& c) {
   std::vector<int64_t> y = {c.x[0], out_channels};
   for (size_t d = 0; d < dims; ++d) {
     const int64_t span = at(c.dilation, d, 1) * (c.weight[2 + d] - 1);
-    y.push_back(c.transposed ? (c.x[2 + d] - 1) * at(c.stride, d, 1) - 2 * at(c.padding, d, 0) +
-                                   span + at(c.output_padding, d, 0) + 1
-                             : (c.x[2 + d] + 2 * at(c.padding, d, 0) - span - 1) /
-                                       at(c.stride, d, 1) +
-                                   1);
+    y.push_back(c.transposed
+                    ? (c.x[2 + d] - 1) * at(c.stride, d, 1) - 2 * at(c.padding, d, 0) + span +
+                          at(c.output_padding, d, 0) + 1
+                    : (c.x[2 + d] + 2 * at(c.padding, d, 0) - span - 1) / at(c.stride, d, 1) + 1);
   }
   std::string params = "groups = " + std::to_string(c.groups);
   if (c.transposed)
@@ -98,8 +98,8 @@ std::string manifest_of(const conv_case& c) {
                        " }, { name = \"weight\", dtype = \"f32\", shape = " + toml_list(c.weight) +
                        " }";
   if (c.bias)
-    inputs += ", { name = \"bias\", dtype = \"f32\", shape = [" + std::to_string(out_channels) +
-              "] }";
+    inputs +=
+        ", { name = \"bias\", dtype = \"f32\", shape = [" + std::to_string(out_channels) + "] }";
   return "name = \"conv_" + c.label + "\"\nfamily = \"conv\"\ninputs = [ " + inputs +
          " ]\noutputs = [ { name = \"y\", dtype = \"f32\", shape = " + toml_list(y) +
          " } ]\nparams = { " + params +
@@ -118,7 +118,13 @@ engine::task load_case(const test::test_context& context, const conv_case& c) {
 const std::vector<conv_case>& gemm_cases() {
   static const std::vector<conv_case> cases = {
       {"2d_3x3_pad1_bias", {2, 5, 9, 11}, {12, 5, 3, 3}, true, {}, {1, 1}, {}, 1},
-      {"2d_strided_dilated_3_groups", {1, 6, 13, 12}, {9, 2, 3, 3}, false, {2, 2}, {1, 2}, {2, 1},
+      {"2d_strided_dilated_3_groups",
+       {1, 6, 13, 12},
+       {9, 2, 3, 3},
+       false,
+       {2, 2},
+       {1, 2},
+       {2, 1},
        3},
       {"1d_k5_stride3_bias", {3, 4, 40}, {10, 4, 5}, true, {3}, {2}, {}, 1},
       {"3d_strided_dilated_bias",
@@ -146,8 +152,16 @@ const std::vector<conv_case>& gemm_cases() {
        true,
        {1, 0}},
       {"t1d_stride3_k2_groups2", {2, 4, 9}, {4, 3, 2}, false, {3}, {}, {}, 2, true, {1}},
-      {"t3d_stride_122_dilated", {1, 3, 3, 4, 3}, {3, 5, 2, 3, 3}, true, {1, 2, 2}, {0, 1, 2},
-       {1, 2, 1}, 1, true, {}},
+      {"t3d_stride_122_dilated",
+       {1, 3, 3, 4, 3},
+       {3, 5, 2, 3, 3},
+       true,
+       {1, 2, 2},
+       {0, 1, 2},
+       {1, 2, 1},
+       1,
+       true,
+       {}},
       {"t2d_stride1_dilated", {1, 5, 6, 7}, {5, 8, 3, 2}, false, {}, {2, 0}, {2, 3}, 1, true, {}},
   };
   return cases;
@@ -184,8 +198,7 @@ const std::vector<std::string>& foreign_manifests() {
   return manifests;
 }
 
-const std::set<std::string> covered_skills = {"conv_implicit_gemm_tf32x3",
-                                              "conv_depthwise_direct"};
+const std::set<std::string> covered_skills = {"conv_implicit_gemm_tf32x3", "conv_depthwise_direct"};
 
 engine::skill_library load_library() {
   auto library = engine::load_skill_library(test::source_dir() / "skills");
@@ -206,16 +219,7 @@ const engine::skill& find_skill(const engine::skill_library& library, const std:
 
 /// Every valid instantiation of `tp` for `t`, in the odometer's order.
 std::vector<param_values> valid_points(const engine::skill_template& tp, const engine::task& t) {
-  auto space = engine::space_of(tp, t, "");
-  REQUIRE(space.has_value());
-  std::vector<param_values> valid;
-  for (const param_values& v : all_instantiations(*space)) {
-    auto why = engine::check_params(tp, *space, v, t);
-    REQUIRE(why.has_value());
-    if (!*why)
-      valid.push_back(v);
-  }
-  return valid;
+  return test::valid_instantiations(tp, t, "");
 }
 
 /// Returns the planner's first instantiation of `tp` for `t`.
@@ -278,13 +282,12 @@ std::set<std::string> expected_skills(const engine::task& t) {
   return want;
 }
 
-struct rendered_case {
-  std::string label;
-  std::string source;
-};
+using test::rendered_case;
 
 /// Checks where each covered skill applies; with `render_every` renders every valid
-/// instantiation; returns the planner's first choice and the corners of each space, rendered.
+/// instantiation for the cases here (the suites' tasks at their first choice and corners: a
+/// space renders alike for any shape, and rendering all of it is most of this test's time);
+/// returns the planner's first choice and the corners of each space, rendered.
 std::vector<rendered_case> render_spread(const test::test_context& context, bool render_every) {
   engine::skill_library library = load_library();
   std::vector<engine::task> tasks = spread_tasks(context);
@@ -297,7 +300,9 @@ std::vector<rendered_case> render_spread(const test::test_context& context, bool
   std::vector<rendered_case> rendered;
   int64_t rendered_count = 0;
   std::map<std::string, int64_t> applied;
-  for (const engine::task& t : tasks) {
+  const size_t own_cases = gemm_cases().size() + depthwise_cases().size();
+  for (size_t index = 0; index < tasks.size(); ++index) {
+    const engine::task& t = tasks[index];
     const std::set<std::string> want = expected_skills(t);
     for (const engine::skill& s : library.skills) {
       if (covered_skills.count(s.id) == 0)
@@ -311,7 +316,7 @@ std::vector<rendered_case> render_spread(const test::test_context& context, bool
       for (const engine::skill_template& tp : s.templates) {
         std::vector<param_values> valid = valid_points(tp, t);
         REQUIRE_FALSE(valid.empty());
-        if (render_every)
+        if (render_every && index < own_cases)
           for (const param_values& v : valid) {
             auto text = engine::render(s, tp, t, v, "");
             INFO(label_of(t, s, v) << ": " << (text ? "" : text.error().message()));
@@ -396,6 +401,32 @@ std::vector<double> run_on_mma_emulator(test::emulated_candidate& candidate, con
   return std::vector<double>(out.data(), out.data() + count);
 }
 
+/// A rendered instantiation to run on an emulator: what it is, its task and its source.
+struct planned_run {
+  std::string label;
+  engine::task subject;
+  std::string source;
+};
+
+/// Renders the one template of `s` for `t` at each of `points`, appending to `runs`.
+void plan_runs(const engine::skill& s, const engine::task& t, const std::set<param_values>& points,
+               std::vector<planned_run>& runs) {
+  for (const param_values& v : points) {
+    auto text = engine::render(s, s.templates.front(), t, v, "");
+    INFO(label_of(t, s, v) << ": " << (text ? "" : text.error().message()));
+    REQUIRE(text.has_value());
+    runs.push_back({label_of(t, s, v), t, *text});
+  }
+}
+
+/// Returns the sources of `runs`, in order.
+std::vector<std::string> sources_of(const std::vector<planned_run>& runs) {
+  std::vector<std::string> sources;
+  for (const planned_run& r : runs)
+    sources.push_back(r.source);
+  return sources;
+}
+
 /// Instantiations of the implicit GEMM tried besides the planner's first choice: one m16
 /// product per warp and 64 threads, split-K, four m16 products per warp with five stages, a
 /// 128-row tile with a thread per row; each overrides the first valid instantiation and is
@@ -438,24 +469,7 @@ TEST_CASE("the conv skills' first choices and corners compile for sm_90a without
   if (!compiler)
     KS_SKIP("no nvcc: " + compiler.error().message());
   test::test_context context;
-  std::vector<rendered_case> rendered = render_spread(context, false);
-  std::vector<gpu::compile_request> requests;
-  for (const rendered_case& c : rendered)
-    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
-  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-  REQUIRE(results.size() == rendered.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    INFO(rendered[i].label << "\n" << results[i].diagnostics);
-    CHECK(results[i].ok);
-    std::string lower = results[i].diagnostics;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    CHECK(lower.find("warning") == std::string::npos);
-    for (const gpu::kernel_resources& k : results[i].kernels) {
-      INFO(k.name << ": " << k.registers << " registers");
-      CHECK(k.spill_stores == 0);
-      CHECK(k.spill_loads == 0);
-    }
-  }
+  test::check_compiles_clean(*compiler, render_spread(context, false));
 }
 
 TEST_CASE("the 3xTF32 implicit-GEMM convolution computes what the conv reference computes at "
@@ -467,12 +481,7 @@ TEST_CASE("the 3xTF32 implicit-GEMM convolution computes what the conv reference
   const engine::skill& s = find_skill(library, "conv_implicit_gemm_tf32x3");
   REQUIRE(s.templates.size() == 1);
   const engine::skill_template& tp = s.templates.front();
-  struct planned_run {
-    std::string label;
-    engine::task subject;
-  };
   std::vector<planned_run> planned;
-  std::vector<std::string> sources, names;
   size_t probe_index = 0;
   int64_t probes_taken = 0;
   for (const conv_case& c : gemm_cases()) {
@@ -495,17 +504,13 @@ TEST_CASE("the 3xTF32 implicit-GEMM convolution computes what the conv reference
         break;
       }
     }
-    for (const param_values& v : chosen) {
-      auto text = engine::render(s, tp, t, v, "");
-      INFO((text ? "" : text.error().message()));
-      REQUIRE(text.has_value());
-      planned.push_back({label_of(t, s, v), t});
-      sources.push_back(*text);
-      names.push_back(c.label);
-    }
+    plan_runs(s, t, chosen, planned);
   }
   CHECK(probes_taken >= static_cast<int64_t>(gemm_cases().size()) - 2);
-  std::vector<fs::path> objects = test::compile_for_emulator(sources, names);
+  std::vector<std::string> names;
+  for (const planned_run& run : planned)
+    names.push_back(run.label);
+  std::vector<fs::path> objects = test::compile_for_emulator(sources_of(planned), names);
   for (size_t i = 0; i < planned.size(); ++i) {
     const planned_run& run = planned[i];
     INFO(run.label);
@@ -516,8 +521,8 @@ TEST_CASE("the 3xTF32 implicit-GEMM convolution computes what the conv reference
       INFO((deferred ? "copies land at their wait" : "copies land at once"));
       // Twice: a split-K workspace kept between calls must not carry the first call over.
       for (int call = 0; call < 2; ++call) {
-        std::vector<double> got = run_on_mma_emulator(candidate, run.subject, in, deferred,
-                                                      static_cast<uint64_t>(i + 1));
+        std::vector<double> got =
+            run_on_mma_emulator(candidate, run.subject, in, deferred, static_cast<uint64_t>(i + 1));
         CHECK(test::mismatch(run.subject, got, want) == "");
       }
     }
@@ -533,28 +538,16 @@ TEST_CASE("the depthwise convolution computes what the conv reference computes (
   const engine::skill& s = find_skill(library, "conv_depthwise_direct");
   REQUIRE(s.templates.size() == 1);
   const engine::skill_template& tp = s.templates.front();
-  struct planned_run {
-    std::string label;
-    engine::task subject;
-  };
   std::vector<planned_run> planned;
-  std::vector<std::string> sources;
   for (const conv_case& c : depthwise_cases()) {
     engine::task t = load_case(context, c);
     INFO(c.label);
     REQUIRE(engine::check_applies(s, t, nullptr, "").applies);
     std::vector<param_values> valid = valid_points(tp, t);
     REQUIRE_FALSE(valid.empty());
-    for (const param_values& v : std::set<param_values>{first_point(tp, t), valid.front(),
-                                                        valid.back()}) {
-      auto text = engine::render(s, tp, t, v, "");
-      INFO((text ? "" : text.error().message()));
-      REQUIRE(text.has_value());
-      planned.push_back({label_of(t, s, v), t});
-      sources.push_back(*text);
-    }
+    plan_runs(s, t, {first_point(tp, t), valid.front(), valid.back()}, planned);
   }
-  std::vector<test::host_build> builds = test::emulated_all(sources);
+  std::vector<test::host_build> builds = test::emulated_all(sources_of(planned));
   for (size_t i = 0; i < planned.size(); ++i) {
     const planned_run& run = planned[i];
     INFO(run.label << "\n" << builds[i].log);

@@ -23,6 +23,7 @@
 #include "tests/skills/all_instantiations.hpp"
 #include "tests/skills/emulated_kernel.hpp"
 #include "tests/skills/mma_emulated_kernel.hpp"
+#include "tests/skills/nvcc_spread.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
@@ -516,10 +517,7 @@ TEST_CASE("every matmul skill of the library is one the emulator tests check", "
 
 namespace {
 
-struct rendered_case {
-  std::string label;
-  std::string source;
-};
+using test::rendered_case;
 
 /// Renders, for the matmul tasks with alpha, a triangle or a folded A (the families suite's and
 /// KernelBench's level 1 14 and 15 at their sizes), every covered skill's planner's first choice
@@ -617,24 +615,7 @@ TEST_CASE("every matmul skill's renderings for scaled, triangular and folded tas
   if (!compiler)
     KS_SKIP("no nvcc: " + compiler.error().message());
   test::test_context context;
-  std::vector<rendered_case> rendered = render_epilogues(context);
-  std::vector<gpu::compile_request> requests;
-  for (const rendered_case& c : rendered)
-    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
-  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-  REQUIRE(results.size() == rendered.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    INFO(rendered[i].label << "\n" << results[i].diagnostics);
-    CHECK(results[i].ok);
-    std::string lower = results[i].diagnostics;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    CHECK(lower.find("warning") == std::string::npos);
-    for (const gpu::kernel_resources& k : results[i].kernels) {
-      INFO(k.name << ": " << k.registers << " registers");
-      CHECK(k.spill_stores == 0);
-      CHECK(k.spill_loads == 0);
-    }
-  }
+  test::check_compiles_clean(*compiler, render_epilogues(context));
 }
 
 TEST_CASE("with a tensor core that truncates its sums, the 3xTF32 kernel's per-tile fold keeps "

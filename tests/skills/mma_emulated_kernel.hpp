@@ -122,8 +122,9 @@ inline std::vector<std::string> emulator_flags() {
 /// Compiles each of `sources` for the emulator, one host compiler per core, cached by content
 /// (tests/test_compiler.hpp); returns their shared objects, or fails the test with the
 /// compiler's messages.
-inline std::vector<std::filesystem::path> compile_for_emulator(const std::vector<std::string>& sources,
-                                           const std::vector<std::string>& names) {
+inline std::vector<std::filesystem::path>
+compile_for_emulator(const std::vector<std::string>& sources,
+                     const std::vector<std::string>& names) {
   std::vector<host_build> builds = host_compile_all(sources, emulator_flags());
   std::vector<std::filesystem::path> objects;
   for (size_t i = 0; i < builds.size(); ++i) {
