@@ -221,17 +221,7 @@ std::string emulated_source(const rendered_case& c) {
 
 /// The instantiations of the first template of skill `id` whose constraints hold for `t`.
 std::vector<param_values> valid_points(const engine::skill& s, const engine::task& t) {
-  const engine::skill_template& tp = s.templates.front();
-  auto space = engine::space_of(tp, t, t.reference_source);
-  REQUIRE(space.has_value());
-  std::vector<param_values> valid;
-  for (const param_values& v : all_instantiations(*space)) {
-    auto why = engine::check_params(tp, *space, v, t);
-    REQUIRE(why.has_value());
-    if (!*why)
-      valid.push_back(v);
-  }
-  return valid;
+  return test::valid_instantiations(s.templates.front(), t, t.reference_source);
 }
 
 } // namespace

@@ -54,6 +54,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __constant__
 #define __align__(n) alignas(n)
 
 struct alignas(8) float2 {

@@ -25,6 +25,7 @@
 #include "gpu/compiler.hpp"
 #include "tests/skills/all_instantiations.hpp"
 #include "tests/skills/emulated_kernel.hpp"
+#include "tests/skills/nvcc_spread.hpp"
 #include "tests/test_compiler.hpp"
 #include "tests/test_context.hpp"
 
@@ -36,7 +37,6 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -664,21 +664,7 @@ TEST_CASE("the memory-bound skills' renderings for a spread of shapes compile fo
     KS_SKIP("no nvcc: " + compiler.error().message());
   spread sp;
   render_spread(sp);
-  const std::vector<rendered_case>& rendered = sp.rendered;
-  std::vector<gpu::compile_request> requests;
-  for (const rendered_case& c : rendered)
-    requests.push_back({c.source, c.label, {"-Xcompiler=-Wall,-Wextra"}, ""});
-  std::vector<gpu::compile_result> results = compiler->compile_all(requests);
-  REQUIRE(results.size() == rendered.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    INFO(rendered[i].label << "\n" << results[i].diagnostics);
-    CHECK(results[i].ok);
-    std::string lower = results[i].diagnostics;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    CHECK(lower.find("warning") == std::string::npos);
-    static const std::regex spills("[1-9][0-9]* bytes spill"); // ptxas -v: a spilled kernel
-    CHECK_FALSE(std::regex_search(lower, spills));
-  }
+  test::check_compiles_clean(*compiler, sp.rendered);
 }
 
 TEST_CASE("the memory-bound skills compute what the family reference computes on the CPU "
