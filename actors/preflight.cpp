@@ -117,7 +117,8 @@ void check_model(const config::campaign_config& config, std::vector<engine::erro
 
 void check_sandbox(const config::campaign_config& config, const run_options& options,
                    std::vector<engine::error>& out) {
-  if (options.dry_run || !config.bench.sandbox)
+  // A dry run starts no worker, but its compiles run in the sandbox too.
+  if (!config.bench.sandbox)
     return;
   if (auto boundary = worker_boundary_for(config, options); !boundary)
     out.push_back(boundary.error().error);
