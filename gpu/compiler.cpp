@@ -509,7 +509,7 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text) {
 
 // -- compiler ---------------------------------------------------------------------------------
 
-engine::expected<compiler> compiler::create(compiler_options options) {
+engine::expected<void> compiler::check_tools(const compiler_options& options) {
   if (!arch_suffix(options.arch))
     return engine::fail(engine::errc::invalid_input,
                         "unknown GPU architecture '" + options.arch +
@@ -517,11 +517,17 @@ engine::expected<compiler> compiler::create(compiler_options options) {
   auto nvcc = find_nvcc(options.nvcc);
   if (!nvcc)
     return tl::unexpected(nvcc.error());
-  options.nvcc = *nvcc;
   auto include_dir = find_include_dir(options.include_dir);
   if (!include_dir)
     return tl::unexpected(include_dir.error());
-  options.include_dir = *include_dir;
+  return {};
+}
+
+engine::expected<compiler> compiler::create(compiler_options options) {
+  if (auto tools = check_tools(options); !tools)
+    return tl::unexpected(tools.error());
+  options.nvcc = *find_nvcc(options.nvcc);
+  options.include_dir = *find_include_dir(options.include_dir);
   if (options.cache_dir.empty())
     options.cache_dir = default_cache_dir();
   // Absolute: the bench worker that loads the shared objects runs in a folder of its own.

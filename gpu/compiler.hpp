@@ -101,6 +101,11 @@ public:
   /// error).
   [[nodiscard]] static engine::expected<compiler> create(compiler_options options);
 
+  /// Checks what create() needs of the machine, without running or writing anything: the
+  /// spelling of options.arch, nvcc and kernelskill/abi.h where create() looks for them.
+  /// Fails with create()'s error.
+  [[nodiscard]] static engine::expected<void> check_tools(const compiler_options& options);
+
   /// Compiles one source, or returns the cached shared object.
   compile_result compile(const compile_request& request) const;
 
