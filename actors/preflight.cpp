@@ -139,12 +139,16 @@ void check_tools(const run_options& options, std::vector<campaign_error>& out) {
   fs::path worker = options.worker_executable.empty() ? gpu::default_worker_executable()
                                                       : options.worker_executable;
   std::error_code ec;
-  if (!fs::is_regular_file(worker, ec) || ::access(worker.c_str(), X_OK) != 0)
-    out.push_back(of_environment(
-        {errc::not_found, "the bench worker " + worker.string() +
-                              " is not an executable file: build it (ks-bench-worker, "
-                              "beside kernelskill), or name it with --worker PATH or "
-                              "KS_WORKER"}));
+  // The failure a worker that cannot start gives (crash, as `devices` reports it), found here
+  // before anything is written.
+  if (!fs::is_regular_file(worker, ec) || ::access(worker.c_str(), X_OK) != 0) {
+    campaign_error missing{errc::not_found,
+                           "cannot start the bench worker " + worker.string() +
+                               ": it is not an executable file (build ks-bench-worker beside "
+                               "kernelskill, or name it with --worker PATH or KS_WORKER)"};
+    missing.gpu_failure = gpu::failure_kind::crash;
+    out.push_back(std::move(missing));
+  }
 }
 
 void check_sandbox(const config::campaign_config& config, const run_options& options,

@@ -518,6 +518,7 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     // The first problem decides the exit code, as it is the first line the user reads.
     campaign_error all{problems.front().code(), message};
     all.environment = problems.front().environment;
+    all.gpu_failure = problems.front().gpu_failure;
     return tl::unexpected(std::move(all));
   }
   // Held until this function returns: no other run writes into the folder meanwhile.

@@ -3,7 +3,8 @@
 # it said "ok" for configs `run` then refused), and reports every problem at once, counted: an
 # output folder in use by another run or holding something else (--overwrite accepted as by
 # `run`), an API key variable that is not set, a prompt folder without its prompts, no nvcc;
-# and `run` stops on the same problems before it writes anything (no bench worker: exit 3).
+# and `run` stops on the same problems before it writes anything (no bench worker: exit 17,
+# crash, as `devices` says of it, before the output folder is made).
 # Usage: config_check.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: config_check.sh KERNELSKILL SOURCE_DIR}
@@ -96,8 +97,8 @@ KS_NVCC=/nonexistent/nvcc timeout 60 "$ks" run good.toml --dry-run --progress 0 
 [ "$rc" -eq 3 ] || fail "run without nvcc: exit $rc, wanted 3: $(cat run.err)"
 "$ks" run good.toml --worker /nonexistent/worker \
   --progress 0 >run.out 2>run.err; rc=$?
-[ "$rc" -eq 3 ] || fail "run without a bench worker: exit $rc, wanted 3: $(cat run.err)"
-grep -q 'the bench worker /nonexistent/worker is not an executable file' run.err \
+[ "$rc" -eq 17 ] || fail "run without a bench worker: exit $rc, wanted 17 (crash, as devices): $(cat run.err)"
+grep -q 'cannot start the bench worker /nonexistent/worker: it is not an executable file' run.err \
   || fail "run without a bench worker: not said: $(cat run.err)"
 [ ! -e fresh-out ] || fail "run without a bench worker created the output folder"
 
