@@ -143,6 +143,12 @@ make_compiler(const config::campaign_config& config, const run_options& options,
       std::chrono::milliseconds(static_cast<int64_t>(1000 * config.bench.compile_timeout_s));
   co.arch = arch;
   co.min_free_bytes = static_cast<int64_t>(config.bench.min_free_disk_mb * 1024 * 1024);
+  // The sources come from a model: with bench.sandbox, nvcc runs in a sandbox as the workers
+  // do (a dry run's too), and gets their environment.
+  auto boundary = worker_boundary_for(config, options);
+  if (!boundary)
+    return tl::unexpected(boundary.error());
+  co.boundary = std::move(*boundary);
   auto made = gpu::compiler::create(co);
   if (!made) {
     campaign_error e{made.error()};

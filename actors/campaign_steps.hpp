@@ -166,8 +166,9 @@ struct skill_memory {
 open_skill_memory(const config::campaign_config& config, run_kind kind);
 
 /// Creates the compile service for `arch` (step 4): options.nvcc, options.include_dir, the
-/// compile cache options.cache_dir (else <output>/cache). A machine without what compiling
-/// needs fails with campaign_error::environment set.
+/// compile cache options.cache_dir (else <output>/cache), nvcc in the workers' sandbox with
+/// bench.sandbox (worker_boundary_for). A machine without what compiling needs fails with
+/// campaign_error::environment set.
 [[nodiscard]] tl::expected<std::shared_ptr<const gpu::compiler>, campaign_error>
 make_compiler(const config::campaign_config& config, const run_options& options,
               const std::filesystem::path& output, const std::string& arch);

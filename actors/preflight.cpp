@@ -16,6 +16,8 @@
 #include "agents/usage_file.hpp"
 #include "base/folder_lock.hpp"
 #include "engine/skill_library.hpp"
+#include "gpu/compiler.hpp"
+#include "gpu/worker_client.hpp"
 #include "memory/skill_store.hpp"
 
 #include <unistd.h>
@@ -30,6 +32,13 @@ namespace fs = std::filesystem;
 using engine::errc;
 
 namespace {
+
+/// Returns `e` as a fault of the machine (exit 3), not of the config.
+campaign_error of_environment(engine::error e) {
+  campaign_error out{std::move(e)};
+  out.environment = true;
+  return out;
+}
 
 /// Checks that `folder` can be written, or created and then written: the nearest existing
 /// folder at or above it must be a writable folder. Returns why not.
@@ -49,7 +58,7 @@ std::optional<std::string> cannot_write(const fs::path& folder) {
 }
 
 void check_output(const config::campaign_config& config, const run_options& options,
-                  std::vector<engine::error>& out) {
+                  std::vector<campaign_error>& out) {
   const fs::path folder = config.output_dir();
   std::error_code ec;
   if (fs::exists(folder, ec) && !fs::is_directory(folder, ec)) {
@@ -73,7 +82,7 @@ void check_output(const config::campaign_config& config, const run_options& opti
 }
 
 void check_skills(const config::campaign_config& config, const run_options& options,
-                  std::vector<engine::error>& out) {
+                  std::vector<campaign_error>& out) {
   fs::path builtin =
       config.skills_dir().empty() ? engine::default_skills_dir() : config.skills_dir();
   if (auto library = engine::load_skill_library(builtin); !library)
@@ -86,7 +95,7 @@ void check_skills(const config::campaign_config& config, const run_options& opti
   }
 }
 
-void check_model(const config::campaign_config& config, std::vector<engine::error>& out) {
+void check_model(const config::campaign_config& config, std::vector<campaign_error>& out) {
   if (!agents::needs_model(config.agents.backend))
     return;
   if (auto prompts = agents::prompt_library::load(
@@ -115,25 +124,54 @@ void check_model(const config::campaign_config& config, std::vector<engine::erro
     out.push_back(usage.error());
 }
 
+// The tools run needs besides a GPU: nvcc and kernelskill/abi.h (make_compiler), and the bench
+// worker (open_gpus), which a dry run does not start.
+void check_tools(const run_options& options, std::vector<campaign_error>& out) {
+  gpu::compiler_options tools;
+  tools.nvcc = options.nvcc;
+  tools.include_dir = options.include_dir;
+  if (!options.arch.empty())
+    tools.arch = options.arch;
+  if (auto found = gpu::compiler::check_tools(tools); !found)
+    out.push_back(of_environment(found.error()));
+  if (options.dry_run)
+    return;
+  fs::path worker = options.worker_executable.empty() ? gpu::default_worker_executable()
+                                                      : options.worker_executable;
+  std::error_code ec;
+  // The failure a worker that cannot start gives (crash, as `devices` reports it), found here
+  // before anything is written.
+  if (!fs::is_regular_file(worker, ec) || ::access(worker.c_str(), X_OK) != 0) {
+    campaign_error missing{errc::not_found,
+                           "cannot start the bench worker " + worker.string() +
+                               ": it is not an executable file (build ks-bench-worker beside "
+                               "kernelskill, or name it with --worker PATH or KS_WORKER)"};
+    missing.gpu_failure = gpu::failure_kind::crash;
+    out.push_back(std::move(missing));
+  }
+}
+
 void check_sandbox(const config::campaign_config& config, const run_options& options,
-                   std::vector<engine::error>& out) {
-  if (options.dry_run || !config.bench.sandbox)
+                   std::vector<campaign_error>& out) {
+  // A dry run starts no worker, but its compiles run in the sandbox too.
+  if (!config.bench.sandbox)
     return;
   if (auto boundary = worker_boundary_for(config, options); !boundary)
-    out.push_back(boundary.error().error);
+    out.push_back(boundary.error());
 }
 
 } // namespace
 
-std::vector<engine::error> preflight(const config::campaign_config& config,
-                                     const run_options& options) {
-  std::vector<engine::error> problems;
+std::vector<campaign_error> preflight(const config::campaign_config& config,
+                                      const run_options& options) {
+  std::vector<campaign_error> problems;
   if (auto ok = check_search(config); !ok)
     problems.push_back(ok.error());
   check_output(config, options, problems);
   check_skills(config, options, problems);
   check_model(config, problems);
   check_sandbox(config, options, problems);
+  check_tools(options, problems);
   return problems;
 }
 

@@ -19,9 +19,11 @@ namespace ks::actors {
 /// allows it: campaign_store.hpp); the built-in skills; the skill memory's folder (not
 /// writable, or its data file cut short); with a model
 /// backend, the prompts, the API key's variable, the replay folder and llm_usage.json; with
-/// bench.sandbox (not in a dry run), bubblewrap. Writes nothing. Empty: `run` gets as far as
-/// the GPUs.
-[[nodiscard]] std::vector<engine::error> preflight(const config::campaign_config& config,
-                                                   const run_options& options);
+/// bench.sandbox (a dry run too: its nvcc runs there), bubblewrap; nvcc and kernelskill/abi.h,
+/// and (not in a dry run) the bench worker executable. What the machine lacks is marked
+/// campaign_error::environment (a worker that cannot start: gpu_failure crash). Writes nothing.
+/// Empty: `run` gets as far as the GPUs.
+[[nodiscard]] std::vector<campaign_error> preflight(const config::campaign_config& config,
+                                                    const run_options& options);
 
 } // namespace ks::actors

@@ -511,11 +511,15 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
     return tl::unexpected(tasks.error());
   // Every other check that needs no GPU, all at once, before anything is written: the same
   // that `config --check` makes (preflight.hpp).
-  if (std::vector<engine::error> problems = preflight(config, options); !problems.empty()) {
+  if (std::vector<campaign_error> problems = preflight(config, options); !problems.empty()) {
     std::string message;
-    for (const engine::error& e : problems)
+    for (const campaign_error& e : problems)
       message += (message.empty() ? "" : "\n") + e.message();
-    return tl::unexpected(campaign_error{engine::error{problems.front().code(), message}});
+    // The first problem decides the exit code, as it is the first line the user reads.
+    campaign_error all{problems.front().code(), message};
+    all.environment = problems.front().environment;
+    all.gpu_failure = problems.front().gpu_failure;
+    return tl::unexpected(std::move(all));
   }
   // Held until this function returns: no other run writes into the folder meanwhile.
   auto folder =

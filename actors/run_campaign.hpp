@@ -89,10 +89,13 @@ struct campaign_summary {
 /// command line maps it to an exit code without reading the message.
 struct campaign_error {
   campaign_error(engine::error e) : error(std::move(e)) {} // NOLINT: every engine error is one
+  campaign_error(engine::errc code, std::string message) : error(code, std::move(message)) {}
 
   engine::error error;
   std::optional<gpu::failure_kind> gpu_failure; ///< a GPU's bench worker failed this way
-  bool environment = false; ///< the machine lacks what compiling needs (nvcc, the ABI header)
+  /// The machine lacks what the campaign needs (nvcc, the ABI header, the bench worker,
+  /// bubblewrap for bench.sandbox): exit 3, whatever the code.
+  bool environment = false;
 
   engine::errc code() const noexcept { return error.code(); }
   const std::string& message() const noexcept { return error.message(); }

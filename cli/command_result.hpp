@@ -32,6 +32,9 @@ struct command_error {
   stop_reason reason = stop_reason::usage;
   std::optional<gpu::failure_kind> kind; ///< set when reason is failure
   std::string message;                   ///< printed on stderr by main; may hold several lines
+  /// The command's --json report on stdout already says it failed: main adds no failure
+  /// object of its own (stdout stays one JSON document).
+  bool json_written = false;
 };
 
 /// A command's outcome: nothing on success, or why it stopped.

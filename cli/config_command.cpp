@@ -9,6 +9,7 @@
 #include "actors/preflight.hpp"
 #include "actors/torch_baselines.hpp"
 #include "cli/config_loading.hpp"
+#include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "config/campaign_config.hpp"
@@ -57,7 +58,8 @@ CLI::App* add_config_command(CLI::App& app, config_options& opt) {
       "every manifest it matches loaded, then every other check `run` makes before it needs a "
       "GPU: the search limits and policy, the output folder (in use by another run, holding "
       "something else, not writable), the skills, the skill memory's folder, the model's "
-      "prompts, API key variable and replay folder, the sandbox. Every problem is printed at "
+      "prompts, API key variable and replay folder, the sandbox, nvcc, kernelskill/abi.h and "
+      "the bench worker. Every problem is printed at "
       "once, a manifest's as FILE:LINE:COL: message, and counted. A config that does not set "
       "campaign.tasks is refused: a campaign names its tasks. A valid file prints \"ok\" and "
       "the tasks it would run: `run` gets as far as the GPUs.");
@@ -120,9 +122,10 @@ command_result run_config(const config_options& opt) {
     }
   }
   actors::run_options as_run;
+  as_run.include_dir = include_dir_for_compiler(); // as `run` finds kernelskill/abi.h
   as_run.foreign =
       opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
-  for (const engine::error& e : actors::preflight(*loaded, as_run)) {
+  for (const actors::campaign_error& e : actors::preflight(*loaded, as_run)) {
     problems += e.message() + "\n";
     ++count;
   }

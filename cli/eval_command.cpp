@@ -244,6 +244,7 @@ private:
     copt.arch = report_.arch;
     copt.cache_dir = cache_dir_;
     copt.include_dir = include_dir_for_compiler();
+    copt.boundary = worker_for(opt_).boundary; // --sandbox: nvcc in the worker's sandbox too
     auto compiler = gpu::compiler::create(copt);
     if (!compiler)
       return stop(compiler.error().code() == engine::errc::invalid_input ? stop_reason::usage
@@ -474,7 +475,9 @@ CLI::App* add_eval_command(CLI::App& app, eval_options& opt) {
   cmd->add_flag("--sandbox", opt.sandbox,
                 "Run the bench worker inside bubblewrap (bwrap): no network, a read-only file "
                 "system but for its own temporary folder (exit 3 if bwrap is missing or "
-                "cannot run here). Without it the worker still gets a scrubbed environment, "
+                "cannot run here); nvcc too, seeing only the system's tools and headers, the "
+                "CUDA toolkit and the candidate's folder. Without it the worker still gets a "
+                "scrubbed environment, "
                 "a private folder and resource limits");
   cmd->footer(exit_code_help(command_codes::eval(), help_width()));
   return cmd;

@@ -66,7 +66,8 @@ std::vector<exit_code_info> make_table() {
        "(run without --overwrite)"},
       {3, "environment error",
        "nvcc or kernelskill/abi.h is missing, a folder cannot be written or is in use by "
-       "another run, or an internal error"},
+       "another run, or an internal error; run: the campaign's outputs (results.json, "
+       "report.md) could not be written, or none of this run's model requests succeeded"},
       {5, "damaged store",
        "a campaign's store or the skill memory is damaged: its data file is shorter than its "
        "header says, or records do not match their checksum; the message names them and says "

@@ -20,6 +20,7 @@
 #include "cli/help_format.hpp"
 #include "cli/import_command.hpp"
 #include "cli/profile_command.hpp"
+#include "cli/result_json.hpp"
 #include "cli/run_command.hpp"
 #include "cli/skills_command.hpp"
 #include "cli/status_command.hpp"
@@ -30,6 +31,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstring>
@@ -69,13 +71,26 @@ void install_interrupt_handler(bool dry_run) {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// A script that asked for JSON reads stdout as one object, failure or not: commands that
+// write no report of their own on failure answer with failure_json (stderr still says it).
+void print_json_failure(int code, const std::string& message) {
+  std::cout << ks::cli::pretty(ks::cli::failure_json(code, message)) << std::flush;
+}
+
+bool asks_for_json(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--json") != args.end();
+}
+
 // Prints a usage error and points at the --help of the command the line names.
 int usage_error(const CLI::App& app, const std::vector<std::string>& args,
                 const std::string& message) {
   std::string command = ks::cli::command_path(app, args);
   std::string help = "kernelskill " + (command.empty() ? std::string() : command + " ") + "--help";
   std::cerr << "kernelskill: " << message << "\n  see `" << help << "`" << std::endl;
-  return static_cast<int>(ks::cli::stop_reason::usage);
+  const int code = static_cast<int>(ks::cli::stop_reason::usage);
+  if (asks_for_json(args))
+    print_json_failure(code, message);
+  return code;
 }
 
 // `kernelskill help [COMMAND...]`: the help of the program or of one command.
@@ -209,6 +224,12 @@ int run_main(int argc, char** argv) {
   if (!result) {
     if (!result.error().message.empty())
       std::cerr << "kernelskill: " << result.error().message << std::endl;
+    // eval, profile and devices write their report, failure included, themselves.
+    bool asked_json = (status_cmd->parsed() && status.json) ||
+                      (inspect_cmd->parsed() && inspect.json) ||
+                      (task_show_cmd->parsed() && task_show.json);
+    if (asked_json && !result.error().json_written)
+      print_json_failure(exit_code_of(result.error()), result.error().message);
     return exit_code_of(result.error());
   }
   return 0;

@@ -175,6 +175,7 @@ private:
     copt.arch = report_.arch;
     copt.cache_dir = cache_dir_;
     copt.include_dir = include_dir_for_compiler();
+    copt.boundary = worker_for(opt_).boundary; // --sandbox: nvcc in the worker's sandbox too
     auto compiler = gpu::compiler::create(copt);
     if (!compiler)
       return stop(compiler.error().code() == engine::errc::invalid_input ? stop_reason::usage
@@ -349,7 +350,8 @@ CLI::App* add_profile_command(CLI::App& app, profile_command_options& opt) {
                   "60 calibrate, 60 profile)")
       ->check(within(0.001, 86400, "seconds"))
       ->type_name("SECONDS");
-  cmd->add_flag("--sandbox", opt.sandbox, "Run the bench worker inside bubblewrap (bwrap)");
+  cmd->add_flag("--sandbox", opt.sandbox,
+                "Run the bench worker and nvcc inside bubblewrap (bwrap)");
   cmd->add_flag("--allow-vendor-libraries", opt.allow_vendor_libraries,
                 "Profile a candidate that needs or loads a vendor library (cuBLAS, cuDNN, ...) "
                 "instead of failing it with vendor_library (exit 23); the profile's notes name "

@@ -1,5 +1,6 @@
 #include "cli/result_json.hpp"
 
+#include "cli/exit_codes.hpp"
 #include "gpu/device_json.hpp"
 
 #include <charconv>
@@ -129,6 +130,16 @@ json::object to_json(const gpu::failure& f) {
   if (f.verify)
     o["verify"] = to_json(*f.verify);
   return o;
+}
+
+json::object failure_json(int32_t exit_code, const std::string& message) {
+  std::string_view kind = "error";
+  for (const exit_code_info& info : exit_codes())
+    if (info.code == exit_code)
+      kind = info.name;
+  return {
+      {"ok", false},
+      {"failure", json::object{{"kind", kind}, {"exit_code", exit_code}, {"message", message}}}};
 }
 
 json::object to_json(const gpu::compile_result& r) {

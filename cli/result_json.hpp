@@ -27,6 +27,12 @@ boost::json::object to_json(const gpu::failure& f);
 /// Returns `r` as a JSON object; the diagnostics only when it failed (they can be long).
 boost::json::object to_json(const gpu::compile_result& r);
 
+/// Returns the object a `--json` command prints when it fails without a report of its own:
+/// {"ok": false, "failure": {"kind", "exit_code", "message"}}, as `devices --json` writes a
+/// worker's failure; "kind" is exit code `exit_code`'s name in cli/exit_codes.hpp ("task
+/// error", "wrong_result").
+boost::json::object failure_json(int32_t exit_code, const std::string& message);
+
 /// Writes `v` indented by two spaces per level, followed by a newline.
 std::string pretty(const boost::json::value& v);
 

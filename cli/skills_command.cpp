@@ -11,6 +11,7 @@
 #include "base/text.hpp"
 #include "config/campaign_config.hpp"
 #include "config/spelling.hpp"
+#include "engine/op_family.hpp"
 #include "engine/retrieval.hpp"
 #include "engine/skill_library.hpp"
 #include "engine/skill_template.hpp"
@@ -43,13 +44,25 @@ std::string now_iso8601() {
 /// Where the memory and the built-in skills are, and the ranking rule, from the options.
 struct places {
   fs::path memory;
+  std::string memory_from; ///< why this memory: the option or default that named it
   fs::path builtin;
   engine::retrieval_rules rules;
 };
 
+// The memory of configs/quickstart.toml, run from the checkout's root as scripts/quickstart.sh
+// does: a newcomer's first memory, which the default would otherwise never find.
+constexpr const char* quickstart_memory = "kernelskill-out/memory";
+
 tl::expected<places, command_error> places_of(const skills_options& opt) {
   places p;
   p.memory = "kernelskill-memory";
+  p.memory_from = "the default, ./kernelskill-memory";
+  std::error_code ec;
+  if (!fs::exists(p.memory, ec) && fs::exists(fs::path(quickstart_memory) / "data.mdb", ec)) {
+    p.memory = quickstart_memory;
+    p.memory_from = "the quickstart's: ./kernelskill-memory does not exist; --memory or --config "
+                    "names another";
+  }
   p.builtin = engine::default_skills_dir();
   if (!opt.config.empty()) {
     auto loaded = config::load_campaign_config(opt.config);
@@ -58,13 +71,16 @@ tl::expected<places, command_error> places_of(const skills_options& opt) {
                                                                        : stop_reason::usage,
                   loaded.error().message());
     p.memory = loaded->memory_dir();
+    p.memory_from = "[memory] path of " + opt.config.string();
     if (!loaded->skills_dir().empty())
       p.builtin = loaded->skills_dir();
     p.rules = {loaded->memory.exploration, loaded->memory.demote_min_tries,
                loaded->memory.demote_failure_rate, loaded->memory.demote_min_acceptance};
   }
-  if (!opt.memory.empty())
+  if (!opt.memory.empty()) {
     p.memory = opt.memory;
+    p.memory_from = "--memory";
+  }
   if (!opt.builtin.empty())
     p.builtin = opt.builtin;
   return p;
@@ -76,11 +92,15 @@ stop_reason unless_damaged(const engine::error& e, stop_reason otherwise) {
   return e.code() == engine::errc::damaged ? stop_reason::damaged : otherwise;
 }
 
-/// Opens the memory and seeds it with the built-in skills, as a campaign does.
-tl::expected<memory::skill_store, command_error> open_seeded(const places& p) {
+/// Opens the memory and seeds it with the built-in skills, as a campaign does. A memory that
+/// did not exist is made, and p.memory_from says so.
+tl::expected<memory::skill_store, command_error> open_seeded(places& p) {
   auto folders = engine::read_skill_folders(p.builtin);
   if (!folders)
     return stop(stop_reason::environment, "the built-in skills: " + folders.error().message());
+  std::error_code ec;
+  if (!fs::exists(p.memory / "data.mdb", ec))
+    p.memory_from += "; new: it held no memory before";
   auto store = memory::skill_store::open(p.memory);
   if (!store)
     return stop(unless_damaged(store.error(), stop_reason::environment), store.error().message());
@@ -105,7 +125,14 @@ std::string number(double v, const char* format = "%.3g") {
   return buffer;
 }
 
-command_result list(const places& p, const std::string& family) {
+command_result list(places& p, const std::string& family) {
+  if (!family.empty() && !engine::is_family(family)) {
+    std::vector<std::string_view> known = engine::family_names();
+    auto near = config::closest(family, known);
+    return stop(stop_reason::usage, "skills list --family '" + family + "': no such op family" +
+                                        (near ? " (did you mean '" + std::string(*near) + "'?)"
+                                              : " (" + config::joined(known) + ")"));
+  }
   auto store = open_seeded(p);
   if (!store)
     return tl::unexpected(store.error());
@@ -130,7 +157,8 @@ command_result list(const places& p, const std::string& family) {
                 joined(s.families).c_str(), static_cast<long long>(tries), s.title.c_str());
     ++shown;
   }
-  std::printf("%lld skill(s) in %s\n", static_cast<long long>(shown), p.memory.string().c_str());
+  std::printf("%lld skill(s) in %s (%s)\n", static_cast<long long>(shown),
+              p.memory.string().c_str(), p.memory_from.c_str());
   return {};
 }
 
@@ -151,7 +179,7 @@ void print_stats_row(const memory::stat_row& r, const engine::retrieval_rules& r
               engine::is_demoted(s, rules) ? "demoted" : "active", s.last_used.c_str());
 }
 
-command_result show(const places& p, const std::string& id) {
+command_result show(places& p, const std::string& id) {
   auto store = open_seeded(p);
   if (!store)
     return tl::unexpected(store.error());
@@ -233,7 +261,7 @@ command_result show(const places& p, const std::string& id) {
   return {};
 }
 
-command_result stats(const places& p, const std::string& gpu) {
+command_result stats(places& p, const std::string& gpu) {
   auto store = open_seeded(p);
   if (!store)
     return tl::unexpected(store.error());
@@ -248,12 +276,12 @@ command_result stats(const places& p, const std::string& gpu) {
     print_stats_row(r, p.rules);
     ++shown;
   }
-  std::printf("%lld statistic(s) in %s\n", static_cast<long long>(shown),
-              p.memory.string().c_str());
+  std::printf("%lld statistic(s) in %s (%s)\n", static_cast<long long>(shown),
+              p.memory.string().c_str(), p.memory_from.c_str());
   return {};
 }
 
-command_result export_to(const places& p, const fs::path& file) {
+command_result export_to(places& p, const fs::path& file) {
   auto store = open_seeded(p);
   if (!store)
     return tl::unexpected(store.error());
@@ -276,7 +304,7 @@ command_result export_to(const places& p, const fs::path& file) {
   return {};
 }
 
-command_result import_from(const places& p, const fs::path& file) {
+command_result import_from(places& p, const fs::path& file) {
   std::optional<std::string> text = base::read_text(file);
   if (!text)
     return stop(stop_reason::usage, "cannot read " + file.string());

@@ -15,6 +15,7 @@
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
+#include "cli/result_json.hpp"
 #include "memory/store.hpp"
 #include "report/html_report.hpp"
 
@@ -266,6 +267,20 @@ command_result run_status(const output_dir_options& opt) {
     return tl::unexpected(folder.error());
   const memory::store& store = folder->store;
   const actors::torch_baselines* b = folder->compared_with();
+  // The export first: with --json, stdout then holds one document, the results or the failure.
+  if (!opt.export_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(opt.export_dir, ec);
+    if (auto written = actors::write_campaign_outputs(store, opt.export_dir, b); !written)
+      return tl::unexpected(
+          read_failure(store, opt.output, written.error(),
+                       "cannot export the campaign into '" + opt.export_dir.string() + "'"));
+    // Not on stdout with --json: that stays one JSON document.
+    (opt.json ? std::cerr : std::cout)
+        << "exported results.json, report.md, report.html and best/ into "
+        << opt.export_dir.string() << "\n"
+        << std::flush;
+  }
   if (opt.json) {
     auto text = results_json_of(*folder, opt.output);
     if (!text)
@@ -285,19 +300,6 @@ command_result run_status(const output_dir_options& opt) {
                                              "` writes " + html.string())
               << "\n"
               << std::flush;
-  }
-  if (!opt.export_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(opt.export_dir, ec);
-    if (auto written = actors::write_campaign_outputs(store, opt.export_dir, b); !written)
-      return tl::unexpected(
-          read_failure(store, opt.output, written.error(),
-                       "cannot export the campaign into '" + opt.export_dir.string() + "'"));
-    // Not on stdout with --json: that stays one JSON document.
-    (opt.json ? std::cerr : std::cout)
-        << "exported results.json, report.md, report.html and best/ into "
-        << opt.export_dir.string() << "\n"
-        << std::flush;
   }
   return {};
 }
@@ -321,6 +323,15 @@ command_result run_inspect(const output_dir_options& opt) {
   std::set<std::string> damaged;
   for (const auto& [key, why] : checked->damaged)
     damaged.insert(key);
+  command_result outcome;
+  if (const size_t n = checked->damaged.size(); n > 0)
+    outcome = stop(stop_reason::damaged,
+                   "the store " + (opt.output / store_folder).string() + " is damaged: " +
+                       std::to_string(n) + " of its " + std::to_string(checked->records) +
+                       (n == 1 ? " records does" : " records do") +
+                       " not read back (listed above as damaged or corrupt):\n" +
+                       actors::list_damaged(*checked) +
+                       actors::damaged_store_advice(opt.output, actors::mention_inspect::no));
   if (opt.json) {
     boost::json::array list;
     for (const auto& [key, summary] : *records)
@@ -328,23 +339,20 @@ command_result run_inspect(const output_dir_options& opt) {
                                          {"database", key.substr(0, key.find('/'))},
                                          {"summary", summary},
                                          {"damaged", damaged.count(key) > 0}});
-    std::cout << boost::json::serialize(boost::json::object{{"records", std::move(list)}}) << "\n"
-              << std::flush;
+    // A damaged store: the records, and the failure main would otherwise print alone.
+    boost::json::object report;
+    if (!outcome) {
+      report = failure_json(exit_code_of(outcome.error()), outcome.error().message);
+      outcome.error().json_written = true;
+    }
+    report["records"] = std::move(list);
+    std::cout << boost::json::serialize(report) << "\n" << std::flush;
   } else {
     for (const auto& [key, summary] : *records)
       std::cout << key << "\t" << summary << "\n";
     std::cout << std::flush;
   }
-  if (checked->damaged.empty())
-    return {};
-  const size_t n = checked->damaged.size();
-  return stop(stop_reason::damaged,
-              "the store " + (opt.output / store_folder).string() +
-                  " is damaged: " + std::to_string(n) + " of its " +
-                  std::to_string(checked->records) + (n == 1 ? " records does" : " records do") +
-                  " not read back (listed above as damaged or corrupt):\n" +
-                  actors::list_damaged(*checked) +
-                  actors::damaged_store_advice(opt.output, actors::mention_inspect::no));
+  return outcome;
 }
 
 } // namespace ks::cli

@@ -165,7 +165,9 @@ const option options[] = {
      number_option{&field<bench, &bench_section::compile_timeout_s>, above(0)}},
     {"bench", "sandbox",
      "Runs each bench worker inside bubblewrap (bwrap): no network, the file system read-only "
-     "but for the worker's own temporary folder, the GPU device files. Needs bwrap installed "
+     "but for the worker's own temporary folder, the GPU device files; and nvcc inside one too, "
+     "seeing only /usr, the CUDA toolkit and the candidate's own folder (so a candidate cannot "
+     "make the compiler read the user's files). Needs bwrap installed "
      "(Debian and Ubuntu package bubblewrap) and a host that lets it create namespaces; the "
      "campaign stops at start when it cannot. Without it each worker still gets a scrubbed "
      "environment, a private temporary folder and resource limits.",

@@ -33,7 +33,9 @@
 #include "base/text.hpp"
 #include "engine/candidate_checks.hpp"
 #include "gpu/child_process.hpp"
+#include "gpu/compile_sandbox.hpp"
 #include "gpu/content_hash.hpp"
+#include "gpu/worker_environment.hpp"
 
 #include <boost/json.hpp>
 #include <cxxabi.h>
@@ -298,9 +300,14 @@ std::string trim_blanks_and_quotes(std::string_view text) {
 
 content_hasher hasher_for(const compile_request& request, const std::vector<std::string>& command,
                           const std::string& include_dir, const std::string& nvcc_version,
-                          const std::string& abi_header) {
+                          const std::string& abi_header, sandbox_mode sandbox) {
   content_hasher h;
   h.update("format", cache_format);
+  // A source compiled outside the sandbox may have embedded what only the sandbox hides: a
+  // sandboxed campaign never takes its shared object from the cache (unsandboxed keys are
+  // as they were).
+  if (sandbox == sandbox_mode::bubblewrap)
+    h.update("sandbox", "bubblewrap");
   h.update("source", request.source);
   // command[0] is the nvcc path and the include folder's path is replaced: see the top.
   for (size_t i = 1; i < command.size(); ++i)
@@ -502,7 +509,7 @@ std::vector<kernel_resources> parse_ptxas_report(const std::string& text) {
 
 // -- compiler ---------------------------------------------------------------------------------
 
-engine::expected<compiler> compiler::create(compiler_options options) {
+engine::expected<void> compiler::check_tools(const compiler_options& options) {
   if (!arch_suffix(options.arch))
     return engine::fail(engine::errc::invalid_input,
                         "unknown GPU architecture '" + options.arch +
@@ -510,11 +517,17 @@ engine::expected<compiler> compiler::create(compiler_options options) {
   auto nvcc = find_nvcc(options.nvcc);
   if (!nvcc)
     return tl::unexpected(nvcc.error());
-  options.nvcc = *nvcc;
   auto include_dir = find_include_dir(options.include_dir);
   if (!include_dir)
     return tl::unexpected(include_dir.error());
-  options.include_dir = *include_dir;
+  return {};
+}
+
+engine::expected<compiler> compiler::create(compiler_options options) {
+  if (auto tools = check_tools(options); !tools)
+    return tl::unexpected(tools.error());
+  options.nvcc = *find_nvcc(options.nvcc);
+  options.include_dir = *find_include_dir(options.include_dir);
   if (options.cache_dir.empty())
     options.cache_dir = default_cache_dir();
   // Absolute: the bench worker that loads the shared objects runs in a folder of its own.
@@ -531,6 +544,12 @@ engine::expected<compiler> compiler::create(compiler_options options) {
                                                       "): " + version->err);
 
   compiler result;
+  if (options.boundary.sandbox == sandbox_mode::bubblewrap) {
+    auto support = probe_sandbox(options.boundary);
+    if (!support)
+      return tl::unexpected(support.error());
+    result.sandbox_ = *support;
+  }
   result.abi_header_ = base::read_text(options.include_dir / "kernelskill" / "abi.h").value_or("");
   result.nvcc_version_ = version->out;
   result.options_ = std::move(options);
@@ -562,21 +581,39 @@ std::vector<std::string> compiler::command_for(const compile_request& request) c
 
 std::string compiler::key_of(const compile_request& request) const {
   return hasher_for(request, command_for(request), options_.include_dir.string(), nvcc_version_,
-                    abi_header_)
+                    abi_header_, sandbox_ ? sandbox_mode::bubblewrap : sandbox_mode::off)
       .hex_digest();
 }
 
 std::string compiler::key_dump(const compile_request& request) const {
   return hasher_for(request, command_for(request), options_.include_dir.string(), nvcc_version_,
-                    abi_header_)
+                    abi_header_, sandbox_ ? sandbox_mode::bubblewrap : sandbox_mode::off)
       .debug_dump();
+}
+
+engine::expected<run_result> compiler::run_in_build(const std::vector<std::string>& command,
+                                                    const fs::path& build) const {
+  if (!sandbox_)
+    return run_to_completion(command, options_.timeout, {}, build);
+  std::vector<std::string> argv{sandbox_->bwrap.string()};
+  // The toolkit where it is not under /usr (nvcc in <root>/bin), and our include folder.
+  std::vector<fs::path> readable = {options_.nvcc.parent_path().parent_path(),
+                                    options_.include_dir};
+  for (std::string& arg : compile_sandbox_arguments(*sandbox_, readable, build))
+    argv.push_back(std::move(arg));
+  argv.insert(argv.end(), command.begin(), command.end());
+  spawn_options spawn;
+  spawn.env = worker_environment(current_environment(), options_.boundary.secret_env, "/tmp");
+  spawn.cwd = build;
+  return run_to_completion(argv, options_.timeout, {}, std::move(spawn));
 }
 
 compile_result compiler::compile(const compile_request& request) const {
   auto start = clock_type::now();
   std::vector<std::string> command = command_for(request);
   content_hasher hasher =
-      hasher_for(request, command, options_.include_dir.string(), nvcc_version_, abi_header_);
+      hasher_for(request, command, options_.include_dir.string(), nvcc_version_, abi_header_,
+                 sandbox_ ? sandbox_mode::bubblewrap : sandbox_mode::off);
   const std::string key = hasher.hex_digest();
   compile_result result;
   result.key = key;
@@ -623,12 +660,13 @@ compile_result compiler::compile(const compile_request& request) const {
   }
 
   command.insert(command.end(), {"-o", "kernel.so", "kernel.cu"});
-  auto run = run_to_completion(command, options_.timeout, {}, build);
+  auto run_nvcc = [&] { return run_in_build(command, build); };
+  auto run = run_nvcc();
   // Killed by a signal (not our deadline): the OOM killer or another process may have sent it;
   // a second run tells.
   if (run && !run->status.timed_out && run->status.signal != 0) {
     std::string first = run->status.describe();
-    run = run_to_completion(command, options_.timeout, {}, build);
+    run = run_nvcc();
     if (run && !run->status.timed_out && run->status.signal != 0)
       run->err = "nvcc was " + first + " the first time too\n" + run->err;
   }

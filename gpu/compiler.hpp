@@ -4,7 +4,9 @@
 // ks_forward, for the GPU's own architecture, through a content-addressed cache.
 
 #include "engine/error.hpp"
+#include "gpu/child_process.hpp"
 #include "gpu/host_fault.hpp"
+#include "gpu/worker_sandbox.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -68,6 +70,12 @@ struct compiler_options {
   /// A compile whose nvcc says a write failed is the host's fault (compile_result::host_fault)
   /// when the cache or the temporary folder has less free space than this, in bytes.
   int64_t min_free_bytes = default_min_free_bytes;
+  /// With sandbox_mode::bubblewrap (bench.sandbox), nvcc runs inside bubblewrap and sees only
+  /// the system's tools and headers, the toolkit, include_dir and its build folder
+  /// (compile_sandbox.hpp), with the worker's scrubbed environment (worker_environment.hpp,
+  /// secret_env withheld); its results are cached apart from unsandboxed ones. Off: nvcc runs
+  /// as our child, with our environment.
+  worker_boundary boundary;
 };
 
 /// Returns nvcc's `diagnostics` of the cache's copy (kernel.cu) with `source_name` in its
@@ -88,8 +96,15 @@ std::string arch_for(int32_t cc_major, int32_t cc_minor);
 /// Runs nvcc with a cache; thread-safe.
 class compiler {
 public:
-  /// Finds nvcc and reads its version (part of every cache key); fails if nvcc is missing.
+  /// Finds nvcc and reads its version (part of every cache key); fails if nvcc is missing, or
+  /// when options.boundary asks for a sandbox that bubblewrap cannot make (probe_sandbox's
+  /// error).
   [[nodiscard]] static engine::expected<compiler> create(compiler_options options);
+
+  /// Checks what create() needs of the machine, without running or writing anything: the
+  /// spelling of options.arch, nvcc and kernelskill/abi.h where create() looks for them.
+  /// Fails with create()'s error.
+  [[nodiscard]] static engine::expected<void> check_tools(const compiler_options& options);
 
   /// Compiles one source, or returns the cached shared object.
   compile_result compile(const compile_request& request) const;
@@ -116,9 +131,14 @@ public:
   const std::string& nvcc_version() const noexcept { return nvcc_version_; }
 
 private:
+  // Runs nvcc's `command` in `build`, inside the sandbox when there is one.
+  engine::expected<run_result> run_in_build(const std::vector<std::string>& command,
+                                            const std::filesystem::path& build) const;
+
   compiler_options options_;
   std::string nvcc_version_;
   std::string abi_header_; // content of <include_dir>/kernelskill/abi.h, part of every key
+  std::optional<sandbox_support> sandbox_; // set: nvcc runs inside bubblewrap
 };
 
 } // namespace ks::gpu

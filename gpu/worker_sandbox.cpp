@@ -193,9 +193,7 @@ engine::expected<sandbox_support> probe_sandbox(const worker_boundary& boundary)
   return it->second;
 }
 
-std::vector<std::string> sandbox_arguments(const sandbox_support& support,
-                                           const worker_boundary& boundary, const fs::path& folder,
-                                           const std::vector<std::string>& env) {
+std::vector<std::string> namespace_arguments(const sandbox_support& support) {
   std::vector<std::string> args{"--die-with-parent", "--unshare-net"};
   if (support.ipc_uts)
     args.insert(args.end(), {"--unshare-ipc", "--unshare-uts"});
@@ -205,6 +203,13 @@ std::vector<std::string> sandbox_arguments(const sandbox_support& support,
   // candidate remount / read-write.
   if (::geteuid() == 0)
     args.insert(args.end(), {"--cap-drop", "ALL"});
+  return args;
+}
+
+std::vector<std::string> sandbox_arguments(const sandbox_support& support,
+                                           const worker_boundary& boundary, const fs::path& folder,
+                                           const std::vector<std::string>& env) {
+  std::vector<std::string> args = namespace_arguments(support);
   args.insert(args.end(), {"--ro-bind", "/", "/", "--dev", "/dev"});
   for (const fs::path& device : nvidia_device_files())
     args.insert(args.end(), {"--dev-bind-try", device.string(), device.string()});

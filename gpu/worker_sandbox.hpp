@@ -77,6 +77,11 @@ inline constexpr const char* worker_folder_prefix = "ks-worker-";
 /// both messages say what to do.
 [[nodiscard]] engine::expected<sandbox_support> probe_sandbox(const worker_boundary& boundary);
 
+/// Returns bwrap's arguments that make the namespaces `support` allows: no network, IPC and
+/// UTS, a pid namespace and a new session, death with the parent, and (as root) no
+/// capabilities. The worker's sandbox and nvcc's (compile_sandbox.hpp) both start with them.
+std::vector<std::string> namespace_arguments(const sandbox_support& support);
+
 /// Returns bwrap's arguments, up to and including "--", for a worker whose private folder is
 /// `folder` and whose environment is `env` (it names the CUDA MPS pipe folder, if any).
 std::vector<std::string> sandbox_arguments(const sandbox_support& support,

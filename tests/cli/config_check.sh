@@ -2,8 +2,9 @@
 # `kernelskill config --check` makes every check `run` makes before it needs a GPU (issue 27:
 # it said "ok" for configs `run` then refused), and reports every problem at once, counted: an
 # output folder in use by another run or holding something else (--overwrite accepted as by
-# `run`), an API key variable that is not set, a prompt folder without its prompts; and `run`
-# stops on the same problems before it writes anything.
+# `run`), an API key variable that is not set, a prompt folder without its prompts, no nvcc;
+# and `run` stops on the same problems before it writes anything (no bench worker: exit 17,
+# crash, as `devices` says of it, before the output folder is made).
 # Usage: config_check.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: config_check.sh KERNELSKILL SOURCE_DIR}
@@ -85,6 +86,21 @@ prompts = \"empty-prompts\""
 "$ks" config --check prompts.toml >out 2>err; rc=$?
 [ "$rc" -eq 2 ] || fail "an empty prompt folder: exit $rc, wanted 2: $(cat out err)"
 grep -q 'has no system.md' out || fail "an empty prompt folder: not reported: $(cat out)"
+
+# What the machine lacks is reported with the config's problems, and `run` exits 3 on it
+# (environment), as it did when nvcc was first looked for after the GPUs opened.
+KS_NVCC=/nonexistent/nvcc "$ks" config --check two.toml >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "no nvcc: exit $rc, wanted 2: $(cat out err)"
+grep -q 'KS_NVCC names /nonexistent/nvcc' out || fail "no nvcc: not reported: $(cat out)"
+grep -q '(3 problems)' err || fail "no nvcc beside two problems: not counted as 3: $(cat err)"
+KS_NVCC=/nonexistent/nvcc timeout 60 "$ks" run good.toml --dry-run --progress 0 >run.out 2>run.err; rc=$?
+[ "$rc" -eq 3 ] || fail "run without nvcc: exit $rc, wanted 3: $(cat run.err)"
+"$ks" run good.toml --worker /nonexistent/worker \
+  --progress 0 >run.out 2>run.err; rc=$?
+[ "$rc" -eq 17 ] || fail "run without a bench worker: exit $rc, wanted 17 (crash, as devices): $(cat run.err)"
+grep -q 'cannot start the bench worker /nonexistent/worker: it is not an executable file' run.err \
+  || fail "run without a bench worker: not said: $(cat run.err)"
+[ ! -e fresh-out ] || fail "run without a bench worker created the output folder"
 
 if [ "$failures" -ne 0 ]; then
   echo "config_check.sh: $failures check(s) failed" >&2

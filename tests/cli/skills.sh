@@ -19,6 +19,23 @@ export KS_SKILLS_DIR=$src/skills
 [ "$rc" -eq 0 ] || fail "skills list: exit $rc: $(cat err)"
 grep -q '^launch_params .*builtin' out || fail "skills list: no built-in launch_params: $(cat out)"
 grep -q '^softmax_online_rows ' out || fail "skills list: no softmax skill: $(cat out)"
+grep -q 'skill(s) in mem (--memory; new: it held no memory before)$' out \
+  || fail "skills list does not say which memory it opened, and that it is new: $(tail -1 out)"
+"$ks" skills list --memory mem >out 2>err
+grep -q 'skill(s) in mem (--memory)$' out || fail "skills list of an existing memory: $(tail -1 out)"
+"$ks" skills list --memory mem --family sofmax >out 2>err; rc=$?
+[ "$rc" -eq 1 ] || fail "skills list --family of a misspelt family: exit $rc, wanted 1"
+grep -q "did you mean 'softmax'" err || fail "skills list --family sofmax: no suggestion: $(cat err)"
+
+# With neither --memory nor --config, the quickstart's memory (kernelskill-out/memory, as
+# scripts/quickstart.sh leaves it from the checkout's root) is found where the default is not.
+mkdir -p quick/kernelskill-out
+cp -r mem quick/kernelskill-out/memory
+(cd quick && "$ks" skills stats >../out 2>../err); rc=$?
+[ "$rc" -eq 0 ] || fail "skills stats beside the quickstart's memory: exit $rc: $(cat err)"
+grep -q "statistic(s) in kernelskill-out/memory (the quickstart's" out \
+  || fail "skills stats does not open or name the quickstart's memory: $(tail -1 out)"
+[ ! -e quick/kernelskill-memory ] || fail "skills stats made ./kernelskill-memory beside the quickstart's"
 "$ks" skills list --memory mem --family softmax >out 2>err
 grep -q 'elementwise_vectorized' out && fail "skills list --family softmax lists an elementwise skill"
 grep -q 'softmax_online_rows' out || fail "skills list --family softmax misses its skill"

@@ -113,12 +113,15 @@ grep -qP '^nodes/relu/0\tnode id=0' out.txt || fail "inspect does not list the o
 said "inspect of a changed record" "1 of its"
 said "inspect of a changed record" "nodes/relu/1: damaged"
 expect 5 "inspect --json of a changed record" inspect out --json
-python3 - out.txt <<'PY' || fail "inspect --json does not mark nodes/relu/1 alone damaged: $(head -c 600 out.txt)"
+python3 - out.txt <<'PY' || fail "inspect --json does not mark nodes/relu/1 alone damaged, in one object that says it failed: $(head -c 600 out.txt)"
 import json, sys
-records = json.load(open(sys.argv[1]))["records"]
+doc = json.load(open(sys.argv[1]))
+records = doc["records"]
 damaged = [r["key"] for r in records if r["damaged"]]
 assert damaged == ["nodes/relu/1"], damaged
 assert len(records) > 5
+assert doc["ok"] is False and doc["failure"]["exit_code"] == 5, doc.get("failure")
+assert doc["failure"]["kind"] == "damaged store", doc["failure"]
 PY
 expect 5 "run on a changed record" run campaign.toml --worker "$worker" --progress 0
 said "run on a changed record" "nodes/relu/1: damaged: its checksum does not match its contents"

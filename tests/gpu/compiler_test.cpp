@@ -380,3 +380,47 @@ TEST_CASE("a content key hashes a tag and a length before each field", "[compile
   CHECK(a.hex_digest() == c.hex_digest());
   CHECK(contains(copy.debug_dump(), "more (100 bytes): \"" + std::string(64, 'x') + "...\""));
 }
+
+TEST_CASE("in the sandbox nvcc reads no file outside the candidate's folder and the include "
+          "folders",
+          "[compiler][sandbox]") {
+  ks::test::test_context ctx;
+  // Planted beside the compile cache: the assembler's .incbin embeds any file it can open,
+  // past the include check, which sees no #include.
+  const std::string secret = "ks-planted-secret-5f1d";
+  fs::path planted = ctx.write("secret.txt", secret + "\n");
+  const std::string embeds =
+      std::string(relu_source) + "asm(\".incbin \\\"" + planted.string() + "\\\"\");\n";
+
+  compiler_options options;
+  options.cache_dir = ctx.dir() / "cache";
+  options.include_dir = ks::test::source_dir() / "gpu" / "include";
+  options.boundary.temp_root = ctx.dir();
+  options.boundary.sandbox = ks::gpu::sandbox_mode::bubblewrap;
+  if (auto support = ks::gpu::probe_sandbox(options.boundary); !support)
+    KS_SKIP("no sandbox here: " + support.error().message());
+  auto boxed = compiler::create(options);
+  REQUIRE(boxed);
+  options.boundary.sandbox = ks::gpu::sandbox_mode::off;
+  auto open = compiler::create(options);
+  REQUIRE(open);
+
+  // Outside the sandbox the planted file is read (the test's premise) ...
+  compile_result unsandboxed = open->compile({embeds, "embeds", {}});
+  INFO(unsandboxed.diagnostics);
+  REQUIRE(unsandboxed.ok);
+  CHECK(contains(ks::test::read_file(unsandboxed.shared_object), secret));
+  // ... inside it is not there, and a candidate that needs only the system's headers and ours
+  // compiles, with a key of its own (never the unsandboxed shared object from the cache).
+  compile_result sandboxed = boxed->compile({embeds, "embeds", {}});
+  INFO(sandboxed.diagnostics);
+  CHECK_FALSE(sandboxed.ok);
+  CHECK_FALSE(sandboxed.host_fault);
+  CHECK(contains(sandboxed.diagnostics, "file not found"));
+  CHECK_FALSE(contains(sandboxed.diagnostics, secret));
+  CHECK(sandboxed.key != unsandboxed.key);
+  compile_result relu = boxed->compile({relu_source, "relu", {}});
+  INFO(relu.diagnostics);
+  CHECK(relu.ok);
+  CHECK(relu.kernels.size() == 1);
+}
