@@ -18,8 +18,12 @@
 // Finalists are re-timed interleaved (A B C A B C ...): plain round robin, so that slow drift
 // (clocks, temperature) falls on every finalist alike, unlike timing A fully then B. The
 // winner is then the earliest finalist (the caller orders them simplest first) that the
-// fastest does not beat by the same two counts: a difference within the noise is a tie, and a
-// tie keeps the simpler kernel.
+// fastest does not beat by the same two counts, or round by round: sample r of each finalist
+// comes from round r, so a burst that slows the card for a round slows both sides of it, and
+// the fastest that is faster in every one of at least five rounds, by more than min_gain at the
+// median of the rounds' gains, beats it though the spreads overlap (on one H100 five unpaired
+// rounds let an 11% faster finalist "tie"). A difference within the noise is a tie, and a tie
+// keeps the simpler kernel.
 
 #include "engine/error.hpp"
 #include "engine/search_tree.hpp"

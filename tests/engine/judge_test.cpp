@@ -245,3 +245,29 @@ TEST_CASE("finalists are the fastest accepted nodes, simplest first", "[engine][
   CHECK(pick_finalists(tree, 1) == std::vector<node_id>{*deep});
   CHECK(pick_finalists(tree, 10) == std::vector<node_id>{0, 1, 2, *deep});
 }
+
+TEST_CASE("a finalist faster in every interleaved round wins though slow rounds widen both "
+          "spreads",
+          "[engine][judge]") {
+  // Five rounds; rounds 1 and 3 ran on a slowed card (both sides 30% slower). By the spreads
+  // the two overlap (the faster's p90 is above the slower's p10), round by round finalist 1 is
+  // 10% faster every time.
+  const std::vector<double> slower = {1.00, 1.30, 1.01, 1.31, 1.00};
+  const std::vector<double> faster = {0.90, 1.17, 0.91, 1.18, 0.90};
+  auto final = pick_winner({slower, faster});
+  REQUIRE(final);
+  CHECK(final->fastest == 1);
+  CHECK(final->winner == 1);
+  CHECK(final->kind == final_kind::clear);
+  // Faster in four rounds of five is not enough: a tie, the simpler kept.
+  std::vector<double> once_slower = faster;
+  once_slower[1] = 1.32;
+  auto tie = pick_winner({slower, once_slower});
+  REQUIRE(tie);
+  CHECK(tie->winner == 0);
+  CHECK(tie->kind == final_kind::tie);
+  // Rounds that do not pair up (a finalist missed one) fall back to the spreads.
+  auto unpaired = pick_winner({slower, {0.90, 1.17, 0.91, 1.18}});
+  REQUIRE(unpaired);
+  CHECK(unpaired->winner == 0);
+}
