@@ -9,6 +9,8 @@
 
 #include <boost/json.hpp>
 
+#include <initializer_list>
+
 namespace ks::report {
 
 namespace fs = std::filesystem;
@@ -48,16 +50,32 @@ void cell(markup& m, const std::string& shown, double sort_value) {
 }
 
 // A dry run times nothing: its table counts each task's candidates instead of its times.
-void write_dry_run_table(markup& m, const json::object& results) {
+// Opens the per-task table: its caption, the task and state columns, then `numeric` ones.
+void open_task_table(markup& m, std::string_view caption,
+                     std::initializer_list<std::string_view> numeric) {
   m.open("table", {{"class", "sortable"}, {"id", "speedups"}});
-  m.element("caption", {}, "The round each task would start with (nothing was timed)");
+  m.element("caption", {}, caption);
   m.open("thead").open("tr");
   sortable_head(m, "task", false);
   sortable_head(m, "state", false);
-  for (std::string_view h : {"candidates", "compiled", "not compiled"})
+  for (std::string_view h : numeric)
     sortable_head(m, h, true);
   m.close().close();
   m.open("tbody");
+}
+
+// Opens a task's row with its name (a link to its section) and its state.
+void open_task_row(markup& m, const json::object& task) {
+  m.open("tr");
+  m.open("th", {{"scope", "row"}, {"data-sort", string_at(task, "name")}});
+  m.element("a", {{"href", "#" + task_anchor(task)}}, string_at(task, "name"));
+  m.close();
+  m.element("td", {{"data-sort", string_at(task, "state")}}, string_at(task, "state"));
+}
+
+void write_dry_run_table(markup& m, const json::object& results) {
+  open_task_table(m, "The round each task would start with (nothing was timed)",
+                  {"candidates", "compiled", "not compiled"});
   for (const json::value& v : array_at(results, "tasks")) {
     if (!v.is_object())
       continue;
@@ -69,11 +87,7 @@ void write_dry_run_table(markup& m, const json::object& results) {
         ++candidates;
         compiled += string_at(n.get_object(), "status") == "compiled" ? 1 : 0;
       }
-    m.open("tr");
-    m.open("th", {{"scope", "row"}, {"data-sort", string_at(task, "name")}});
-    m.element("a", {{"href", "#" + task_anchor(task)}}, string_at(task, "name"));
-    m.close();
-    m.element("td", {{"data-sort", string_at(task, "state")}}, string_at(task, "state"));
+    open_task_row(m, task);
     for (int64_t count : {candidates, compiled, candidates - compiled})
       m.element("td", {{"class", "num"}, {"data-sort", std::to_string(count)}},
                 std::to_string(count));
@@ -83,16 +97,8 @@ void write_dry_run_table(markup& m, const json::object& results) {
 }
 
 void write_speedup_table(markup& m, const json::object& results) {
-  m.open("table", {{"class", "sortable"}, {"id", "speedups"}});
-  m.element("caption", {}, "Speedups per task; a column's button sorts by it");
-  m.open("thead").open("tr");
-  sortable_head(m, "task", false);
-  sortable_head(m, "state", false);
-  for (std::string_view h :
-       {"reference", "best", "speedup", "vs eager", "vs compile", "roofline", "nodes"})
-    sortable_head(m, h, true);
-  m.close().close();
-  m.open("tbody");
+  open_task_table(m, "Speedups per task; a column's button sorts by it",
+                  {"reference", "best", "speedup", "vs eager", "vs compile", "roofline", "nodes"});
   for (const json::value& v : array_at(results, "tasks")) {
     if (!v.is_object())
       continue;
@@ -103,11 +109,7 @@ void write_speedup_table(markup& m, const json::object& results) {
     const double best_ms = winner != nullptr ? number_at(*winner, "median_ms") : 0;
     const double speedup = winner != nullptr ? number_at(*winner, "speedup") : 0;
     const double roofline = winner != nullptr ? number_at(*winner, "fraction_of_roofline") : 0;
-    m.open("tr");
-    m.open("th", {{"scope", "row"}, {"data-sort", string_at(task, "name")}});
-    m.element("a", {{"href", "#" + task_anchor(task)}}, string_at(task, "name"));
-    m.close();
-    m.element("td", {{"data-sort", string_at(task, "state")}}, string_at(task, "state"));
+    open_task_row(m, task);
     cell(m, format_ms(reference_ms), reference_ms);
     cell(m, format_ms(best_ms), best_ms);
     cell(m, format_ratio(speedup, "x"), speedup);
