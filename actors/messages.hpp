@@ -798,6 +798,7 @@ struct task_report {
   engine::node_id winner = engine::no_node;
   double reference_ms = 0;
   double best_ms = 0;
+  double best_p10_ms = 0; ///< best_ms scaled by the best node's p10 / median: its noise
   double speedup = 0;
   double fraction_of_roofline = 0;
   int64_t verified = 0;                   ///< verify jobs answered for candidates in this run
@@ -812,7 +813,8 @@ struct task_report {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_report& x) {
   return f(caf::meta::type_name("task_report"), x.name, x.phase, x.stop_reason, x.stop_text,
-           x.nodes, x.winner, x.reference_ms, x.best_ms, x.speedup, x.fraction_of_roofline,
+           x.nodes, x.winner, x.reference_ms, x.best_ms, x.best_p10_ms, x.speedup,
+           x.fraction_of_roofline,
            x.verified, x.timed, x.dry_run_lines, x.perf, x.by_status, x.dry_run_nodes);
 }
 

@@ -220,7 +220,20 @@ torch_context torch_context_of(const torch_baselines* baselines,
 }
 
 torch_comparison torch_of(const torch_context& c, const task_view& t, const headline& h) {
-  return compare_with_torch(c.baselines, t.state.name, h.best_ms);
+  const engine::node_record* best = node_at(t, t.best);
+  return compare_with_torch(c.baselines, t.state.name, h.best_ms,
+                            best != nullptr ? &best->time : nullptr);
+}
+
+// The modes of torch that `tc`'s best trails beyond the noise, with by how much (0.06: 6%
+// slower), for results.json, report.md and the console.
+std::vector<std::pair<std::string, double>> torch_trails(const torch_comparison& tc) {
+  std::vector<std::pair<std::string, double>> trails;
+  if (tc.trails_eager_beyond_noise)
+    trails.emplace_back("eager", 1 / tc.speedup_vs_eager - 1);
+  if (tc.trails_compile_beyond_noise)
+    trails.emplace_back("compile", 1 / tc.speedup_vs_compile - 1);
+  return trails;
 }
 
 /// The geomeans of a campaign's speedups, each over the tasks that have that speedup.
@@ -262,6 +275,14 @@ std::string plan_text(const engine::plan& p) {
 }
 
 // -- results.json ----------------------------------------------------------------------------
+
+// [{"torch": "compile", "slower_by": 0.06}, ...]: where the best trails torch beyond the noise.
+json::array trails_json(const std::vector<std::pair<std::string, double>>& trails) {
+  json::array out;
+  for (const auto& [mode, by] : trails)
+    out.push_back(json::object{{"torch", mode}, {"slower_by", by}});
+  return out;
+}
 
 engine::expected<json::object> task_json(const memory::store& store, const task_view& t,
                                          const torch_context& torch) {
@@ -319,6 +340,7 @@ engine::expected<json::object> task_json(const memory::store& store, const task_
       {"speedup_vs_eager", positive_or_null(tc.speedup_vs_eager)},
       {"speedup_vs_compile", positive_or_null(tc.speedup_vs_compile)},
       {"torch_note", tc.note.empty() ? json::value(nullptr) : json::value(tc.note)},
+      {"slower_than_torch", trails_json(torch_trails(tc))},
       {"counts", std::move(counts)},
       {"in_flight", count_in_flight(t)},
       {"nodes", std::move(nodes)},
@@ -381,6 +403,9 @@ void write_task_section(std::ostream& out, const task_view& t, const torch_conte
         << " (" << format_ratio(tc.speedup_vs_compile, "x") << ")";
     if (!tc.note.empty())
       out << "; " << tc.note;
+    for (const auto& [mode, by] : torch_trails(tc))
+      out << "; **slower than torch " << mode << " by " << format_percent(by)
+          << ", beyond the noise**";
     out << "\n";
   }
 
@@ -434,6 +459,23 @@ void write_speedup_basis(std::ostream& out, const torch_context& torch) {
   out << " Geomeans are over the tasks that have the ratio.\n";
 }
 
+// Lists the tasks whose best is slower than torch beyond the noise (none: says so), so that
+// a reader of the table does not take a 0.97x for a loss or miss a real one.
+void write_torch_trails(std::ostream& out, const std::vector<task_view>& tasks,
+                        const torch_context& torch) {
+  if (torch.baselines == nullptr)
+    return;
+  std::ostringstream list;
+  int64_t count = 0;
+  for (const task_view& t : tasks)
+    for (const auto& [mode, by] : torch_trails(torch_of(torch, t, headline_of(t)))) {
+      list << (count++ == 0 ? "" : ", ") << t.state.name << " (torch " << mode << ", "
+           << format_percent(by) << ")";
+    }
+  out << "\nSlower than torch beyond the noise (the best's p10 above torch's p90): "
+      << (count == 0 ? std::string("none") : std::to_string(count) + ": " + list.str()) << ".\n";
+}
+
 std::string report_text(const std::optional<memory::campaign_record>& campaign,
                         const std::vector<task_view>& tasks, const torch_context& torch) {
   std::ostringstream out;
@@ -464,6 +506,7 @@ std::string report_text(const std::optional<memory::campaign_record>& campaign,
     out << format_ratio(g.vs_eager, "x") << " | " << format_ratio(g.vs_compile, "x") << " | ";
   out << " | |\n";
   write_speedup_basis(out, torch);
+  write_torch_trails(out, tasks, torch);
   for (const task_view& t : tasks)
     write_task_section(out, t, torch);
   return out.str();

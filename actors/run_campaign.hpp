@@ -55,6 +55,7 @@ struct task_summary {
                          ///< the planner or the coder failed)
   std::string stop_text; ///< why it stopped, for people
   int64_t warnings = 0;  ///< a dry run: the manifest's warnings (engine/task_warnings.hpp)
+  double best_p10_ms = 0; ///< best_ms scaled by the best node's p10 / median: its noise
 };
 
 /// What a campaign did.

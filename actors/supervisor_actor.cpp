@@ -608,6 +608,12 @@ task_report supervisor_state::report() const {
     r.best_ms = state.winner_median_ms;
   else if (auto best = tree.best_accepted())
     r.best_ms = tree.node(*best).time.median_ms;
+  std::optional<engine::node_id> best_node =
+      state.winner != engine::no_node ? std::optional(state.winner) : tree.best_accepted();
+  if (best_node && r.best_ms > 0 && tree.node(*best_node).time.measured()) {
+    const engine::timing& t = tree.node(*best_node).time;
+    r.best_p10_ms = r.best_ms * std::min(1.0, t.p10_ms / t.median_ms);
+  }
   if (r.reference_ms > 0 && r.best_ms > 0)
     r.speedup = r.reference_ms / r.best_ms;
   if (floor_ms > 0 && r.best_ms > 0)

@@ -359,6 +359,7 @@ void supervisor_state::time(engine::node_id id) {
         n.time.p10_ms = r.timing().p10_ms;
         n.time.p90_ms = r.timing().p90_ms;
         n.time.trials = r.timing().trials;
+        n.time.samples_ms = r.timing().samples_ms;
         n.fraction_of_roofline = floor > 0 ? floor / r.timing().median_ms : 0;
         if (!update(n))
           return;
@@ -467,8 +468,9 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
         [this, id, key, wake, step](bench_result& r) {
           step.done(perf);
           if (r.ok && r.timing().median_ms > 0 && r.timing().trials > 0) {
-            card_times[key] = engine::timing{
-                r.timing().median_ms, r.timing().p10_ms, r.timing().p90_ms, r.timing().trials, {}};
+            card_times[key] =
+                engine::timing{r.timing().median_ms, r.timing().p10_ms, r.timing().p90_ms,
+                               r.timing().trials, r.timing().samples_ms};
           } else {
             warn("re-timing " + label(id) + " on GPU " + std::to_string(key.second) + " failed (" +
                  r.message +

@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -336,7 +337,7 @@ std::string device_mismatch(const torch_baselines& b, const std::vector<std::str
 }
 
 torch_comparison compare_with_torch(const torch_baselines* b, const std::string& task,
-                                    double best_ms) {
+                                    double best_ms, const engine::timing* best_spread) {
   torch_comparison c;
   if (b == nullptr)
     return c;
@@ -357,6 +358,15 @@ torch_comparison compare_with_torch(const torch_baselines* b, const std::string&
   if (best_ms > 0) {
     c.speedup_vs_eager = c.eager_ms > 0 ? c.eager_ms / best_ms : 0;
     c.speedup_vs_compile = c.compile_ms > 0 ? c.compile_ms / best_ms : 0;
+    double best_p10 = best_ms;
+    if (best_spread != nullptr && best_spread->measured() && best_spread->p10_ms > 0)
+      best_p10 = best_ms * std::min(1.0, best_spread->p10_ms / best_spread->median_ms);
+    auto trails = [best_p10](const torch_timing& torch) {
+      double torch_p90 = std::max(torch.p90_ms, torch.median_ms);
+      return torch.measured() && best_p10 > torch_p90;
+    };
+    c.trails_eager_beyond_noise = trails(t.eager);
+    c.trails_compile_beyond_noise = trails(t.compiled);
   }
   if (!t.eager.measured())
     c.note = "eager: " + t.eager.error;

@@ -33,6 +33,7 @@
 
 #include "engine/error.hpp"
 #include "engine/task.hpp"
+#include "engine/timing.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -121,13 +122,19 @@ struct torch_comparison {
   double compile_ms = 0;         ///< 0: no compile baseline
   double speedup_vs_eager = 0;   ///< eager_ms / best_ms; 0: not comparable
   double speedup_vs_compile = 0; ///< compile_ms / best_ms; 0: not comparable
+  /// The best kernel is slower than torch beyond the noise of both timings: its p10 (its
+  /// spread scaled to best_ms) above torch's p90, the spread rule of the judge. A task that
+  /// trails within the noise is not flagged: a quiet re-run could put it either side.
+  bool trails_eager_beyond_noise = false;
+  bool trails_compile_beyond_noise = false;
   std::string note; ///< why a column is empty: absent from the file, its error, other shapes
 };
 
 /// Compares `best_ms` (0: nothing timed yet) with task `task`'s baselines in `b` (nullptr:
-/// no file, every field 0 and no note).
+/// no file, every field 0 and no note). `best_spread`, the best node's own timing, gives the
+/// relative p10 of best_ms for the noise test; without it best_ms stands for its own p10.
 torch_comparison compare_with_torch(const torch_baselines* b, const std::string& task,
-                                    double best_ms);
+                                    double best_ms, const engine::timing* best_spread = nullptr);
 
 /// Returns the geometric mean of the positive values of `ratios`, or 0 when there are none.
 double geometric_mean(const std::vector<double>& ratios);

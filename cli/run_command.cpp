@@ -150,10 +150,18 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
   std::vector<double> vs_eager;
   std::vector<double> vs_compile;
   std::string notes;
+  std::string trailing; // tasks slower than torch beyond the noise
   for (const actors::task_summary& t : s.tasks) {
     char roofline[32];
     std::snprintf(roofline, sizeof roofline, "%.1f%%", t.fraction_of_roofline * 100);
-    actors::torch_comparison tc = actors::compare_with_torch(baselines, t.name, t.best_ms);
+    engine::timing spread{t.best_ms, t.best_p10_ms, t.best_ms, t.best_p10_ms > 0 ? 1 : 0, {}};
+    actors::torch_comparison tc = actors::compare_with_torch(baselines, t.name, t.best_ms, &spread);
+    if (tc.trails_compile_beyond_noise || tc.trails_eager_beyond_noise)
+      trailing += (trailing.empty() ? "" : ", ") + t.name + " (" +
+                  (tc.trails_compile_beyond_noise ? "torch.compile" : "eager") + " " +
+                  ratio_text(tc.trails_compile_beyond_noise ? tc.speedup_vs_compile
+                                                            : tc.speedup_vs_eager) +
+                  ")";
     speedups.push_back(t.speedup);
     vs_eager.push_back(tc.speedup_vs_eager);
     vs_compile.push_back(tc.speedup_vs_compile);
@@ -186,6 +194,8 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
       out << "warning: " << note << "\n";
     if (!notes.empty())
       out << "no torch ratio:\n" << notes;
+    out << "slower than torch beyond the noise (the best's p10 above torch's p90): "
+        << (trailing.empty() ? "none" : trailing) << "\n";
   }
   out << "candidates: " << s.candidates_verified << " verified, " << s.candidates_timed
       << " timed\n";

@@ -234,6 +234,12 @@ json::object encode_payload(const timing_result& t) {
                  {"audit_note", t.audit_note},
                  {"l2_resets", t.l2_resets}};
   put_paths(o, "vendor_libraries", t.vendor_libraries);
+  if (!t.samples_ms.empty()) {
+    json::array samples;
+    for (double s : t.samples_ms)
+      samples.emplace_back(s);
+    o["samples_ms"] = std::move(samples);
+  }
   return o;
 }
 
@@ -255,6 +261,19 @@ timing_result decode_timing_result(const json::object& o) {
   t.audit_note = decode::string_field_or(o, "audit_note", "");
   t.l2_resets = decode::number_or<int32_t>(o, "l2_resets", 0);
   t.vendor_libraries = get_paths(o, "vendor_libraries");
+  if (o.contains("samples_ms")) {
+    const auto& samples = as_array(o.at("samples_ms"), "samples_ms");
+    if (samples.size() > timing_result::max_reported_samples)
+      throw decode_error("'samples_ms' holds " + std::to_string(samples.size()) +
+                         " values, more than " +
+                         std::to_string(timing_result::max_reported_samples));
+    for (const auto& s : samples) {
+      double ms = s.is_number() ? s.to_number<double>() : -1;
+      if (!std::isfinite(ms) || ms < 0)
+        throw decode_error("'samples_ms' must hold non-negative finite numbers");
+      t.samples_ms.push_back(ms);
+    }
+  }
   return t;
 }
 

@@ -199,6 +199,12 @@ struct timing_result {
   std::string audit_note;      ///< why CUPTI was not used, where it was not
   int32_t l2_resets = 0;       ///< calls after which the candidate's persisting L2 was undone
   std::vector<std::string> vendor_libraries; ///< as verify_result's, for the timed kernel
+  /// The trial times in trial order, at most max_reported_samples of them (evenly spaced over
+  /// the trials when there were more), so that the judge can rank two kernels' samples
+  /// instead of comparing a p90 with a p10: one lucky fast trial of a noisy parent must not
+  /// hide a child that is faster in nearly every trial.
+  std::vector<double> samples_ms;
+  static constexpr size_t max_reported_samples = 128;
 };
 
 /// A typed failure with what a user or the repair agent needs.

@@ -35,7 +35,10 @@ def main(path):
           "torch.compile ms | vs compile | winner's lineage |")
     print("|---|---|---|---|---|---|---|---|---|")
     eager_ratios, compile_ratios, speedups = [], [], []
+    trailing = []
     for t in doc["tasks"]:
+        for trail in t.get("slower_than_torch") or []:
+            trailing.append(f"{t['name']} (torch {trail['torch']}, {trail['slower_by'] * 100:.1f}%)")
         winner = t.get("winner") or {}
         best = winner.get("median_ms")
         eager, compiled = t.get("torch_eager_ms"), t.get("torch_compile_ms")
@@ -51,6 +54,8 @@ def main(path):
               f"{lineage(winner)} |")
     print(f"| **geomean** | | {fmt(geomean(speedups), '.2f', 'x')} vs reference | | | "
           f"**{fmt(geomean(eager_ratios), '.2f', 'x')}** | | **{fmt(geomean(compile_ratios), '.2f', 'x')}** | |")
+    print(f"\nSlower than torch beyond the noise (the best's p10 above torch's p90): "
+          f"{len(trailing)}{': ' + ', '.join(trailing) if trailing else ''}")
 
 
 if __name__ == "__main__":

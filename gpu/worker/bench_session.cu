@@ -1093,6 +1093,9 @@ struct bench_session::impl {
     for (double x : sorted)
       sum += x;
     r.mean_ms = sum / static_cast<double>(sorted.size());
+    size_t kept = std::min(times.size(), timing_result::max_reported_samples);
+    for (size_t i = 0; i < kept; ++i)
+      r.samples_ms.push_back(times[i * times.size() / kept]);
 
     audit_back_to_back(t, opt, r, call_next, timed_ms);
     if (!fresh_inputs)

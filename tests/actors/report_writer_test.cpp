@@ -111,6 +111,7 @@ TEST_CASE("results.json gives each task its torch times, speedups over them and 
   CHECK(number(relu.at("speedup_vs_eager")) == Approx(2.0));
   CHECK(number(relu.at("speedup_vs_compile")) == Approx(1.5));
   CHECK(relu.at("torch_note").is_null());
+  CHECK(relu.at("slower_than_torch").get_array().empty()); // 1.5x faster than either
 
   const json::object& sum = task_of(results, "sum");
   CHECK(number(sum.at("speedup_vs_eager")) == Approx(1.5));
@@ -157,6 +158,8 @@ TEST_CASE("report.md has vs eager and vs compile columns, a geomean row and what
         std::string::npos);
   CHECK(report.find("- torch: eager 4.000 ms (2.00x), torch.compile 3.000 ms (1.50x)") !=
         std::string::npos);
+  CHECK(report.find("Slower than torch beyond the noise (the best's p10 above torch's p90): "
+                    "none.") != std::string::npos);
   CHECK(report.find("Warning") == std::string::npos);
 }
 

@@ -204,6 +204,27 @@ TEST_CASE("a task's speedups over torch are the baseline medians over its best t
   CHECK(none.note.empty());
 }
 
+TEST_CASE("a task trails torch beyond the noise only when its p10 is above torch's p90",
+          "[torch_baselines]") {
+  torch_baselines b = parsed(tool_file); // relu: eager p10-p90 4.30-4.35, compile 4.40-4.50
+  // 4.46 ms with a 1% spread: slower than eager beyond the noise, within compile's.
+  engine::timing tight{4.46, 4.4154, 4.50, 20, {}};
+  actors::torch_comparison c = actors::compare_with_torch(&b, "relu", 4.46, &tight);
+  CHECK(c.trails_eager_beyond_noise);
+  CHECK_FALSE(c.trails_compile_beyond_noise);
+  // The same median with a 5% spread overlaps eager's: within the noise.
+  engine::timing wide{4.46, 4.237, 4.70, 20, {}};
+  CHECK_FALSE(actors::compare_with_torch(&b, "relu", 4.46, &wide).trails_eager_beyond_noise);
+  // Far slower than both: both flagged; without a spread the median stands for its p10.
+  actors::torch_comparison slow = actors::compare_with_torch(&b, "relu", 5.0);
+  CHECK(slow.trails_eager_beyond_noise);
+  CHECK(slow.trails_compile_beyond_noise);
+  // Faster than torch: never flagged.
+  actors::torch_comparison fast = actors::compare_with_torch(&b, "relu", 2.0, &tight);
+  CHECK_FALSE(fast.trails_eager_beyond_noise);
+  CHECK_FALSE(fast.trails_compile_beyond_noise);
+}
+
 TEST_CASE("the geometric mean skips ratios that are missing", "[torch_baselines]") {
   CHECK(actors::geometric_mean({2.0, 0.5}) == Approx(1.0));
   CHECK(actors::geometric_mean({4.0, 0, 1.0}) == Approx(2.0));

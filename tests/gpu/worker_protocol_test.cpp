@@ -113,12 +113,14 @@ TEST_CASE("responses of every job survive a round trip", "[protocol]") {
     t.p90_ms = 1.4;
     t.trials = 64;
     t.escaped = true;
+    t.samples_ms = {1.3, 1.2, 1.25};
     auto back = decode_response(encode(response{4, true, t, {}}), job_kind::time);
     REQUIRE(back);
     const auto& got = std::get<timing_result>(back->result);
     CHECK(got.median_ms == 1.25);
     CHECK(got.trials == 64);
     CHECK(got.escaped);
+    CHECK(got.samples_ms == t.samples_ms);
   }
   SECTION("a wrong result carries its verify details, NaN included") {
     failure f;
@@ -237,6 +239,18 @@ TEST_CASE("a malformed line is a protocol error that names the problem", "[proto
       R"({"v":1,"id":1,"ok":false,"failure":{"kind":"oops","message":""}})", job_kind::verify);
   REQUIRE_FALSE(bad_kind);
   CHECK(bad_kind.error().message().find("unknown failure kind 'oops'") != std::string::npos);
+
+  timing_result flood;
+  flood.median_ms = flood.p10_ms = flood.p90_ms = 1;
+  flood.trials = 1000;
+  flood.samples_ms.assign(timing_result::max_reported_samples + 1, 1.0);
+  auto too_many = decode_response(encode(response{5, true, flood, {}}), job_kind::time);
+  REQUIRE_FALSE(too_many);
+  CHECK(too_many.error().message().find("'samples_ms' holds 129 values") != std::string::npos);
+  flood.samples_ms = {1.0, -2.0};
+  auto negative = decode_response(encode(response{6, true, flood, {}}), job_kind::time);
+  REQUIRE_FALSE(negative);
+  CHECK(negative.error().message().find("non-negative finite") != std::string::npos);
 }
 
 TEST_CASE("the hello line identifies the worker and its device", "[protocol]") {
