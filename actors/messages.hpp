@@ -814,8 +814,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_report& x) {
   return f(caf::meta::type_name("task_report"), x.name, x.phase, x.stop_reason, x.stop_text,
            x.nodes, x.winner, x.reference_ms, x.best_ms, x.best_p10_ms, x.speedup,
-           x.fraction_of_roofline,
-           x.verified, x.timed, x.dry_run_lines, x.perf, x.by_status, x.dry_run_nodes);
+           x.fraction_of_roofline, x.verified, x.timed, x.dry_run_lines, x.perf, x.by_status,
+           x.dry_run_nodes);
 }
 
 /// Asks a supervisor where its task stands (for the reporter).

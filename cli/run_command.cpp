@@ -157,11 +157,11 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
     engine::timing spread{t.best_ms, t.best_p10_ms, t.best_ms, t.best_p10_ms > 0 ? 1 : 0, {}};
     actors::torch_comparison tc = actors::compare_with_torch(baselines, t.name, t.best_ms, &spread);
     if (tc.trails_compile_beyond_noise || tc.trails_eager_beyond_noise)
-      trailing += (trailing.empty() ? "" : ", ") + t.name + " (" +
-                  (tc.trails_compile_beyond_noise ? "torch.compile" : "eager") + " " +
-                  ratio_text(tc.trails_compile_beyond_noise ? tc.speedup_vs_compile
-                                                            : tc.speedup_vs_eager) +
-                  ")";
+      trailing +=
+          (trailing.empty() ? "" : ", ") + t.name + " (" +
+          (tc.trails_compile_beyond_noise ? "torch.compile" : "eager") + " " +
+          ratio_text(tc.trails_compile_beyond_noise ? tc.speedup_vs_compile : tc.speedup_vs_eager) +
+          ")";
     speedups.push_back(t.speedup);
     vs_eager.push_back(tc.speedup_vs_eager);
     vs_compile.push_back(tc.speedup_vs_compile);
