@@ -488,8 +488,8 @@ campaign_summary summary_of(const campaign_report& report, const store_side& sto
   for (const task_report& t : report.tasks) {
     summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms,
                                          t.speedup, t.fraction_of_roofline,
-                                         t.phase == engine::task_phase::failed, t.stop_text,
-                                         0, t.best_p10_ms});
+                                         t.phase == engine::task_phase::failed, t.stop_text, 0,
+                                         t.best_p10_ms});
     summary.candidates_verified += t.verified;
     summary.candidates_timed += t.timed;
   }
