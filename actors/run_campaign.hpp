@@ -50,11 +50,11 @@ struct task_summary {
   double best_ms = 0;
   double speedup = 0;
   double fraction_of_roofline = 0;
-  bool failed = false;   ///< ended with no result: its reference failed, or its supervisor
-                         ///< did; a dry run: it could not run (the reference does not compile,
-                         ///< the planner or the coder failed)
-  std::string stop_text; ///< why it stopped, for people
-  int64_t warnings = 0;  ///< a dry run: the manifest's warnings (engine/task_warnings.hpp)
+  bool failed = false;    ///< ended with no result: its reference failed, or its supervisor
+                          ///< did; a dry run: it could not run (the reference does not compile,
+                          ///< the planner or the coder failed)
+  std::string stop_text;  ///< why it stopped, for people
+  int64_t warnings = 0;   ///< a dry run: the manifest's warnings (engine/task_warnings.hpp)
   double best_p10_ms = 0; ///< best_ms scaled by the best node's p10 / median: its noise
 };
 
