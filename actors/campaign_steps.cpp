@@ -45,12 +45,14 @@ std::string config_text_of(const config::campaign_config& config) {
 }
 
 engine::search_limits search_limits_of(const config::campaign_config& config) {
-  return engine::search_limits{config.search.branches,
+  engine::search_limits limits{config.search.branches,
                                config.search.depth,
                                config.campaign.candidates_per_task,
                                config.search.stop_roofline_fraction,
                                config.search.stop_patience,
                                config.search.min_gain};
+  limits.torch_min_gain = config.search.torch_min_gain;
+  return limits;
 }
 
 engine::expected<void> check_search(const config::campaign_config& config) {
@@ -293,7 +295,9 @@ engine::expected<team> spawn_team(caf::actor_system& sys, exit_guard& guard,
     out.repairers.push_back(guard.keep(spawn_repairer(sys, backends[2], tasks.table)));
   }
   out.analyst = guard.keep(spawn_analyst(sys, tasks.table));
-  out.judge = guard.keep(spawn_judge(sys, engine::judge_options{config.search.min_gain}));
+  out.judge = guard.keep(
+      spawn_judge(sys, engine::judge_options{.min_gain = config.search.min_gain,
+                                             .torch_min_gain = config.search.torch_min_gain}));
   return out;
 }
 

@@ -15,13 +15,13 @@ struct judge_state {
   engine::judge_options options;
 
   judge_reply decide(const judge_request& request) const {
-    engine::verdict v = engine::accept(request.parent, request.child, options);
+    engine::verdict v = engine::accept(request.parent, request.child, options, request.torch_ms);
     return judge_reply{v.accepted(), static_cast<int32_t>(v.evidence), v.gain, v.p_value,
                        std::move(v.reason)};
   }
 
   caf::result<final_reply> final(const final_request& request) const {
-    auto result = engine::pick_winner(request.samples_ms, options);
+    auto result = engine::pick_winner(request.samples_ms, options, request.torch_ms);
     if (!result)
       return to_caf_error(actor_errc::internal, result.error());
     return final_reply{result->winner, result->fastest, result->kind == engine::final_kind::tie,

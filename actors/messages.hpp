@@ -713,11 +713,12 @@ typename Inspector::result_type inspect(Inspector& f, analysis& x) {
 struct judge_request {
   engine::timing parent;
   engine::timing child;
+  double torch_ms = 0; ///< the task's torch baseline (engine::accept's), 0: none
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, judge_request& x) {
-  return f(caf::meta::type_name("judge_request"), x.parent, x.child);
+  return f(caf::meta::type_name("judge_request"), x.parent, x.child, x.torch_ms);
 }
 
 /// Answers judge_request (engine::verdict).
@@ -739,11 +740,12 @@ typename Inspector::result_type inspect(Inspector& f, judge_reply& x) {
 /// finalist's samples in ms, finalists ordered simplest first.
 struct final_request {
   std::vector<std::vector<double>> samples_ms;
+  double torch_ms = 0; ///< the task's torch baseline (engine::pick_winner's), 0: none
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, final_request& x) {
-  return f(caf::meta::type_name("final_request"), x.samples_ms);
+  return f(caf::meta::type_name("final_request"), x.samples_ms, x.torch_ms);
 }
 
 /// Answers final_request (engine::final_result).

@@ -562,7 +562,7 @@ void supervisor_state::judge(engine::node_id id) {
     return;
   }
   step_timer step("branch/judge");
-  judge_request request{*parent_time, n.time};
+  judge_request request{*parent_time, n.time, setup.limits.torch_ms};
   request_then(
       setup.team.judge, std::move(request),
       [this, id, step](judge_reply& v) {

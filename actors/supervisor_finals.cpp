@@ -177,6 +177,7 @@ void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
       run->samples, static_cast<int64_t>(run->finalists.size()), setup.home_gpu);
   std::vector<engine::node_id> entrants;
   final_request request;
+  request.torch_ms = setup.limits.torch_ms;
   for (size_t i = 0; i < run->finalists.size(); ++i) {
     if (aligned[i].empty())
       continue;

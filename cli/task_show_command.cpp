@@ -69,7 +69,13 @@ json::value module_json(const std::optional<engine::module_spec>& m) {
   json::array arguments;
   for (const engine::module_argument& a : m->arguments) {
     json::object o;
-    if (a.input.empty()) {
+    if (!a.unused.empty()) {
+      o["unused"] = a.unused;
+      json::array shape;
+      for (int64_t extent : a.shape)
+        shape.emplace_back(extent);
+      o["shape"] = std::move(shape);
+    } else if (a.input.empty()) {
       o["value"] = a.value;
     } else {
       o["input"] = a.input;
@@ -88,7 +94,8 @@ json::value module_json(const std::optional<engine::module_spec>& m) {
                       {"init", m->init},
                       {"arguments", std::move(arguments)},
                       {"parameters", std::move(parameters)},
-                      {"outputs", m->outputs}};
+                      {"outputs", m->outputs},
+                      {"eval", m->eval}};
 }
 
 json::value graph_json(const engine::task& t) {

@@ -115,6 +115,13 @@ const option options[] = {
      "2% faster (and beyond the measured noise).",
      number_option{&field<search, &search_section::min_gain>,
                    {0, bound_kind::inclusive, 1, bound_kind::exclusive}}},
+    {"search", "torch_min_gain",
+     "Smallest speedup that counts as a gain over a kernel slower than the task's torch "
+     "baseline (report.torch_baselines), as a fraction: 0.005 means 0.5% faster (and beyond "
+     "the measured noise). While torch is faster than the best by more than this, the roofline "
+     "does not end the search. Closing the gap to torch is worth a less simple kernel.",
+     number_option{&field<search, &search_section::torch_min_gain>,
+                   {0, bound_kind::inclusive, 1, bound_kind::exclusive}}},
     {"search", "finalists",
      "Best kernels of a task re-timed interleaved (A B A B ...) before its winner is "
      "declared.",

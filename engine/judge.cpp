@@ -92,8 +92,17 @@ verdict beats_in_rounds(const std::vector<double>& slower, const std::vector<dou
 
 } // namespace
 
-verdict accept(const timing& parent, const timing& child, const judge_options& options) {
-  return beats(parent, child, options);
+double min_gain_against(const judge_options& options, double slower_median_ms, double torch_ms) {
+  if (torch_ms > 0 && slower_median_ms > torch_ms)
+    return std::min(options.min_gain, options.torch_min_gain);
+  return options.min_gain;
+}
+
+verdict accept(const timing& parent, const timing& child, const judge_options& options,
+               double torch_ms) {
+  judge_options against = options;
+  against.min_gain = min_gain_against(options, parent.median_ms, torch_ms);
+  return beats(parent, child, against);
 }
 
 double rank_test_p_value(const std::vector<double>& lower, const std::vector<double>& higher) {
@@ -217,7 +226,7 @@ std::vector<std::vector<double>> align_final_samples(const std::vector<final_sam
 }
 
 expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
-                                   const judge_options& options) {
+                                   const judge_options& options, double torch_ms) {
   if (samples_ms.empty())
     return fail(errc::invalid_input, "a final needs at least one finalist");
   final_result result;
@@ -238,11 +247,13 @@ expected<final_result> pick_winner(const std::vector<std::vector<double>>& sampl
                       "simpler finalist beyond the noise";
       break;
     }
-    verdict v = beats(result.timings[i], fastest, options);
+    judge_options against = options;
+    against.min_gain = min_gain_against(options, result.timings[i].median_ms, torch_ms);
+    verdict v = beats(result.timings[i], fastest, against);
     if (!v.accepted()) {
       // A slow round moves both sides of it: compare round by round before calling it a tie.
       verdict paired =
-          beats_in_rounds(samples_ms[i], samples_ms[static_cast<size_t>(result.fastest)], options);
+          beats_in_rounds(samples_ms[i], samples_ms[static_cast<size_t>(result.fastest)], against);
       if (paired.accepted())
         continue;
       result.winner = static_cast<int64_t>(i);

@@ -17,9 +17,9 @@ namespace {
 
 using config::closest;
 
-constexpr std::string_view module_keys[] = {"file", "sha256",    "source",     "entry",
-                                            "init", "arguments", "parameters", "outputs"};
-constexpr std::string_view argument_keys[] = {"input", "value", "dtype"};
+constexpr std::string_view module_keys[] = {"file",      "sha256",     "source",  "entry", "init",
+                                            "arguments", "parameters", "outputs", "eval"};
+constexpr std::string_view argument_keys[] = {"input", "value", "dtype", "unused", "shape"};
 
 bool is_sha256(std::string_view text) {
   return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
@@ -56,6 +56,13 @@ public:
           checks_.report(*node, "module.outputs must be at least 1, got " + std::to_string(*count));
         m.outputs = *count;
       }
+    if (const toml::node* node = table.get("eval")) {
+      if (const auto* flag = node->as_boolean())
+        m.eval = flag->get();
+      else
+        checks_.wrong_type(*node, "module.eval",
+                           "true or false: whether the module runs in eval mode");
+    }
     return m;
   }
 
@@ -102,9 +109,18 @@ private:
       module_argument a;
       const toml::node* input = table->get("input");
       const toml::node* value = table->get("value");
-      if ((input == nullptr) == (value == nullptr)) {
-        checks_.report(*table, label + " needs exactly one of input = \"NAME\" (a task input) "
-                                       "and value = \"LITERAL\" (a Python literal)");
+      const toml::node* unused = table->get("unused");
+      if ((input != nullptr) + (value != nullptr) + (unused != nullptr) != 1) {
+        checks_.report(*table, label + " needs exactly one of input = \"NAME\" (a task input), "
+                                       "value = \"LITERAL\" (a Python literal) and unused = "
+                                       "\"DTYPE\" with shape = [...] (a tensor never read)");
+        continue;
+      }
+      if (const toml::node* shape = table->get("shape"); shape != nullptr && unused == nullptr)
+        checks_.report(*shape, label + ".shape is only for an unused tensor");
+      if (unused != nullptr) {
+        unused_tensor(*table, *unused, label, a);
+        out.push_back(std::move(a));
         continue;
       }
       if (input != nullptr) {
@@ -127,6 +143,30 @@ private:
       out.push_back(std::move(a));
     }
     return out;
+  }
+
+  /// Reads { unused = "f32", shape = [4, 8] } into `a`.
+  void unused_tensor(const toml::table& table, const toml::node& unused, const std::string& label,
+                     module_argument& a) {
+    if (auto text = checks_.string_of(unused, label + ".unused")) {
+      if (!parse_dtype(*text))
+        checks_.report(unused, label + ".unused '" + *text + "' is no dtype (f32, bool, ...)");
+      a.unused = *text;
+    }
+    const toml::node* shape = table.get("shape");
+    const toml::array* dims = shape != nullptr ? shape->as_array() : nullptr;
+    if (dims == nullptr) {
+      checks_.report(shape != nullptr ? *shape : static_cast<const toml::node&>(table),
+                     label + " needs shape = [...] beside unused: the tensor's extents");
+      return;
+    }
+    for (size_t d = 0; d < dims->size(); ++d) {
+      std::optional<int64_t> extent =
+          checks_.integer_of((*dims)[d], label + ".shape[" + std::to_string(d) + "]");
+      if (extent && *extent < 0)
+        checks_.report((*dims)[d], label + ".shape[" + std::to_string(d) + "] must be 0 or more");
+      a.shape.push_back(extent.value_or(0));
+    }
   }
 
   std::map<std::string, std::string> parameters(const toml::node& node) {

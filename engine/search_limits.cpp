@@ -22,6 +22,8 @@ expected<void> validate(const search_limits& limits) {
     return bad("patience", std::to_string(limits.patience), "0 (off) or more");
   if (!(limits.min_gain >= 0 && limits.min_gain < 1))
     return bad("min_gain", std::to_string(limits.min_gain), "in [0, 1)");
+  if (!(limits.torch_min_gain >= 0 && limits.torch_min_gain < 1))
+    return bad("torch_min_gain", std::to_string(limits.torch_min_gain), "in [0, 1)");
   if (!(limits.torch_ms >= 0 && std::isfinite(limits.torch_ms)))
     return fail(errc::invalid_input, "a task's torch baseline of " +
                                          std::to_string(limits.torch_ms) +

@@ -20,13 +20,16 @@ struct search_limits {
   /// in ms; 0: none. While the best is slower than it by more than min_gain, torch proves the
   /// kernel is not at the limit: the roofline does not end the search.
   double torch_ms = 0;
+  /// While torch is faster than the best by more than this fraction, the roofline does not
+  /// end the search (the judge accepts gains this small against a kernel slower than torch).
+  double torch_min_gain = 0.005;
 
   friend bool operator==(const search_limits&, const search_limits&) = default;
 };
 
 /// Checks `limits`: branches, max_depth and candidate_budget >= 1, roofline_target in
-/// [0, 1], patience >= 0, min_gain in [0, 1), torch_ms >= 0. Fails with invalid_input naming the
-/// field.
+/// [0, 1], patience >= 0, min_gain and torch_min_gain in [0, 1), torch_ms >= 0. Fails with
+/// invalid_input naming the field.
 [[nodiscard]] expected<void> validate(const search_limits& limits);
 
 } // namespace ks::engine

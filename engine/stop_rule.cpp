@@ -65,7 +65,8 @@ int64_t expansions_without_gain(const search_tree& tree, double min_gain) {
 }
 
 bool torch_beats(const search_limits& limits, double median_ms) {
-  return limits.torch_ms > 0 && median_ms > limits.torch_ms * (1 + limits.min_gain);
+  return limits.torch_ms > 0 &&
+         median_ms > limits.torch_ms * (1 + std::min(limits.min_gain, limits.torch_min_gain));
 }
 
 stop_decision check_stop(const search_tree& tree, const search_limits& limits) {

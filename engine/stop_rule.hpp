@@ -8,7 +8,7 @@
 //   1. the reference is not final yet: go on (nothing can be compared before it is timed);
 //      it is final but not accepted (it failed): stop, reference_failed;
 //   2. roofline: the best accepted node reached limits.roofline_target of the roofline, and no
-//      torch baseline of the task is faster than it beyond limits.min_gain (torch_beats);
+//      torch baseline of the task is faster than it beyond limits.torch_min_gain (torch_beats);
 //   3. budget: the tree holds limits.candidate_budget candidates;
 //   4. patience: the last limits.patience settled expansions brought no significant gain;
 //   5. exhausted: no node is expandable and none is in flight.
@@ -60,7 +60,7 @@ struct stop_decision {
 stop_decision check_stop(const search_tree& tree, const search_limits& limits);
 
 /// Checks whether the task's torch baseline (limits.torch_ms) runs faster than `median_ms` by
-/// more than limits.min_gain: then a kernel of that time is not at the limit, whatever its
+/// more than the smaller of limits.min_gain and limits.torch_min_gain: then a kernel of that time is not at the limit, whatever its
 /// roofline fraction says (its roofline counts bytes and flops that torch's kernel evidently
 /// does not need, or the GPU delivers more than the calibration measured).
 bool torch_beats(const search_limits& limits, double median_ms);

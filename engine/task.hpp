@@ -116,6 +116,10 @@ struct module_argument {
   std::string input; ///< a task input's name; empty for a literal
   std::string dtype; ///< with an input: the dtype forward wants ("bool" for a u8 mask); or empty
   std::string value; ///< a Python literal; empty for an input
+  /// A tensor forward takes but never reads (the task has no input for it): its dtype, with
+  /// `shape`; the torch side passes zeros. Empty for an input or a literal.
+  std::string unused;
+  std::vector<int64_t> shape; ///< with unused: the tensor's shape
 };
 
 /// The PyTorch module an imported task was made from (the manifest's `module` table): what
@@ -130,6 +134,7 @@ struct module_spec {
   std::vector<module_argument> arguments; ///< forward's positional arguments, in order
   std::map<std::string, std::string> parameters; ///< module parameter or buffer -> task input
   int64_t outputs = 1;                           ///< tensors forward returns (flattened)
+  bool eval = false; ///< the module runs in eval mode (its constructor set it); default training
 };
 
 /// One operator with fixed shapes, its reference kernel and how to judge a candidate.

@@ -343,9 +343,11 @@ class Model: pass
 '''
 entry = "Model"
 init = "[64, 8]"
-arguments = [ { input = "x" }, { value = "3.14" }, { input = "x", dtype = "bool" } ]
+arguments = [ { input = "x" }, { value = "3.14" }, { input = "x", dtype = "bool" },
+              { unused = "f32", shape = [2, 3] } ]
 parameters = { "gn.weight" = "gn_weight" }
 outputs = 1
+eval = true
 )toml");
   REQUIRE(t.module.has_value());
   const module_spec& m = *t.module;
@@ -353,12 +355,17 @@ outputs = 1
   CHECK(m.source == "class Model: pass\n");
   CHECK(m.entry == "Model");
   CHECK(m.init == "[64, 8]");
-  REQUIRE(m.arguments.size() == 3);
+  REQUIRE(m.arguments.size() == 4);
   CHECK(m.arguments[0].input == "x");
   CHECK(m.arguments[1].value == "3.14");
   CHECK(m.arguments[2].dtype == "bool");
+  // What the importer writes for a tensor forward takes and never reads, and for a module
+  // whose constructor put it in eval mode.
+  CHECK(m.arguments[3].unused == "f32");
+  CHECK(m.arguments[3].shape == std::vector<int64_t>{2, 3});
   CHECK(m.parameters.at("gn.weight") == "gn_weight");
   CHECK(m.outputs == 1);
+  CHECK(m.eval);
 
   std::string errors = problems_of(ctx, family + R"toml([module]
 sha256 = "abc"
@@ -367,6 +374,7 @@ arguments = [ { input = "z" }, { value = "1", dtype = "f32" }, { input = "x", va
 parameters = { "gn.weight" = "gn_weigth" }
 outputs = 0
 extra = true
+eval = "yes"
 )toml");
   INFO(errors);
   CHECK(errors.find(at(ctx, 7, 1) + "missing required key 'source' in module") !=
@@ -384,6 +392,18 @@ extra = true
                                       "the task (did you mean 'gn_weight'?)") != std::string::npos);
   CHECK(errors.find(at(ctx, 12, 11) + "module.outputs must be at least 1") != std::string::npos);
   CHECK(errors.find(at(ctx, 13, 1) + "unknown key 'extra' in module") != std::string::npos);
+  CHECK(errors.find(at(ctx, 14, 8) + "'module.eval' must be true or false") != std::string::npos);
+  std::string unused_errors = problems_of(ctx, family + R"toml([module]
+source = "class Model: pass"
+entry = "Model"
+arguments = [ { unused = "f33", shape = [2] }, { unused = "f32" }, { input = "x", shape = [1] } ]
+)toml");
+  INFO(unused_errors);
+  CHECK(unused_errors.find("module.arguments[0].unused 'f33' is no dtype") != std::string::npos);
+  CHECK(unused_errors.find("module.arguments[1] needs shape = [...] beside unused") !=
+        std::string::npos);
+  CHECK(unused_errors.find("module.arguments[2].shape is only for an unused tensor") !=
+        std::string::npos);
 }
 
 TEST_CASE("hoisting takes includes and include-only conditionals, leaving the rest",

@@ -96,6 +96,34 @@ TEST_CASE("with raw samples on both sides the judge uses the rank test", "[engin
   CHECK(accept(parent, few).evidence == evidence::spread);
 }
 
+TEST_CASE("against a kernel slower than torch a gain of torch_min_gain counts", "[engine][judge]") {
+  // 1.2% faster with 0.2% noise: certain, but below min_gain (2%).
+  timing parent = summarize(samples_around(1.000, 0.002, 40));
+  timing child = summarize(samples_around(0.988, 0.002, 40, 3));
+  CHECK_FALSE(accept(parent, child).accepted());
+  CHECK_FALSE(accept(parent, child, {}, 1.5).accepted()); // the parent beats torch already
+  verdict v = accept(parent, child, {}, 0.97);            // torch takes 0.97 ms: the gap closes
+  CHECK(v.accepted());
+  CHECK(v.evidence == evidence::rank_test);
+  // The noise still rules: 1.2% within 5% noise is no evidence, whatever torch does.
+  timing noisy_parent = summarize(samples_around(1.000, 0.05, 10, 1));
+  timing noisy_child = summarize(samples_around(0.988, 0.05, 10, 5));
+  CHECK_FALSE(accept(noisy_parent, noisy_child, {}, 0.97).accepted());
+  CHECK(min_gain_against({}, 1.0, 0.97) == Approx(0.005));
+  CHECK(min_gain_against({}, 0.96, 0.97) == Approx(0.02));
+  CHECK(min_gain_against({}, 1.0, 0) == Approx(0.02));
+
+  // A final: the simpler finalist trails torch, the other is 1.2% faster in every round.
+  std::vector<double> simple = samples_around(1.000, 0.002, 10);
+  std::vector<double> faster = samples_around(0.988, 0.002, 10);
+  auto tie = pick_winner({simple, faster});
+  REQUIRE(tie);
+  CHECK(tie->winner == 0);
+  auto closes = pick_winner({simple, faster}, {}, 0.97);
+  REQUIRE(closes);
+  CHECK(closes->winner == 1);
+}
+
 TEST_CASE("the rank test's p-value separates shifted from equal samples", "[engine][judge]") {
   std::vector<double> low{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   std::vector<double> high{11, 12, 13, 14, 15, 16, 17, 18, 19, 20};

@@ -380,7 +380,7 @@ TEST_CASE("the stop rule fires when the best reaches the roofline target",
 }
 
 TEST_CASE("the roofline does not stop a search while torch is faster than the best beyond "
-          "min_gain",
+          "torch_min_gain",
           "[engine][search][stop]") {
   search_tree tree = tree_with_children({0.8});
   search_limits limits;
@@ -390,9 +390,18 @@ TEST_CASE("the roofline does not stop a search while torch is faster than the be
   limits.torch_ms = 0.7; // torch takes 0.7 ms where the best takes 0.8: not at the limit
   CHECK(torch_beats(limits, 0.8));
   CHECK_FALSE(check_stop(tree, limits).stop());
-  limits.torch_ms = 0.79; // 1.3% faster: within min_gain, the roofline holds
+  limits.torch_ms = 0.79; // 1.3% faster: beyond torch_min_gain (0.5%), the search goes on
+  CHECK(torch_beats(limits, 0.8));
+  CHECK_FALSE(check_stop(tree, limits).stop());
+  limits.torch_ms = 0.798; // 0.25% faster: within torch_min_gain, the roofline holds
   CHECK_FALSE(torch_beats(limits, 0.8));
   CHECK(check_stop(tree, limits).reason == stop_reason::roofline);
+  limits.torch_min_gain = 0.02; // as large as min_gain: 1.3% is within it
+  limits.torch_ms = 0.79;
+  CHECK_FALSE(torch_beats(limits, 0.8));
+  limits.torch_min_gain = 1.5;
+  CHECK_FALSE(validate(limits).has_value());
+  limits.torch_min_gain = 0.005;
   limits.torch_ms = 0; // no baseline: the roofline alone
   CHECK(check_stop(tree, limits).reason == stop_reason::roofline);
   limits.torch_ms = -1;
