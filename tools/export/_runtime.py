@@ -243,7 +243,7 @@ class Package:
                                 for s, t in zip(self.ops[op]["inputs"], args))
                 warnings.warn(f"{NAMESPACE}::{op}: its kernel was tuned for "
                               f"{', '.join(describe_spec(s) for s in self.ops[op]['inputs'])}; "
-                              f"got {got}: running its torch expression instead", stacklevel=3)
+                              f"got {got}: running its torch expression instead", stacklevel=4)
         return self.expression(op)(*args)
 
     def expression(self, op):
