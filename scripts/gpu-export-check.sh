@@ -7,7 +7,7 @@
 # Without OUTPUT_DIR, runs a small campaign first: GELU over 8192 x 8192 and a row softmax of
 # 4096 x 8192 (family tasks written here), and tests/tools/import_user/my_blocks.py's
 # ScaledResidual imported at [8192, 4096] (a drop-in module), BUDGET candidates per task
-# (default 8) and at most WALL seconds (default 240). Then:
+# (default 8) and at most WALL seconds (default 180). Then:
 #   1. kernelskill export OUTPUT_DIR --out PKG (every task with a winner);
 #   2. the package built ahead of time with pip (--no-build-isolation, into a folder of its
 #      own; where this pip cannot build a wheel, python setup.py build_ext --inplace);
@@ -80,7 +80,7 @@ gpus = [0]
 tasks = ["$tasks/gelu_8k.toml", "$tasks/softmax_rows.toml", "$tasks/imported/my_blocks_scaledresidual.toml"]
 output = "$work/campaign-out"
 candidates_per_task = ${BUDGET:-8}
-wall_time_s = ${WALL:-240}
+wall_time_s = ${WALL:-180}
 [memory]
 path = "$work/memory"
 TOML
