@@ -19,7 +19,7 @@
 # folder) or out/: export-check.log (everything), export-check.json (the rows), the package's
 # README.md; at most 8 files, as the device tool brings back.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 given=""
 dist=dist
 for arg in "$@"; do

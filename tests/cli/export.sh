@@ -22,7 +22,7 @@ worker="$(dirname "$ks")/ks-scripted-worker"
 [ -x "$worker" ] || { echo "FAIL: no scripted worker at $worker" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+cd "$tmp" || exit 1
 
 # expect NAME RC PATTERN ARGS...: runs kernelskill ARGS, wants exit RC and PATTERN in its
 # output (stdout and stderr).
@@ -89,17 +89,19 @@ assert record["exported_by"].startswith("kernelskill "), record["exported_by"]
 PY
 grep -qE '^\| `pkg\.relu` \| `torch\.relu\(x\)` \| x: f32\[1024, 2048\] \| [0-9.]+ ms \| [0-9.]+x \|.*\| Scripted GPU \|$' \
   pkg/README.md || fail "README: no relu row with its speedup and GPU: $(grep relu pkg/README.md | head -3)"
-grep -q 'TORCH_LIBRARY_IMPL(kernelskill, CUDA, m)' pkg/pkg/csrc/ops.cpp &&
-  grep -q 'm.impl("sum", &op_sum);' pkg/pkg/csrc/ops.cpp ||
+if ! grep -q 'TORCH_LIBRARY_IMPL(kernelskill, CUDA, m)' pkg/pkg/csrc/ops.cpp ||
+   ! grep -q 'm.impl("sum", &op_sum);' pkg/pkg/csrc/ops.cpp; then
   fail "ops.cpp does not register the ops: $(cat pkg/pkg/csrc/ops.cpp)"
+fi
 python3 -m py_compile pkg/setup.py pkg/pkg/__init__.py pkg/pkg/_runtime.py pkg/pkg/_build.py \
   pkg/pkg/_modules.py || fail "the package's Python does not compile"
 
 # Again into the folder it wrote, with the reference-only task named.
 expect "export --task softmax" 0 "its reference kernel: no candidate beat it" \
   export out --out pkg --task softmax --name soft_ops
-[ -f pkg/soft_ops/kernels/softmax.cu ] && [ ! -e pkg/pkg ] ||
-  fail "export --task softmax into the same folder: $(ls -R pkg | head -20)"
+if [ ! -f pkg/soft_ops/kernels/softmax.cu ] || [ -e pkg/pkg ]; then
+  fail "export --task softmax into the same folder: $(find pkg | head -20)"
+fi
 
 # Refusals.
 expect "no such folder" 1 "nowhere: no such folder" export nowhere --out p1
