@@ -57,9 +57,7 @@ std::string first_line(const std::string& text) {
 } // namespace
 
 std::string source_hash(const std::string& text) {
-  gpu::content_hasher h;
-  h.update("cuda-source", text);
-  return h.hex_digest();
+  return gpu::source_hash(text);
 }
 
 // -- helpers -----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include "cli/devices_command.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/export_command.hpp"
 #include "cli/help_format.hpp"
 #include "cli/import_command.hpp"
 #include "cli/profile_command.hpp"
@@ -146,6 +147,8 @@ int run_main(int argc, char** argv) {
   CLI::App* profile_cmd = add_profile_command(app, profile);
   import_options import_opt;
   CLI::App* import_cmd = add_import_command(app, import_opt);
+  export_options export_opt;
+  CLI::App* export_cmd = add_export_command(app, export_opt);
   task_options task;
   task_commands task_cmds = add_task_command(app, task);
   task_show_options task_show;
@@ -212,6 +215,8 @@ int run_main(int argc, char** argv) {
     result = run_profile(profile);
   } else if (import_cmd->parsed()) {
     result = run_import(import_opt);
+  } else if (export_cmd->parsed()) {
+    result = run_export(export_opt);
   } else if (task_cmds.check->parsed()) {
     result = run_task_check(task);
   } else if (task_cmds.create->parsed()) {

@@ -129,7 +129,9 @@ json::value graph_json(const engine::task& t) {
                       {"intermediates", tensors_json(g.intermediates, false)}};
 }
 
-json::object task_json(const engine::task& t) {
+} // namespace
+
+json::object task_show_json(const engine::task& t) {
   return {{"name", t.name},
           {"family", t.family},
           {"about", t.about},
@@ -144,6 +146,8 @@ json::object task_json(const engine::task& t) {
           {"module", module_json(t.module)},
           {"graph", graph_json(t)}};
 }
+
+namespace {
 
 std::string tensors_text(const std::vector<engine::tensor_spec>& specs, bool inputs) {
   std::string text;
@@ -210,7 +214,7 @@ command_result run_task_show(const task_show_options& opt) {
       return stop(stop_reason::task, "cannot load the task manifest '" + manifest.string() +
                                          "':\n" + task.error().message());
     const engine::task& t = *task;
-    tasks.push_back(task_json(t));
+    tasks.push_back(task_show_json(t));
     text += t.name + " (" + t.family + ", " + manifest.string() + ")\n";
     if (!t.about.empty())
       text += "  about:     " + t.about + "\n";

@@ -2,11 +2,17 @@
 
 #include "cli/command_result.hpp"
 
+#include <boost/json/object.hpp>
+
 #include <filesystem>
 #include <vector>
 
 namespace CLI {
 class App;
+}
+
+namespace ks::engine {
+struct task;
 }
 
 namespace ks::cli {
@@ -25,5 +31,9 @@ CLI::App* add_task_show_command(CLI::App& task, task_show_options& opt);
 /// document. A manifest that does not load stops it: usage error when missing, task error
 /// (every problem, FILE:LINE:COL) when invalid.
 [[nodiscard]] command_result run_task_show(const task_show_options& opt);
+
+/// Returns task `t` as one element of `task show --json`'s "tasks" (the grammar at the top of
+/// task_show_command.cpp); `kernelskill export` hands its generator the same object.
+boost::json::object task_show_json(const engine::task& t);
 
 } // namespace ks::cli

@@ -24,8 +24,12 @@ std::string release_line(const std::string& text) {
 
 } // namespace
 
+std::string version_line() {
+  return std::string("kernelskill ") + KS_VERSION + " (commit " + KS_COMMIT + ")";
+}
+
 std::string version_text() {
-  std::string text = std::string("kernelskill ") + KS_VERSION + " (commit " + KS_COMMIT + ")\n";
+  std::string text = version_line() + "\n";
   text += std::string("built with CUDA ") + KS_CUDA_VERSION + "\n";
   // The compiler's own lookup: what `run` and `eval` would use on this machine.
   gpu::compiler_options options;

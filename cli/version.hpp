@@ -9,4 +9,7 @@ namespace ks::cli {
 /// architecture, one per line.
 std::string version_text();
 
+/// Returns the first line of version_text(): "kernelskill VERSION (commit COMMIT)".
+std::string version_line();
+
 } // namespace ks::cli

@@ -557,22 +557,19 @@ engine::expected<compiler> compiler::create(compiler_options options) {
   return result;
 }
 
+std::vector<std::string> standard_nvcc_flags(const std::string& arch) {
+  std::string sm = arch_suffix(arch).value_or("90a");
+  return {"-shared", "-Xcompiler", "-fPIC",
+          "-cudart", "shared",     "-std=c++17",
+          "-O3",     "-lineinfo",  "-gencode=arch=compute_" + sm + ",code=sm_" + sm,
+          "-Xptxas", "-v"};
+}
+
 std::vector<std::string> compiler::command_for(const compile_request& request) const {
-  std::string sm = arch_suffix(options_.arch).value_or("90a");
-  std::vector<std::string> command = {options_.nvcc.string(),
-                                      "-shared",
-                                      "-Xcompiler",
-                                      "-fPIC",
-                                      "-cudart",
-                                      "shared",
-                                      "-std=c++17",
-                                      "-O3",
-                                      "-lineinfo",
-                                      "-gencode=arch=compute_" + sm + ",code=sm_" + sm,
-                                      "-Xptxas",
-                                      "-v",
-                                      "-I",
-                                      options_.include_dir.string()};
+  std::vector<std::string> command = {options_.nvcc.string()};
+  for (std::string& flag : standard_nvcc_flags(options_.arch))
+    command.push_back(std::move(flag));
+  command.insert(command.end(), {"-I", options_.include_dir.string()});
   command.insert(command.end(), request.extra_flags.begin(), request.extra_flags.end());
   if (auto asked = parse_ks_flags(request.source)) // a refused list fails compile() instead
     command.insert(command.end(), asked->begin(), asked->end());

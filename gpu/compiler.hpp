@@ -93,6 +93,13 @@ std::string arch_for(int32_t cc_major, int32_t cc_minor);
 /// that names the flag and the whitelist.
 [[nodiscard]] engine::expected<std::vector<std::string>> parse_ks_flags(const std::string& source);
 
+/// Returns the flags every compile gives nvcc for `arch` ("sm_90a"), after nvcc itself and
+/// before `-I` of the ABI header's folder, a request's extra flags and its ks-flags: a shared
+/// object with its own shared CUDA runtime, C++17, -O3, line info, the architecture's machine
+/// code only, and ptxas' resource report. `kernelskill export` builds a package's kernels with
+/// the same flags, so that the package loads the binary the campaign measured.
+std::vector<std::string> standard_nvcc_flags(const std::string& arch);
+
 /// Runs nvcc with a cache; thread-safe.
 class compiler {
 public:

@@ -100,4 +100,10 @@ std::string content_hasher::debug_dump() const {
   return dump_;
 }
 
+std::string source_hash(std::string_view text) {
+  content_hasher h;
+  h.update("cuda-source", text);
+  return h.hex_digest();
+}
+
 } // namespace ks::gpu

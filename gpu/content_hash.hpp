@@ -37,4 +37,8 @@ private:
   std::string dump_;
 };
 
+/// Returns the content hash of a CUDA source `text`: the store's key for it and a node's
+/// `source_hash` (results.json's winner too), 32 hex digits.
+std::string source_hash(std::string_view text);
+
 } // namespace ks::gpu

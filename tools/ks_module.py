@@ -1,7 +1,9 @@
 """The PyTorch module behind an imported task (the manifest's `module` table, written by
 tools/ks_import.py), for the tools that run it: tools/torch_baselines.py times it, tools/
 ks_verify.py checks the task's reference against it. Also how inputs are drawn, the bench
-worker's way, so that both tools and the worker agree on what `init` means.
+worker's way, so that both tools and the worker agree on what `init` means, and how outputs
+are compared, as the worker compares them. `kernelskill export` copies this file into every
+package it writes (as _ks_module.py): their verify() draws and compares the same way.
 
 The table (docs/tasks.md): `source` (the file's text when imported), `entry` (the nn.Module
 class or function in it), `init` (the constructor's arguments, a Python literal), `arguments`
@@ -14,6 +16,7 @@ returns), `eval` (true: the module runs in eval mode; default: training, as nn.M
 import ast
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 import types
@@ -145,3 +148,38 @@ def draw_input(torch, spec, generator, device, purpose):
     else:
         t = torch.randn(shape, generator=generator, device=device, dtype=draw)
     return t if dtype.is_floating_point else t.to(dtype)
+
+
+def first_difference(torch, ours, theirs, tol, names=("reference", "module")):
+    """Returns None when `ours` (a kernel's output) agrees with `theirs` (torch's: the
+    module's, or a torch expression's) within `tol` ({atol, rtol, norm_rel}, as the bench
+    worker compares), else a sentence naming the first element that does not (`names` are
+    what the sentence calls the two sides), or the norm-relative error. Compares in chunks:
+    outputs reach gigabytes, their float64 copies would not fit beside them."""
+    if ours.shape != theirs.shape:
+        return f"shape {list(ours.shape)} against the {names[1]}'s {list(theirs.shape)}"
+    a_all, b_all = ours.reshape(-1), theirs.reshape(-1).to(ours.dtype if not ours.dtype.is_floating_point else theirs.dtype)
+    step = 1 << 26
+    num = den = 0.0
+    for begin in range(0, a_all.numel(), step):
+        a, b = a_all[begin:begin + step], b_all[begin:begin + step]
+        if ours.dtype.is_floating_point:
+            a, b = a.double(), b.double()
+            both_nan = torch.isnan(a) & torch.isnan(b)
+            bad = (~both_nan) & ~((a - b).abs() <= tol["atol"] + tol["rtol"] * b.abs())
+        else:
+            bad = a != b
+        idx = bad.nonzero()
+        if idx.numel():
+            i = begin + int(idx[0])
+            at = [int(x) for x in torch.unravel_index(torch.tensor(i), ours.shape)] if ours.dim() else []
+            return (f"element {at}: {names[0]} {a_all[i].item():.9g}, {names[1]} {b_all[i].item():.9g}"
+                    + (f" (atol {tol['atol']:g}, rtol {tol['rtol']:g})" if ours.dtype.is_floating_point else ""))
+        if ours.dtype.is_floating_point:
+            keep = ~both_nan
+            num += float(((a - b)[keep] ** 2).sum())
+            den += float((b[keep] ** 2).sum())
+    rel = math.sqrt(num / den) if den > 0 else math.sqrt(num)
+    if rel > tol["norm_rel"]:
+        return f"norm-relative error {rel:.3g} above norm_rel {tol['norm_rel']:g}"
+    return None

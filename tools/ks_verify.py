@@ -13,7 +13,6 @@ not (naming the first differing element), 3 when the host cannot run the check.
 import argparse
 import ctypes
 import json
-import math
 import os
 import sys
 
@@ -44,37 +43,8 @@ def describe(t, spec):
     return d
 
 
-def first_difference(torch, ours, theirs, tol):
-    """Returns None when `ours` (the reference) agrees with `theirs` (the module), else a
-    sentence naming the first element that does not, or the norm-relative error. Compares in
-    chunks: outputs reach gigabytes, their float64 copies would not fit beside them."""
-    if ours.shape != theirs.shape:
-        return f"shape {list(ours.shape)} against the module's {list(theirs.shape)}"
-    a_all, b_all = ours.reshape(-1), theirs.reshape(-1).to(ours.dtype if not ours.dtype.is_floating_point else theirs.dtype)
-    step = 1 << 26
-    num = den = 0.0
-    for begin in range(0, a_all.numel(), step):
-        a, b = a_all[begin:begin + step], b_all[begin:begin + step]
-        if ours.dtype.is_floating_point:
-            a, b = a.double(), b.double()
-            both_nan = torch.isnan(a) & torch.isnan(b)
-            bad = (~both_nan) & ~((a - b).abs() <= tol["atol"] + tol["rtol"] * b.abs())
-        else:
-            bad = a != b
-        idx = bad.nonzero()
-        if idx.numel():
-            i = begin + int(idx[0])
-            at = [int(x) for x in torch.unravel_index(torch.tensor(i), ours.shape)] if ours.dim() else []
-            return (f"element {at}: reference {a_all[i].item():.9g}, module {b_all[i].item():.9g}"
-                    + (f" (atol {tol['atol']:g}, rtol {tol['rtol']:g})" if ours.dtype.is_floating_point else ""))
-        if ours.dtype.is_floating_point:
-            keep = ~both_nan
-            num += float(((a - b)[keep] ** 2).sum())
-            den += float((b[keep] ** 2).sum())
-    rel = math.sqrt(num / den) if den > 0 else math.sqrt(num)
-    if rel > tol["norm_rel"]:
-        return f"norm-relative error {rel:.3g} above norm_rel {tol['norm_rel']:g}"
-    return None
+# The comparison a candidate gets from the worker, shared with exported packages' verify().
+first_difference = ks_module.first_difference
 
 
 def verify(torch, manifest, shared_object, device, trials, seed):
