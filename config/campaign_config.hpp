@@ -63,9 +63,9 @@ struct search_section {
   int64_t stop_patience = 8;            ///< stops after this many expansions without min_gain
   double min_gain = 0.02;               ///< a speedup over the best counts from 1 + min_gain
   double torch_min_gain = 0.005; ///< the same, over a kernel slower than the task's torch baseline
-  int64_t finalists = 3;                ///< best nodes re-timed interleaved before the winner
-  std::string profile = "parents";      ///< nodes profiled: none, parents, improving or all
-  double expand_max_fraction = 0.95;    ///< nodes at this roofline share are not expanded
+  int64_t finalists = 3;         ///< best nodes re-timed interleaved before the winner
+  std::string profile = "parents";   ///< nodes profiled: none, parents, improving or all
+  double expand_max_fraction = 0.95; ///< nodes at this roofline share are not expanded
 
   bool operator==(const search_section&) const = default;
 };
