@@ -60,9 +60,10 @@ struct stop_decision {
 stop_decision check_stop(const search_tree& tree, const search_limits& limits);
 
 /// Checks whether the task's torch baseline (limits.torch_ms) runs faster than `median_ms` by
-/// more than the smaller of limits.min_gain and limits.torch_min_gain: then a kernel of that time is not at the limit, whatever its
-/// roofline fraction says (its roofline counts bytes and flops that torch's kernel evidently
-/// does not need, or the GPU delivers more than the calibration measured).
+/// more than the smaller of limits.min_gain and limits.torch_min_gain: then a kernel of that time
+/// is not at the limit, whatever its roofline fraction says (its roofline counts bytes and flops
+/// that torch's kernel evidently does not need, or the GPU delivers more than the calibration
+/// measured).
 bool torch_beats(const search_limits& limits, double median_ms);
 
 /// Returns the number of settled expansions since the last significant gain (a gain of more
