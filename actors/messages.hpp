@@ -262,6 +262,8 @@ struct bench_result {
   const gpu::calibration& calibration() const { return get<gpu::calibration>(); }
   /// Returns a profile job's profile.
   const engine::profile& profile() const { return get<engine::profile>(); }
+  /// Returns a probe job's timing (the card-stability probe).
+  const gpu::probe_result& probe() const { return get<gpu::probe_result>(); }
 };
 
 template <class Inspector>
