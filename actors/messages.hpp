@@ -742,12 +742,13 @@ typename Inspector::result_type inspect(Inspector& f, judge_reply& x) {
 /// finalist's samples in ms, finalists ordered simplest first.
 struct final_request {
   std::vector<std::vector<double>> samples_ms;
-  double torch_ms = 0; ///< the task's torch baseline (engine::pick_winner's), 0: none
+  double torch_ms = 0;    ///< the task's torch baseline (engine::pick_winner's), 0: none
+  int64_t reference = -1; ///< the index of the task's reference among them; -1: not there
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, final_request& x) {
-  return f(caf::meta::type_name("final_request"), x.samples_ms, x.torch_ms);
+  return f(caf::meta::type_name("final_request"), x.samples_ms, x.torch_ms, x.reference);
 }
 
 /// Answers final_request (engine::final_result).
