@@ -282,14 +282,21 @@ typename Inspector::result_type inspect(Inspector& f, bench_stats_request&) {
 
 /// Counters of the bench actors, by GPU index.
 struct bench_stats {
-  std::vector<double> busy_ms; ///< time spent running jobs
+  std::vector<double> busy_ms; ///< time spent running jobs (stability probes included)
   std::vector<int64_t> jobs;   ///< jobs answered
   int64_t queued = 0;          ///< jobs waiting now
+  /// By GPU: what is wrong with its stability now ("unstable for 12s: its probe took 1.84x
+  /// its quiet time ..."), empty while it is quiet or not probed (engine/card_stability.hpp)
+  std::vector<std::string> stability;
+  std::vector<std::string> stability_warnings; ///< the campaign's lines on unstable GPUs
+  bool unreliable = false; ///< a GPU stayed unstable past bench.stability_limit_s: timings
+                           ///< made on it are flagged, the campaign's results unreliable
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_stats& x) {
-  return f(caf::meta::type_name("bench_stats"), x.busy_ms, x.jobs, x.queued);
+  return f(caf::meta::type_name("bench_stats"), x.busy_ms, x.jobs, x.queued, x.stability,
+           x.stability_warnings, x.unreliable);
 }
 
 /// Asks the dispatcher for a task's home GPU; it answers the GPU index (int32_t). With gpu ==
