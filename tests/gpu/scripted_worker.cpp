@@ -733,6 +733,8 @@ int main(int argc, char** argv) {
     double factor = noise->split ? 1.3 : noise->factor;
     for (double* ms : {&t->median_ms, &t->p10_ms, &t->p90_ms, &t->min_ms, &t->mean_ms})
       *ms *= factor;
+    for (double& ms : t->samples_ms)
+      ms *= factor;
   };
   const std::vector<std::string> script = split_script(load_script(script_text));
   cursor at(state_path);
