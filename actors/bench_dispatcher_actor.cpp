@@ -1,6 +1,7 @@
 #include "actors/bench_dispatcher_actor.hpp"
 
 #include "actors/actor_error.hpp"
+#include "actors/bench_stability.hpp"
 #include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/bench_placement.hpp"
@@ -12,7 +13,9 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -28,6 +31,13 @@ struct pending_job {
   bench_job job;
   caf::typed_response_promise<bench_result> promise;
   double queued_at_ms = 0; ///< on the dispatcher's clock
+  int64_t retimes = 0;     ///< times a probe out of bounds sent it back to the queue
+};
+
+/// A timing result waiting for its card's next probe (engine/card_stability.hpp).
+struct held_result {
+  pending_job job; ///< to queue it again when the probe is out of bounds
+  bench_result result;
 };
 
 struct dispatcher_state {
@@ -44,8 +54,17 @@ struct dispatcher_state {
   double born_ms = 0;
   // The bench trace (report/bench_trace.hpp): the output folder's, and KS_BENCH_TRACE's.
   std::vector<std::unique_ptr<std::ofstream>> traces;
+  // The card-stability monitor: each card's probes, the timing results waiting for the next
+  // probe, a copy of the timing job each card runs (to hold its result), which cards probe now.
+  std::unique_ptr<stability_watch> watch;
+  std::vector<std::vector<held_result>> held;
+  std::vector<std::optional<pending_job>> timing_run;
+  std::vector<bool> probing;
+  bool tick_pending = false; ///< a wake-up for an unstable card's next probe is on its way
 
   size_t size() const { return gpus.size(); }
+
+  double now_s() const { return (clock() - born_ms) / 1000; }
 
   bool alive_any() const {
     for (const engine::card_state& c : cards)
@@ -144,11 +163,182 @@ void finish(dispatcher_pointer self, size_t gpu, int64_t serial) {
   dispatch(self);
 }
 
+// -- the card-stability monitor (engine/card_stability.hpp) ---------------------------------
+
+/// What becomes of the timing results a card holds for its next probe.
+enum class release {
+  deliver, ///< handed on: the probe was within bounds, or no probe will come
+  requeue, ///< their jobs go back to the queue, to be timed once the card is quiet again
+  flag,    ///< handed on, flagged: the card is unstable past its limit
+};
+
+// Releases the timing results card `gpu` holds; returns how many jobs went back to the queue.
+// A job sent back more than max_retimes times is handed on flagged instead; after an interrupt
+// nothing goes back (nothing would start it).
+int64_t release_held(dispatcher_pointer self, size_t gpu, release how) {
+  auto& st = self->state;
+  std::vector<held_result> held = std::move(st.held[gpu]);
+  st.held[gpu].clear();
+  int64_t requeued = 0;
+  const int64_t max_retimes = st.watch->monitor(gpu).options().max_retimes;
+  for (held_result& h : held) {
+    if (how == release::requeue && !st.interrupted && h.job.retimes < max_retimes) {
+      ++h.job.retimes;
+      st.queue.push_back(std::move(h.job));
+      ++requeued;
+      continue;
+    }
+    if (how == release::flag || (how == release::requeue && !st.interrupted))
+      st.watch->flag(gpu, h.job.job.label);
+    h.job.promise.deliver(std::move(h.result));
+  }
+  st.stats.queued = static_cast<int64_t>(st.queue.size());
+  return requeued;
+}
+
+// Takes timing result `r` of card `gpu` (its job is st.timing_run[gpu]): holds it for the card's
+// next probe while the card is quiet (returns true), else leaves it to be handed on, flagged
+// while the card is unstable past its limit (returns false).
+bool hold_or_flag(dispatcher_pointer self, size_t gpu, bench_result& r) {
+  auto& st = self->state;
+  pending_job job = std::move(*st.timing_run[gpu]);
+  st.timing_run[gpu].reset();
+  const engine::card_monitor& m = st.watch->monitor(gpu);
+  if (m.holds_results() && !st.interrupted) {
+    st.held[gpu].push_back(held_result{std::move(job), std::move(r)});
+    return true;
+  }
+  if (m.flags_results())
+    st.watch->flag(gpu, job.job.label);
+  return false;
+}
+
+// Card `gpu` ended a job whose result it holds: it is free for the next job or its probe.
+void finish_held(dispatcher_pointer self, size_t gpu) {
+  self->state.cards[gpu].busy = false;
+  dispatch(self);
+}
+
+// Takes the answer of card `gpu`'s probe `serial`: the monitor decides, the held results go
+// on, back to the queue or flagged, and people hear of a change.
+void probed(dispatcher_pointer self, size_t gpu, int64_t serial, const bench_result& r) {
+  auto& st = self->state;
+  if (st.serial[gpu] != serial || !st.probing[gpu])
+    return;
+  st.probing[gpu] = false;
+  st.cards[gpu].busy = false;
+  st.stats.busy_ms[gpu] += r.busy_ms;
+  st.cards[gpu].busy_ms += r.busy_ms;
+  if (r.device_lost)
+    retire_lost_card(self, gpu, r.message);
+  if (!r.ok) {
+    st.watch->probe_failed(gpu, r.message);
+    release_held(self, gpu, release::deliver);
+    dispatch(self);
+    return;
+  }
+  const gpu::probe_result& p = r.probe();
+  using engine::stability_event;
+  stability_event event = st.watch->monitor(gpu).record(
+      engine::probe_reading{st.now_s(), p.bytes, p.median_ms, p.p10_ms, p.p90_ms});
+  int64_t requeued = 0;
+  switch (event) {
+  case stability_event::none:
+  case stability_event::recovered:
+    release_held(self, gpu, release::deliver);
+    break;
+  case stability_event::suspect:
+    break; // the next probe, at once, decides
+  case stability_event::false_alarm:
+  case stability_event::unstable:
+  case stability_event::still_unstable:
+    requeued = release_held(self, gpu, release::requeue);
+    break;
+  case stability_event::gave_up:
+    release_held(self, gpu, release::flag);
+    break;
+  }
+  st.watch->announce(gpu, event, st.now_s(), requeued);
+  dispatch(self);
+}
+
+// Runs the stability probe on card `gpu`, which is free.
+void start_probe(dispatcher_pointer self, size_t gpu) {
+  auto& st = self->state;
+  st.cards[gpu].busy = true;
+  st.probing[gpu] = true;
+  int64_t serial = ++st.serial[gpu];
+  bench_job job;
+  job.kind = bench_kind::probe;
+  job.gpu = static_cast<int32_t>(gpu);
+  job.label = "stability probe";
+  self->request(st.gpus[gpu], caf::infinite, std::move(job))
+      .then([self, gpu, serial](bench_result& r) { probed(self, gpu, serial, r); },
+            [self, gpu, serial](caf::error& e) {
+              lose(self, gpu, serial, describe(e));
+              dispatch(self);
+            });
+}
+
+// Returns the cards that must be probed before what the schedule would start on them
+// (`starts`, which loses those starts), and the free cards that must be probed now.
+std::vector<bool> probes_due(dispatcher_state& st, std::vector<engine::job_start>& starts) {
+  std::vector<bool> probe(st.size(), false);
+  if (!st.watch->enabled())
+    return probe;
+  const double now_s = st.now_s();
+  std::vector<bool> starting(st.size(), false);
+  std::vector<engine::job_start> kept;
+  for (const engine::job_start& s : starts) {
+    auto g = static_cast<size_t>(s.card);
+    starting[g] = true;
+    engine::card_next next = st.queue[s.job].job.kind == bench_kind::time
+                                 ? engine::card_next::timing
+                                 : engine::card_next::other;
+    if (st.watch->monitor(g).probe_due(now_s, !st.held[g].empty(), next))
+      probe[g] = true;
+    else
+      kept.push_back(s);
+  }
+  starts = std::move(kept);
+  for (size_t g = 0; g < st.size(); ++g)
+    if (!starting[g] && !st.cards[g].busy && !st.cards[g].dead &&
+        st.watch->monitor(g).probe_due(now_s, !st.held[g].empty(), engine::card_next::idle))
+      probe[g] = true;
+  return probe;
+}
+
+// An unstable card that idles is probed again pause_s after its last probe: wakes the
+// dispatcher then (nothing else would).
+void wake_for_probes(dispatcher_pointer self) {
+  auto& st = self->state;
+  if (!st.watch->enabled() || st.tick_pending)
+    return;
+  const double now_s = st.now_s();
+  std::optional<double> wait_s;
+  for (size_t g = 0; g < st.size(); ++g) {
+    const engine::card_monitor& m = st.watch->monitor(g);
+    if (st.cards[g].busy || st.cards[g].dead || m.off() || m.trust() == engine::card_trust::quiet)
+      continue;
+    double left = m.last().at_s + m.options().pause_s - now_s;
+    wait_s = wait_s ? std::min(*wait_s, left) : left;
+  }
+  if (!wait_s)
+    return;
+  st.tick_pending = true;
+  auto ms = std::max<int64_t>(10, std::llround(1000 * *wait_s));
+  self->delayed_send(self, std::chrono::milliseconds(ms), tick_atom::value);
+}
+
 void start(dispatcher_pointer self, size_t gpu, pending_job p) {
   auto& st = self->state;
   st.cards[gpu].busy = true;
   st.running[gpu] = p.promise;
   int64_t serial = ++st.serial[gpu];
+  // A timing job's result may wait for the card's next probe, or go back to the queue.
+  st.timing_run[gpu].reset();
+  if (st.watch->enabled() && p.job.kind == bench_kind::time)
+    st.timing_run[gpu] = p; // as queued: placed as it came, should it go back to the queue
   p.job.gpu = static_cast<int32_t>(gpu);
   double started_ms = st.clock();
   double queued_ms = started_ms - p.queued_at_ms;
@@ -168,16 +358,27 @@ void start(dispatcher_pointer self, size_t gpu, pending_job p) {
             st.stats.busy_ms[gpu] += r.busy_ms;
             st.cards[gpu].busy_ms += r.busy_ms;
             st.stats.jobs[gpu] += 1;
+            if (r.ok && st.timing_run[gpu] && hold_or_flag(self, gpu, r)) {
+              st.running[gpu].reset();
+              finish_held(self, gpu);
+              return;
+            }
             st.running[gpu]->deliver(std::move(r));
             finish(self, gpu, serial);
           },
           [self, gpu, serial](caf::error& e) { lose(self, gpu, serial, describe(e)); });
 }
 
-// Marks GPU `gpu`'s bench actor dead and fails the job it ran: it takes no more jobs.
+// Marks GPU `gpu`'s bench actor dead and fails the job it ran: it takes no more jobs. Timing
+// results it held for a probe are handed on as they are: no probe will come.
 void lose(dispatcher_pointer self, size_t gpu, int64_t serial, const std::string& why) {
   auto& st = self->state;
   st.cards[gpu].dead = true;
+  release_held(self, gpu, release::deliver);
+  if (st.probing[gpu]) {
+    st.probing[gpu] = false;
+    st.cards[gpu].busy = false;
+  }
   if (st.serial[gpu] != serial || !st.running[gpu])
     return;
   st.running[gpu]->deliver(make_actor_error(
@@ -201,8 +402,15 @@ void dispatch(dispatcher_pointer self) {
   queued.reserve(st.queue.size());
   for (const pending_job& p : st.queue)
     queued.push_back(engine::queued_job{engine::placement{p.job.gpu, p.job.prefer}, p.job.priority,
-                                        p.queued_at_ms});
-  std::vector<engine::job_start> starts = engine::schedule(queued, st.cards, st.clock());
+                                        p.queued_at_ms, p.job.kind == bench_kind::time});
+  // A card the stability monitor pauses takes no timing job (engine/bench_schedule.hpp).
+  std::vector<engine::card_state> cards = st.cards;
+  if (st.watch->enabled())
+    for (size_t g = 0; g < st.size(); ++g)
+      cards[g].timing_paused = st.watch->monitor(g).pauses_timing();
+  std::vector<engine::job_start> starts = engine::schedule(queued, cards, st.clock());
+  // A probe due on a card runs before the job the schedule gave it, which waits in the queue.
+  std::vector<bool> probe = probes_due(st, starts);
   std::vector<std::pair<size_t, pending_job>> to_start;
   std::vector<bool> leaving(st.queue.size(), false);
   for (const engine::job_start& s : starts) {
@@ -216,12 +424,17 @@ void dispatch(dispatcher_pointer self) {
   st.queue = std::move(staying);
   for (auto& [gpu, p] : to_start)
     start(self, gpu, std::move(p));
+  for (size_t g = 0; g < st.size(); ++g)
+    if (probe[g])
+      start_probe(self, g);
   st.stats.queued = static_cast<int64_t>(st.queue.size());
+  wake_for_probes(self);
 }
 
 bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
                                                  std::vector<bench_actor> gpus, bench_clock clock,
-                                                 const std::filesystem::path& trace) {
+                                                 const std::filesystem::path& trace,
+                                                 stability_setup stability) {
   auto& st = self->state;
   st.gpus = std::move(gpus);
   st.clock = std::move(clock);
@@ -233,6 +446,12 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
   st.stats.busy_ms.assign(st.size(), 0);
   st.stats.jobs.assign(st.size(), 0);
   open_traces(st, trace);
+  const double unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  st.watch = std::make_unique<stability_watch>(std::move(stability), st.size(), unix_s);
+  st.held.resize(st.size());
+  st.timing_run.resize(st.size());
+  st.probing.assign(st.size(), false);
   // A bench actor that dies mid-job never answers it: its down message ends the job instead.
   for (const bench_actor& g : st.gpus)
     self->monitor(g);
@@ -260,7 +479,15 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
         dispatch(self);
         return promise;
       },
-      [self](const bench_stats_request&) { return self->state.stats; },
+      [self](const bench_stats_request&) {
+        bench_stats stats = self->state.stats;
+        self->state.watch->fill(stats, self->state.now_s());
+        return stats;
+      },
+      [self](tick_atom) {
+        self->state.tick_pending = false;
+        dispatch(self);
+      },
       [self](const stop_msg& m) {
         // A budget that ran out still lets the queued jobs run (the finals need them); an
         // interrupt must not wait for jobs nobody will use before the resume.
@@ -268,6 +495,10 @@ bench_dispatcher_actor::behavior_type dispatcher(dispatcher_pointer self,
         if (m.kind != stop_kind::interrupt)
           return;
         st.interrupted = true;
+        // Held timings are handed on as they are: the jobs that ran are written, as the ones
+        // running now will be.
+        for (size_t g = 0; g < st.size(); ++g)
+          release_held(self, g, release::deliver);
         while (!st.queue.empty()) {
           st.queue.front().promise.deliver(make_actor_error(
               actor_errc::interrupted, "not started: the campaign was interrupted"));
@@ -297,8 +528,10 @@ bench_clock steady_bench_clock() {
 }
 
 bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys, std::vector<bench_actor> gpus,
-                                              bench_clock clock, std::filesystem::path trace) {
-  return sys.spawn(dispatcher, std::move(gpus), std::move(clock), std::move(trace));
+                                              bench_clock clock, std::filesystem::path trace,
+                                              stability_setup stability) {
+  return sys.spawn(dispatcher, std::move(gpus), std::move(clock), std::move(trace),
+                   std::move(stability));
 }
 
 } // namespace ks::actors

@@ -1,7 +1,9 @@
 #pragma once
 
+#include "actors/bench_stability.hpp"
 #include "actors/fwd.hpp"
 #include "actors/gpu_bench_actor.hpp"
+#include "actors/messages.hpp"
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -26,9 +28,15 @@ namespace ks::actors {
 /// with half of them).
 /// An interrupt (stop_msg of kind interrupt) drops every queued job and every job that comes
 /// later with actor_errc::interrupted, so that Ctrl-C waits only for the jobs running.
+/// With a stability setup that is on, it probes each card through the campaign and trusts a
+/// timing only once a probe within bounds follows it (engine/card_stability.hpp): a timing
+/// result waits for the card's next probe; a card whose probes go out of bounds takes no timing
+/// job until one is within bounds again (its held timings go back to the queue), and past
+/// its limit its timings run, flagged. A tick wakes it for an idle unstable card's next probe.
 using bench_dispatcher_actor =
     bench_actor::extend<caf::replies_to<bench_stats_request>::with<bench_stats>,
-                        caf::replies_to<assign_home>::with<int32_t>, caf::reacts_to<stop_msg>>;
+                        caf::replies_to<assign_home>::with<int32_t>, caf::reacts_to<stop_msg>,
+                        caf::reacts_to<tick_atom>>;
 
 /// The dispatcher as supervisors see it when they choose their home GPU.
 using home_actor = caf::typed_actor<caf::replies_to<assign_home>::with<int32_t>>;
@@ -41,9 +49,11 @@ bench_clock steady_bench_clock();
 
 /// Spawns a dispatcher over `gpus`, indexed by GPU index (gpus[i] runs jobs for GPU i), that
 /// reads the time from `clock` and appends the bench trace (report/bench_trace.hpp) to `trace`
-/// unless it is empty, and to the file KS_BENCH_TRACE names too.
+/// unless it is empty, and to the file KS_BENCH_TRACE names too; it watches the cards'
+/// stability as `stability` says (by default it does not).
 bench_dispatcher_actor spawn_bench_dispatcher(caf::actor_system& sys, std::vector<bench_actor> gpus,
                                               bench_clock clock = steady_bench_clock(),
-                                              std::filesystem::path trace = {});
+                                              std::filesystem::path trace = {},
+                                              stability_setup stability = {});
 
 } // namespace ks::actors

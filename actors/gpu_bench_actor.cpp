@@ -135,6 +135,9 @@ struct bench_state {
                           "); diagnoses use the timing and the kernels' activity records");
       }
       break;
+    case bench_kind::probe:
+      take(out, client->probe(settings.probe));
+      break;
     case bench_kind::shutdown:
       out.failure = static_cast<int32_t>(gpu::failure_kind::protocol_error);
       out.message = "a bench actor takes no shutdown job: it shuts its worker down itself";

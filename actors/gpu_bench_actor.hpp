@@ -12,9 +12,9 @@
 
 namespace ks::actors {
 
-/// Runs bench jobs (info, calibrate, verify, time, profile) on one GPU, one at a time, through the
-/// gpu::worker_client it owns. Its handler blocks for the whole job, so in a campaign it is
-/// spawned detached: one thread per GPU. A failure comes back as a bench_result with ok ==
+/// Runs bench jobs (info, calibrate, verify, time, profile, probe) on one GPU, one at a time,
+/// through the gpu::worker_client it owns. Its handler blocks for the whole job, so in a campaign
+/// it is spawned detached: one thread per GPU. A failure comes back as a bench_result with ok ==
 /// false; after one that killed the worker, the client starts a fresh worker for the next job.
 using bench_actor = caf::typed_actor<caf::replies_to<bench_job>::with<bench_result>>;
 
@@ -23,6 +23,7 @@ struct bench_settings {
   gpu::verify_options verify;
   gpu::timing_options timing;
   gpu::profile_options profile;
+  gpu::probe_options probe; ///< the stability probe (engine/card_stability.hpp)
 };
 
 /// Spawns the bench actor of GPU index `gpu` (the campaign's numbering, 0..n-1) whose worker

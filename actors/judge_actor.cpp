@@ -21,7 +21,8 @@ struct judge_state {
   }
 
   caf::result<final_reply> final(const final_request& request) const {
-    auto result = engine::pick_winner(request.samples_ms, options, request.torch_ms);
+    auto result =
+        engine::pick_winner(request.samples_ms, options, request.torch_ms, request.reference);
     if (!result)
       return to_caf_error(actor_errc::internal, result.error());
     return final_reply{result->winner, result->fastest, result->kind == engine::final_kind::tie,

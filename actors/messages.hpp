@@ -262,6 +262,8 @@ struct bench_result {
   const gpu::calibration& calibration() const { return get<gpu::calibration>(); }
   /// Returns a profile job's profile.
   const engine::profile& profile() const { return get<engine::profile>(); }
+  /// Returns a probe job's timing (the card-stability probe).
+  const gpu::probe_result& probe() const { return get<gpu::probe_result>(); }
 };
 
 template <class Inspector>
@@ -280,14 +282,21 @@ typename Inspector::result_type inspect(Inspector& f, bench_stats_request&) {
 
 /// Counters of the bench actors, by GPU index.
 struct bench_stats {
-  std::vector<double> busy_ms; ///< time spent running jobs
+  std::vector<double> busy_ms; ///< time spent running jobs (stability probes included)
   std::vector<int64_t> jobs;   ///< jobs answered
   int64_t queued = 0;          ///< jobs waiting now
+  /// By GPU: what is wrong with its stability now ("unstable for 12s: its probe took 1.84x
+  /// its quiet time ..."), empty while it is quiet or not probed (engine/card_stability.hpp)
+  std::vector<std::string> stability;
+  std::vector<std::string> stability_warnings; ///< the campaign's lines on unstable GPUs
+  bool unreliable = false; ///< a GPU stayed unstable past bench.stability_limit_s: timings
+                           ///< made on it are flagged, the campaign's results unreliable
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bench_stats& x) {
-  return f(caf::meta::type_name("bench_stats"), x.busy_ms, x.jobs, x.queued);
+  return f(caf::meta::type_name("bench_stats"), x.busy_ms, x.jobs, x.queued, x.stability,
+           x.stability_warnings, x.unreliable);
 }
 
 /// Asks the dispatcher for a task's home GPU; it answers the GPU index (int32_t). With gpu ==
@@ -740,12 +749,13 @@ typename Inspector::result_type inspect(Inspector& f, judge_reply& x) {
 /// finalist's samples in ms, finalists ordered simplest first.
 struct final_request {
   std::vector<std::vector<double>> samples_ms;
-  double torch_ms = 0; ///< the task's torch baseline (engine::pick_winner's), 0: none
+  double torch_ms = 0;    ///< the task's torch baseline (engine::pick_winner's), 0: none
+  int64_t reference = -1; ///< the index of the task's reference among them; -1: not there
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, final_request& x) {
-  return f(caf::meta::type_name("final_request"), x.samples_ms, x.torch_ms);
+  return f(caf::meta::type_name("final_request"), x.samples_ms, x.torch_ms, x.reference);
 }
 
 /// Answers final_request (engine::final_result).

@@ -14,6 +14,7 @@
 #include "actors/campaign_store.hpp"
 #include "actors/torch_baselines.hpp"
 #include "report/bench_trace.hpp"
+#include "report/gpu_stability.hpp"
 
 #include <algorithm>
 #include <array>
@@ -29,12 +30,19 @@ namespace {
 
 // What a campaign or a dry run writes into its output folder, and their temporary files.
 bool ours(const std::string& name) {
-  static const std::array<std::string_view, 12> names{"best",           "cache",
-                                                      "dry-run",        "state",
-                                                      "transcripts",    "results.json",
-                                                      "report.md",      "report.html",
-                                                      "llm_usage.json", campaign_baselines_file,
-                                                      output_lock_file, report::bench_trace_file};
+  static const std::array<std::string_view, 13> names{"best",
+                                                      "cache",
+                                                      "dry-run",
+                                                      "state",
+                                                      "transcripts",
+                                                      "results.json",
+                                                      "report.md",
+                                                      "report.html",
+                                                      "llm_usage.json",
+                                                      campaign_baselines_file,
+                                                      output_lock_file,
+                                                      report::bench_trace_file,
+                                                      report::gpu_stability_file};
   if (name == damaged_state_folder) // a damaged store that run --overwrite set aside
     return true;
   if (std::find(names.begin(), names.end(), name) != names.end())

@@ -27,6 +27,7 @@
 #include "agents/usage_file.hpp"
 #include "gpu/vendor_libraries.hpp"
 #include "report/atomic_file.hpp"
+#include "report/gpu_stability.hpp"
 #include "report/html_report.hpp"
 #include "report/node_json.hpp"
 #include "report/report_format.hpp"
@@ -580,6 +581,17 @@ std::string model_usage_text(const memory::store& store) {
   return out.str();
 }
 
+// Adds "gpu_stability" (the stability monitor's gpu_stability.json beside the store, or null)
+// and "warnings" (its sentences: which GPU was unstable, how much, when) to results.json.
+void add_gpu_stability(json::object& doc, const memory::store& store) {
+  report::gpu_stability_notes notes = report::read_gpu_stability(store.dir().parent_path());
+  doc["gpu_stability"] = notes.present ? json_or_text(notes.json_text) : json::value(nullptr);
+  json::array warnings;
+  for (const std::string& w : notes.warnings)
+    warnings.emplace_back(w);
+  doc["warnings"] = std::move(warnings);
+}
+
 // Returns the text of results.json: the campaign, then every task with its nodes.
 engine::expected<std::string> results_text(const memory::store& store,
                                            const std::optional<memory::campaign_record>& campaign,
@@ -621,6 +633,7 @@ engine::expected<std::string> results_text(const memory::store& store,
                                  {"tasks_vs_compile", g.tasks_vs_compile}};
   doc["tasks"] = std::move(tasks_json);
   add_model_usage(doc, store);
+  add_gpu_stability(doc, store);
   std::ostringstream results;
   pretty(results, doc);
   results << "\n";
@@ -668,7 +681,9 @@ engine::expected<void> write_campaign_outputs(const memory::store& store,
     return written;
   if (auto written =
           write_atomically(output_dir / "report.md",
-                           report_text(*campaign, *tasks, torch) + model_usage_text(store));
+                           report_text(*campaign, *tasks, torch) + model_usage_text(store) +
+                               report::gpu_stability_markdown(
+                                   report::read_gpu_stability(store.dir().parent_path())));
       !written)
     return written;
   return report::write_report_html(output_dir, *results);
@@ -741,6 +756,12 @@ engine::expected<std::string> describe_campaign(const memory::store& store,
   out << line;
   if (!torch.device_note.empty())
     out << "warning: " << torch.device_note << "\n";
+  // The GPUs' stability (gpu_stability.json): said while the campaign runs, as it is written.
+  report::gpu_stability_notes stability = report::read_gpu_stability(store.dir().parent_path());
+  for (const std::string& w : stability.warnings)
+    out << "warning: " << w << "\n";
+  if (stability.unreliable)
+    out << "RESULTS UNRELIABLE: a GPU stayed unstable past bench.stability_limit_s\n";
   return out.str();
 }
 

@@ -19,6 +19,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/console.hpp"
 #include "engine/search_tree.hpp"
+#include "report/report_format.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -42,21 +43,6 @@ std::string fixed(double x, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
   return buffer;
-}
-
-// Formats a duration for people: "45s", "3m05s", "1h02m".
-std::string duration(double seconds) {
-  auto s = static_cast<int64_t>(std::llround(seconds));
-  char text[32];
-  if (s < 60)
-    std::snprintf(text, sizeof text, "%llds", static_cast<long long>(s));
-  else if (s < 3600)
-    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  else
-    std::snprintf(text, sizeof text, "%lldh%02lldm", static_cast<long long>(s / 3600),
-                  static_cast<long long>((s % 3600) / 60));
-  return text;
 }
 
 int64_t count_of(const task_progress& p, std::initializer_list<node_status> statuses) {
@@ -160,7 +146,7 @@ struct reporter_state {
     }
     if (seconds < 0)
       return {};
-    return "ETA <= " + duration(seconds) + (by_wall ? " (wall-time budget)" : "");
+    return "ETA <= " + report::format_elapsed(seconds) + (by_wall ? " (wall-time budget)" : "");
   }
 
   // Returns how many tasks are done ("3/8 tasks done").
@@ -217,10 +203,12 @@ struct reporter_state {
     double wall_ms = 1000 * elapsed_s();
     for (size_t g = 0; g < stats.busy_ms.size(); ++g) {
       std::string name = g < setup.gpu_names.size() ? setup.gpu_names[g] : std::string();
+      std::string trouble = g < stats.stability.size() ? stats.stability[g] : std::string();
       out.push_back(std::string(indent ? "  " : "") + "gpu" + std::to_string(g) +
                     (name.empty() ? "" : " (" + name + ")") + ": busy " +
                     fixed(wall_ms > 0 ? 100 * stats.busy_ms[g] / wall_ms : 0, 0) + "%, " +
-                    std::to_string(g < stats.jobs.size() ? stats.jobs[g] : 0) + " jobs");
+                    std::to_string(g < stats.jobs.size() ? stats.jobs[g] : 0) + " jobs" +
+                    (trouble.empty() ? "" : "; " + trouble));
     }
     return out;
   }
@@ -228,7 +216,7 @@ struct reporter_state {
   // Redraws the block (on a terminal), or writes the headline if it changed (off one).
   void show() {
     std::string eta_text = eta();
-    std::string when = "[" + duration(elapsed_s()) + "] ";
+    std::string when = "[" + report::format_elapsed(elapsed_s()) + "] ";
     if (console::live()) {
       // Two lines of headline: one line would be cut at a terminal's width.
       std::vector<std::string> lines{when + tasks_done() +

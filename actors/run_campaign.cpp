@@ -57,6 +57,7 @@
 #include "gpu/worker_sandbox.hpp"
 #include "memory/store.hpp"
 #include "report/bench_trace.hpp"
+#include "report/gpu_stability.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
@@ -269,6 +270,22 @@ std::vector<gpu_description> descriptions_of(const std::vector<gpu_slot>& gpus) 
   for (const gpu_slot& g : gpus)
     out.push_back(g.description);
   return out;
+}
+
+// Returns how the dispatcher watches the GPUs' stability (engine/card_stability.hpp): the
+// config's bounds, gpu_stability.json in the output folder, the runs before a resume kept.
+stability_setup stability_setup_for(const config::campaign_config& config, const fs::path& output,
+                                    const std::vector<gpu_slot>& gpus, bool resumed) {
+  stability_setup s;
+  s.options.probe_interval_s = config.bench.stability_probe_s;
+  s.options.drift_bound = config.bench.stability_drift;
+  s.options.split_bound = config.bench.stability_split;
+  s.options.pause_s = config.bench.stability_pause_s;
+  s.options.limit_s = config.bench.stability_limit_s;
+  s.file = output / report::gpu_stability_file;
+  s.gpu_names = gpu_names_of(gpus);
+  s.keep_prior_runs = resumed;
+  return s;
 }
 
 // Returns the arch candidates are compiled for: run_options.arch, else the first GPU's.
@@ -495,6 +512,8 @@ campaign_summary summary_of(const campaign_report& report, const store_side& sto
   }
   for (double busy_ms : report.bench.busy_ms)
     summary.gpu_busy_share.push_back(report.wall_s > 0 ? busy_ms / (1000 * report.wall_s) : 0);
+  summary.gpu_warnings = report.bench.stability_warnings;
+  summary.results_unreliable = report.bench.unreliable;
   summary.gpu_names = gpu_names_of(gpus);
   summary.baselines = std::move(baselines);
   if (model)
@@ -582,7 +601,8 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   for (const gpu_slot& g : gpus)
     benches.push_back(g.bench);
   bench_dispatcher_actor dispatcher = guard.keep(spawn_bench_dispatcher(
-      sys, std::move(benches), steady_bench_clock(), *output / report::bench_trace_file));
+      sys, std::move(benches), steady_bench_clock(), *output / report::bench_trace_file,
+      stability_setup_for(config, *output, gpus, store->prior.found)));
   const engine::backend_context context = backend_context_for(*skills, arch, **compiler);
   auto members = spawn_team(sys, guard, config, *tasks, *skills, *compiler, context, *model,
                             store->store, dispatcher);

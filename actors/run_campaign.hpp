@@ -82,7 +82,11 @@ struct campaign_summary {
   int64_t model_failed_now = 0;   ///< model requests of this run that failed
   std::string model_last_error;   ///< why the last failed model request failed
   std::string outputs_error; ///< why results.json or report.md could not be written; empty: written
-  std::vector<std::string> gpu_names;       ///< the campaign's GPUs, by bench actor
+  std::vector<std::string> gpu_names; ///< the campaign's GPUs, by bench actor
+  /// What the GPUs' stability monitor saw (engine/card_stability.hpp): each episode of an
+  /// unstable GPU, timings made again or flagged; empty when every GPU stayed quiet
+  std::vector<std::string> gpu_warnings;
+  bool results_unreliable = false;          ///< a GPU stayed unstable past bench.stability_limit_s
   std::optional<torch_baselines> baselines; ///< the torch baselines compared with, if any
 };
 

@@ -601,7 +601,10 @@ task_report supervisor_state::report() const {
   }
   r.nodes = tree.size();
   r.winner = state.winner;
-  r.reference_ms = tree.root().time.median_ms;
+  // A final's reference time comes from its rounds, beside the winner's (declare_winner).
+  r.reference_ms = state.reference_median_ms > 0 && state.winner != engine::no_node
+                       ? state.reference_median_ms
+                       : tree.root().time.median_ms;
   if (state.winner != engine::no_node && state.winner_median_ms > 0)
     r.best_ms = state.winner_median_ms;
   else if (auto best = tree.best_accepted())

@@ -7,6 +7,8 @@
 // finish together. engine::align_final_samples then puts every card's samples on the home
 // card's scale (per card, so a round that ended on two cards is fine), and the judge picks the
 // winner. An interrupt starts no new slot; a task interrupted in its finals runs them again.
+// The reference is always among the finalists (engine::with_reference), so a final runs
+// whenever a candidate was accepted, and no winner is slower than the reference in its rounds.
 
 #include "actors/actor_error.hpp"
 #include "actors/supervisor_state.hpp"
@@ -19,7 +21,8 @@ namespace ks::actors {
 void supervisor_state::finals(const engine::stop_decision& decision) {
   state.stop_reason = engine::to_string(decision.reason);
   state.stop_text = decision.text;
-  std::vector<engine::node_id> finalists = engine::pick_finalists(tree, setup.finalists);
+  std::vector<engine::node_id> finalists =
+      engine::with_reference(tree, engine::pick_finalists(tree, setup.finalists));
   if (finalists.empty()) {
     state.phase = engine::task_phase::failed;
     const engine::node_record& root = tree.root();
@@ -181,6 +184,8 @@ void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
   for (size_t i = 0; i < run->finalists.size(); ++i) {
     if (aligned[i].empty())
       continue;
+    if (run->finalists[i] == tree.root().id)
+      request.reference = static_cast<int64_t>(entrants.size());
     entrants.push_back(run->finalists[i]);
     request.samples_ms.push_back(std::move(aligned[i]));
   }
@@ -189,21 +194,26 @@ void supervisor_state::decide_final(std::shared_ptr<final_run> run) {
     declare_winner(best, tree.node(best).time.median_ms);
     return;
   }
+  const int64_t reference = request.reference;
   request_then(
       setup.team.judge, std::move(request),
-      [this, entrants](final_reply& r) {
+      [this, entrants, reference](final_reply& r) {
         auto winner = static_cast<size_t>(r.winner);
         state.stop_text += "; final: " + r.reason;
-        declare_winner(entrants[winner], r.timings[winner].median_ms);
+        // The speedup compares two medians of the same interleaved rounds.
+        double reference_ms =
+            reference >= 0 ? r.timings[static_cast<size_t>(reference)].median_ms : 0;
+        declare_winner(entrants[winner], r.timings[winner].median_ms, reference_ms);
       },
       [this](caf::error& e) { fail_task("the judge failed the final: " + describe(e)); });
 }
 
-void supervisor_state::declare_winner(engine::node_id winner, double median_ms) {
+void supervisor_state::declare_winner(engine::node_id winner, double median_ms,
+                                      double reference_ms) {
   state.phase = engine::task_phase::done;
   state.winner = winner;
   state.winner_median_ms = median_ms;
-  state.reference_median_ms = tree.root().time.median_ms;
+  state.reference_median_ms = reference_ms > 0 ? reference_ms : tree.root().time.median_ms;
   state.roofline_floor_ms = floor_ms;
   store_then(put_task{state}, [this] { finish(); });
 }

@@ -177,7 +177,9 @@ struct supervisor_state {
   void time_slot(std::shared_ptr<final_run> run, int64_t round, int64_t slot, int32_t gpu,
                  std::function<void(int32_t)> then, int32_t hint = -1);
   void decide_final(std::shared_ptr<final_run> run);
-  void declare_winner(engine::node_id winner, double median_ms);
+  /// Declares `winner` of time `median_ms`; `reference_ms` is the reference's time from the same
+  /// final (0: none, its own timing stands).
+  void declare_winner(engine::node_id winner, double median_ms, double reference_ms = 0);
   void stop(const stop_msg& m);
   task_progress progress() const;
   task_report report() const;

@@ -209,6 +209,11 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
     out << "\n";
   }
   print_model_use(out, s, config.output_dir());
+  for (const std::string& w : s.gpu_warnings)
+    out << "warning: " << w << "\n";
+  if (s.results_unreliable)
+    out << "RESULTS UNRELIABLE: a GPU stayed unstable past bench.stability_limit_s (see the "
+           "warnings above and gpu_stability.json)\n";
   out << "wall time: " << format_duration(s.wall_s) << (s.resumed ? " (resumed)" : "") << "\n";
   out << "outputs: " << shown(config.output_dir() / "results.json")
       << ", report.md, report.html, best/\n";

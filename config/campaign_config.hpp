@@ -13,7 +13,9 @@
 //               min_gain, finalists, profile, expand_max_fraction
 //   [bench]     trials, warmup_ms, min_timing_trials, max_timing_ms, atol, rtol, norm_rel,
 //               verify_timeout_s, time_timeout_s, compile_timeout_s, sandbox, secret_env,
-//               allow_vendor_libraries, host_fault_retries, host_fault_retry_s, min_free_disk_mb
+//               allow_vendor_libraries, host_fault_retries, host_fault_retry_s, min_free_disk_mb,
+//               stability_probe_s, stability_drift, stability_split, stability_pause_s,
+//               stability_limit_s
 //   [agents]    backend, endpoint, model, api_key_env, max_concurrency, request_timeout_s,
 //               repair_rounds, max_retries, retry_base_s, retry_max_s, reply_tokens,
 //               temperature, prompts, replay, distill, prices
@@ -96,6 +98,12 @@ struct bench_section {
   int64_t host_fault_retries = 3;      ///< a step failed by the host runs again, at most
   double host_fault_retry_s = 10;      ///< first wait before that, doubling each time
   double min_free_disk_mb = 256;       ///< nvcc's write failure with less free: the host's
+  double stability_probe_s = 2;        ///< a working GPU's stability probe, at most this
+                                       ///< often (engine/card_stability.hpp); 0: never
+  double stability_drift = 0.10;       ///< a probe median this far above the GPU's quiet level
+  double stability_split = 0.10;       ///< a probe's p90 this far above its p10
+  double stability_pause_s = 5;        ///< an unstable GPU is probed again after this
+  double stability_limit_s = 60;       ///< unstable this long: its timings run, flagged
 
   bool operator==(const bench_section&) const = default;
 };

@@ -209,6 +209,33 @@ const option options[] = {
      "candidate's compile error, when the compile cache or the temporary folder has less free "
      "space than this, in MiB (or refuses a small probe file).",
      number_option{&field<bench, &bench_section::min_free_disk_mb>, at_least(0)}},
+    {"bench", "stability_probe_s",
+     "Each GPU is probed through the campaign with a fixed copy of known cost, to notice a "
+     "card that another process, a throttle or a busy neighbour slows (docs/measurement.md, "
+     "\"An unstable GPU\"): a working GPU at most this often, in seconds (about 15 ms a probe), "
+     "and a timing's result is trusted only once a probe within bounds follows it. 0 turns "
+     "the probes off.",
+     number_option{&field<bench, &bench_section::stability_probe_s>, at_least(0)}},
+    {"bench", "stability_drift",
+     "A GPU is unstable when two probes in a row take more than this fraction longer than its "
+     "quiet time (its fastest probe); a quiet H100 moves by about 1%.",
+     number_option{&field<bench, &bench_section::stability_drift>,
+                   {0, bound_kind::exclusive, 10, bound_kind::inclusive}}},
+    {"bench", "stability_split",
+     "A GPU is unstable when, in two probes in a row, the p90 of a probe's samples is more than "
+     "this fraction above their p10: they fell into levels (another process's time slices).",
+     number_option{&field<bench, &bench_section::stability_split>,
+                   {0, bound_kind::exclusive, 10, bound_kind::inclusive}}},
+    {"bench", "stability_pause_s",
+     "While a GPU is unstable its timing jobs wait (other jobs still run on it), and it is "
+     "probed again after this many seconds; the timings made just before it turned unstable "
+     "are made again once it is within bounds.",
+     number_option{&field<bench, &bench_section::stability_pause_s>, above(0)}},
+    {"bench", "stability_limit_s",
+     "A GPU unstable this many seconds in a row stops waiting: its timings run, each flagged, "
+     "and the campaign says its results are unreliable (the final summary, results.json, "
+     "report.md).",
+     number_option{&field<bench, &bench_section::stability_limit_s>, at_least(0)}},
 
     {"agents", "backend",
      "How the agents think: offline (rules and skill templates, no network), openai (any "

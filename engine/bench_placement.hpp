@@ -81,9 +81,11 @@ placement place(bench_purpose purpose, const placement_facts& facts);
 
 /// Holds a card as the rules see it.
 struct card_state {
-  bool busy = false;  ///< runs a job
-  bool dead = false;  ///< its bench actor is gone: it takes no job
-  double busy_ms = 0; ///< how long it has worked so far
+  bool busy = false;          ///< runs a job
+  bool dead = false;          ///< its bench actor is gone: it takes no job
+  double busy_ms = 0;         ///< how long it has worked so far
+  bool timing_paused = false; ///< takes no timing job: its stability monitor says it is
+                              ///< unstable (card_stability.hpp); other jobs run on it
 };
 
 /// Names the passes of one scheduling round, in order: a job first runs only on its own cards,

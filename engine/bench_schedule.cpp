@@ -9,6 +9,10 @@ double aged_priority(const queued_job& job, double now_ms) noexcept {
 std::vector<job_start> schedule(std::span<const queued_job> queue,
                                 std::span<const card_state> cards, double now_ms) {
   std::vector<card_state> state(cards.begin(), cards.end());
+  // What a timing job sees: a card whose timing is paused is busy to it.
+  std::vector<card_state> timing_state = state;
+  for (card_state& c : timing_state)
+    c.busy = c.busy || c.timing_paused;
   std::vector<bool> started(queue.size(), false);
   // The queued jobs pinned to each card: a job that may run anywhere avoids those cards.
   std::vector<int64_t> pinned_waiting(state.size(), 0);
@@ -35,7 +39,8 @@ std::vector<job_start> schedule(std::span<const queued_job> queue,
         // Strictly higher only: among equals the one queued first wins.
         if (chosen < queue.size() && !(priority > chosen_priority))
           continue;
-        int32_t card = card_for(queue[i].where, state, pinned_waiting, pass);
+        int32_t card =
+            card_for(queue[i].where, queue[i].timing ? timing_state : state, pinned_waiting, pass);
         if (card < 0)
           continue;
         chosen = i;
@@ -48,6 +53,7 @@ std::vector<job_start> schedule(std::span<const queued_job> queue,
       if (int32_t g = pin_of(queue[chosen]); g >= 0)
         --pinned_waiting[static_cast<size_t>(g)];
       state[static_cast<size_t>(chosen_card)].busy = true;
+      timing_state[static_cast<size_t>(chosen_card)].busy = true;
       out.push_back(job_start{chosen, chosen_card});
     }
   }

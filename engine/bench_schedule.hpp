@@ -15,7 +15,10 @@
 // can start: first each job on its own cards, then the jobs whose preferred cards are busy on
 // the idle cards left over (the passes and every rule of where a job may run are in
 // bench_placement.hpp). A job that cannot start never holds back one behind it: a job pinned
-// to a busy card waits while a lower one runs elsewhere.
+// to a busy card waits while a lower one runs elsewhere. A card whose timing is paused (its
+// stability monitor says it is unstable, card_stability.hpp) counts as busy for timing jobs
+// only: verifications and profiles still run on it, and a timing job that may run elsewhere
+// goes elsewhere.
 //
 // The clock is the caller's: times are milliseconds on any monotonic clock, so the schedule is
 // tested with made-up times and no sleeps.
@@ -33,6 +36,7 @@ struct queued_job {
   engine::placement where;
   double priority = 0;     ///< ms: its task's load estimate
   double queued_at_ms = 0; ///< when it was queued, on the caller's clock
+  bool timing = false;     ///< a timing job: it does not start on a card whose timing is paused
 };
 
 /// Says that queued job `job` (an index into the queue given) starts on card `card`.

@@ -226,7 +226,8 @@ std::vector<std::vector<double>> align_final_samples(const std::vector<final_sam
 }
 
 expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
-                                   const judge_options& options, double torch_ms) {
+                                   const judge_options& options, double torch_ms,
+                                   int64_t reference) {
   if (samples_ms.empty())
     return fail(errc::invalid_input, "a final needs at least one finalist");
   final_result result;
@@ -264,7 +265,27 @@ expected<final_result> pick_winner(const std::vector<std::vector<double>>& sampl
       break;
     }
   }
+  // Never a winner slower than the reference: the fastest is not (its median is the lowest).
+  auto ref = static_cast<size_t>(reference);
+  if (reference >= 0 && ref < result.timings.size() && result.winner != reference &&
+      result.timings[static_cast<size_t>(result.winner)].median_ms >
+          result.timings[ref].median_ms) {
+    result.reason = "finalist " + std::to_string(result.winner) +
+                    " tied with the fastest but is slower than the reference (finalist " +
+                    std::to_string(reference) + ") at the median; the fastest, finalist " +
+                    std::to_string(result.fastest) + ", wins";
+    result.winner = result.fastest;
+    result.kind = final_kind::clear;
+  }
   return result;
+}
+
+std::vector<node_id> with_reference(const search_tree& tree, std::vector<node_id> finalists) {
+  if (tree.nodes().empty() || tree.root().status != node_status::accepted ||
+      std::find(finalists.begin(), finalists.end(), tree.root().id) != finalists.end())
+    return finalists;
+  finalists.insert(finalists.begin(), tree.root().id);
+  return finalists;
 }
 
 std::vector<node_id> pick_finalists(const search_tree& tree, int64_t count) {

@@ -30,6 +30,13 @@
 // torch is worth a less simple kernel, and the statistical count still rules out noise. On
 // one H100, memory-bound tasks at the copy bandwidth trailed torch.compile by 1-3% because
 // every step that closed it was below the 2% of min_gain.
+//
+// The reference is always a finalist (with_reference), the simplest, so that no task ends with
+// a winner slower than its reference: a reference timed once while its card was slow makes
+// every candidate look faster than it is, and only re-timing both in the same rounds shows
+// it. And a winner is never slower than the reference at the median of the final: a simpler
+// finalist that ties with the fastest but is slower than the reference gives way to the
+// fastest (pick_winner's `reference`).
 
 #include "engine/error.hpp"
 #include "engine/search_tree.hpp"
@@ -130,13 +137,20 @@ struct final_result {
 /// Returns the winner of a final from each finalist's samples in ms (`samples_ms[i]` for
 /// finalist i; order the finalists simplest first): the earliest finalist that the fastest
 /// does not beat beyond the noise (see the top of the file; `torch_ms` as accept's). Fails with
-/// invalid_input if there is no finalist or one has no samples.
+/// invalid_input if there is no finalist or one has no samples. With `reference` the index of
+/// the task's reference among them, the winner is never slower than it at the median: a tied
+/// winner that is gives way to the fastest.
 [[nodiscard]] expected<final_result> pick_winner(const std::vector<std::vector<double>>& samples_ms,
                                                  const judge_options& options = {},
-                                                 double torch_ms = 0);
+                                                 double torch_ms = 0, int64_t reference = -1);
 
 /// Returns the finalists of `tree`: its `count` fastest accepted nodes (the root included),
 /// ordered simplest first (shallower, then older), as pick_winner expects.
 std::vector<node_id> pick_finalists(const search_tree& tree, int64_t count);
+
+/// Returns `finalists` (as pick_finalists orders them) with the tree's root, the reference,
+/// first among them when it is accepted and not there yet: every final re-times the reference
+/// beside the candidates (see the top of the file).
+std::vector<node_id> with_reference(const search_tree& tree, std::vector<node_id> finalists);
 
 } // namespace ks::engine

@@ -351,6 +351,15 @@ job_result<calibration> worker_client::calibrate() {
   });
 }
 
+job_result<probe_result> worker_client::probe(const probe_options& opt) {
+  request req;
+  req.job = job_kind::probe;
+  req.probe = opt;
+  return run(std::move(req), options_.info_timeout).and_then([](response&& r) {
+    return payload_of<probe_result>(std::move(r), job_kind::probe);
+  });
+}
+
 job_result<verify_result> worker_client::verify(const engine::task& t, const std::string& reference,
                                                 const std::string& candidate,
                                                 const verify_options& opt) {

@@ -86,6 +86,9 @@ public:
                                                     const profile_options& opt = {},
                                                     uint64_t seed = verify_options{}.seed);
 
+  /// Times the stability probe (a fixed copy, engine/card_stability.hpp) on the device.
+  [[nodiscard]] job_result<probe_result> probe(const probe_options& opt = {});
+
   /// Asks the worker to exit and waits for it; its private folder is removed.
   void shutdown();
 

@@ -421,6 +421,29 @@ engine::profile decode_profile_object(const json::object& o) {
   return p;
 }
 
+// -- stability probes ----------------------------------------------------------------------
+
+json::object encode_payload(const probe_result& p) {
+  return {{"bytes", p.bytes},   {"samples", p.samples}, {"median_ms", p.median_ms},
+          {"p10_ms", p.p10_ms}, {"p90_ms", p.p90_ms},   {"min_ms", p.min_ms},
+          {"max_ms", p.max_ms}};
+}
+
+probe_result decode_probe_result(const json::object& o) {
+  probe_result p;
+  p.bytes = decode::number<int64_t>(o, "bytes");
+  p.samples = decode::number<int32_t>(o, "samples");
+  p.median_ms = decode::number<double>(o, "median_ms");
+  p.p10_ms = decode::number<double>(o, "p10_ms");
+  p.p90_ms = decode::number<double>(o, "p90_ms");
+  p.min_ms = decode::number_or<double>(o, "min_ms", 0);
+  p.max_ms = decode::number_or<double>(o, "max_ms", 0);
+  for (double ms : {p.median_ms, p.p10_ms, p.p90_ms})
+    if (!std::isfinite(ms) || ms < 0)
+      throw decode_error("a probe's times must be non-negative finite numbers");
+  return p;
+}
+
 json::object encode_failure(const failure& f) {
   json::object obj{{"kind", to_string(f.kind)}, {"message", f.message}};
   if (f.return_code)
@@ -475,6 +498,8 @@ const char* to_string(job_kind job) noexcept {
     return "shutdown";
   case job_kind::profile:
     return "profile";
+  case job_kind::probe:
+    return "probe";
   }
   return "unknown";
 }
@@ -507,6 +532,8 @@ std::string encode(const request& r) {
                                   {"max_ranges", r.profile.max_ranges},
                                   {"max_passes", r.profile.max_passes}};
     obj["vendor_libraries"] = to_string(r.vendor_libraries);
+  } else if (r.job == job_kind::probe) {
+    obj["probe"] = json::object{{"bytes", r.probe.bytes}, {"samples", r.probe.samples}};
   }
   return json::serialize(obj);
 }
@@ -580,6 +607,12 @@ engine::expected<request> decode_request(std::string_view line) {
         o.max_ranges = decode::number_or<int32_t>(p, "max_ranges", o.max_ranges);
         o.max_passes = decode::number_or<int32_t>(p, "max_passes", o.max_passes);
       }
+    } else if (r.job == job_kind::probe && obj.contains("probe")) {
+      const auto& p = as_object(obj.at("probe"), "probe");
+      r.probe.bytes = decode::number_or<int64_t>(p, "bytes", r.probe.bytes);
+      r.probe.samples = decode::number_or<int32_t>(p, "samples", r.probe.samples);
+      if (r.probe.bytes < 0 || r.probe.samples < 1 || r.probe.samples > 4096)
+        throw decode_error("a probe needs bytes >= 0 and 1 to 4096 samples");
     }
     return r;
   } catch (const std::exception& e) {
@@ -619,6 +652,9 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
       break;
     case job_kind::profile:
       r.result = decode_profile_object(result);
+      break;
+    case job_kind::probe:
+      r.result = decode_probe_result(result);
       break;
     }
     return r;

@@ -8,6 +8,8 @@
 //               written once by the worker at start, before reading any request
 //   request  := {"v":1, "id":INT, "job":JOB, ...fields of JOB}
 //   JOB      := "info" | "calibrate" | "shutdown"
+//             | "probe"   with ["probe":{"bytes":INT, "samples":INT}]   (bytes 0: the worker
+//                          picks four times its L2, 64 to 256 MiB; engine/card_stability.hpp)
 //             | "verify"  with "task":TASK, "reference":PATH, "candidate":PATH, "trials":INT,
 //                          "seed":INT, ["vendor_libraries":POLICY]
 //             | "time"    with "task":TASK, "kernel":PATH, "reference":PATH, "timing":TIMING,
@@ -29,7 +31,10 @@
 //               retire: a vendor library came into the worker's process through a
 //               candidate; the client replaces the worker before the next job
 //   RESULT   := (of "info") DEVICE, gpu/device_json.hpp's grammar; (of "verify" and "time")
-//               with ["vendor_libraries":[PATH...]] where the request allowed them
+//               with ["vendor_libraries":[PATH...]] where the request allowed them; (of
+//               "probe") PROBE
+//   PROBE    := {"bytes":INT, "samples":INT, "median_ms":NUM, "p10_ms":NUM, "p90_ms":NUM,
+//                "min_ms":NUM, "max_ms":NUM}   (bytes: of each buffer copied)
 //   FAILURE  := {"kind":STR, "message":STR, ["return_code":INT], ["cuda_error":STR],
 //                ["verify":VERIFY]}
 //   PROFILE  := (the result of "profile", engine::profile)
@@ -77,12 +82,13 @@ enum class job_kind : int32_t {
   time = 3,
   shutdown = 4,
   profile = 5,
+  probe = 6, ///< the card-stability probe: a fixed copy timed (engine/card_stability.hpp)
 };
 
 /// Lists every job kind, in the order of their numbers.
-inline constexpr job_kind all_job_kinds[] = {job_kind::info,     job_kind::calibrate,
-                                             job_kind::verify,   job_kind::time,
-                                             job_kind::shutdown, job_kind::profile};
+inline constexpr job_kind all_job_kinds[] = {job_kind::info, job_kind::calibrate, job_kind::verify,
+                                             job_kind::time, job_kind::shutdown,  job_kind::profile,
+                                             job_kind::probe};
 
 /// Returns the wire name of `job`.
 const char* to_string(job_kind job) noexcept;
@@ -123,6 +129,12 @@ struct profile_options {
                            ///< core metrics
 };
 
+/// Options of a stability probe (engine/card_stability.hpp).
+struct probe_options {
+  int64_t bytes = 0;    ///< of each buffer; 0: the worker picks four times its L2, 64-256 MiB
+  int32_t samples = 32; ///< copies timed back to back, after a warm-up of at least 10 ms
+};
+
 /// One request to the worker.
 struct request {
   int64_t id = 0;
@@ -134,6 +146,7 @@ struct request {
   verify_options verify;            ///< its seed also draws a profile job's inputs
   timing_options timing;
   profile_options profile;
+  probe_options probe;
   vendor_policy vendor_libraries = vendor_policy::refuse; ///< verify, time and profile
 };
 
@@ -163,6 +176,13 @@ struct calibration {
   int64_t copy_bytes = 0; ///< size of the buffers copied
   double copy_ms = 0;     ///< median copy time
   double fma_ms = 0;      ///< median FMA kernel time
+};
+
+/// The timing of a stability probe, in milliseconds per copy.
+struct probe_result {
+  int64_t bytes = 0; ///< of each buffer copied (a buffer that did not fit was halved)
+  int32_t samples = 0;
+  double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, max_ms = 0;
 };
 
 /// The statistics of a correctness check; on a failure they point at the first bad element.
@@ -219,7 +239,7 @@ struct failure {
 /// The payload of a successful response: one result type per job kind (shutdown's is
 /// monostate, profile's is engine::profile).
 using result_payload = std::variant<std::monostate, device_info, calibration, verify_result,
-                                    timing_result, engine::profile>;
+                                    timing_result, engine::profile, probe_result>;
 
 /// Names the result type of job kind K (result_of<job_kind::time> is timing_result).
 template <job_kind K>
@@ -247,6 +267,10 @@ struct job_result_type<job_kind::shutdown> {
 template <>
 struct job_result_type<job_kind::profile> {
   using type = engine::profile;
+};
+template <>
+struct job_result_type<job_kind::probe> {
+  using type = probe_result;
 };
 
 /// The result type of job kind K.

@@ -172,6 +172,10 @@ std::vector<std::string> warnings_of(const json::object& results) {
   if (const json::object* llm = object_at(results, "llm"))
     if (std::string spent = string_at(*llm, "budget_spent"); !spent.empty())
       out.push_back("Model budget: " + spent + ".");
+  // The campaign's own warnings: the GPUs' stability (report/gpu_stability.hpp).
+  for (const json::value& w : array_at(results, "warnings"))
+    if (w.is_string())
+      out.emplace_back(w.get_string());
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "report/report_format.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace ks::report {
@@ -25,6 +27,28 @@ std::string format_percent(double fraction) {
     return "-";
   char text[64];
   std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
+  return text;
+}
+
+std::string format_elapsed(double seconds) {
+  auto s = static_cast<int64_t>(std::llround(seconds > 0 ? seconds : 0));
+  char text[32];
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%llds", static_cast<long long>(s));
+  else if (s < 3600)
+    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  else
+    std::snprintf(text, sizeof text, "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>((s % 3600) / 60));
+  return text;
+}
+
+std::string format_seconds(double seconds) {
+  if (seconds >= 60)
+    return format_elapsed(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%gs", seconds);
   return text;
 }
 

@@ -17,6 +17,13 @@ std::string format_ratio(double value, const char* suffix);
 /// Returns `fraction` as a percentage with one decimal ("87.5%"); "-" when not above 0.
 std::string format_percent(double fraction);
 
+/// Returns `seconds` of elapsed time for people: "45s", "3m05s", "1h02m" (rounded).
+std::string format_elapsed(double seconds);
+
+/// Returns a setting of `seconds` as written: "5s", "0.1s"; from a minute on as
+/// format_elapsed ("1m30s").
+std::string format_seconds(double seconds);
+
 /// Returns `name` usable as a file name: anything but [A-Za-z0-9._-] becomes '_', and a
 /// leading dot too ("task" for an empty name).
 std::string file_name_of(const std::string& name);

@@ -368,6 +368,13 @@ struct bench_session::impl {
     return c;
   }
 
+  probe_result probe(const request& req) {
+    init();
+    probe_result p;
+    check(probe_device(device, stream, req.probe, p), "timing the stability probe");
+    return p;
+  }
+
   // -- tensors and kernels ---------------------------------------------------------------
 
   void prepare(const engine::task& t) {
@@ -1325,6 +1332,9 @@ response bench_session::handle(const request& req) {
       break;
     case job_kind::calibrate:
       resp.result = impl_->calibrate();
+      break;
+    case job_kind::probe:
+      resp.result = impl_->probe(req);
       break;
     case job_kind::verify: {
       auto r = impl_->verify(req);

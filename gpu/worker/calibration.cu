@@ -6,6 +6,12 @@
 // runs after 3 warm-ups. The better of our kernel and cudaMemcpyAsync is kept.
 // FMA rate: every thread runs 8 independent FMA chains (enough to cover FMA latency), the
 // grid fills every SM several times, and the results are stored so nothing is dead code.
+//
+// The stability probe (engine/card_stability.hpp) is the same copy on smaller buffers (four
+// times the L2, 64 to 256 MiB each, halved while the device cannot hold them): a warm-up of at
+// least 10 ms (the clocks of a card that idled ramp up), then its samples queued back to back
+// between CUDA events and waited for once, so that a slow host (the compile pool on every core)
+// cannot stretch a sample by launching it late; only the device's own time is measured.
 
 #include "gpu/worker/calibration.hpp"
 
@@ -73,7 +79,106 @@ cudaError_t median_ms(cudaStream_t stream, int warmups, int runs, F&& launch, do
   return cudaGetLastError();
 }
 
+// Returns the q-quantile of `sorted` (ascending, non-empty) by linear interpolation, as
+// engine::quantile does.
+double quantile_of(const std::vector<double>& sorted, double q) {
+  double at = q * static_cast<double>(sorted.size() - 1);
+  auto low = static_cast<size_t>(at);
+  size_t high = std::min(low + 1, sorted.size() - 1);
+  return sorted[low] + (sorted[high] - sorted[low]) * (at - static_cast<double>(low));
+}
+
+constexpr int64_t mib = int64_t{1} << 20;
+
+// Times `samples` copies of `n4` float4s back to back after a warm-up of at least 10 ms; fills
+// `times` (ms, in order).
+cudaError_t time_probe_copies(cudaStream_t stream, int blocks, const float4* src, float4* dst,
+                              int64_t n4, int32_t samples, std::vector<double>& times) {
+  std::vector<cudaEvent_t> events(static_cast<size_t>(samples) + 1, nullptr);
+  cudaError_t err = cudaSuccess;
+  for (cudaEvent_t& e : events)
+    if (err == cudaSuccess)
+      err = cudaEventCreate(&e);
+  // Warm-up: batches of four copies until 10 ms of them ran (at most 64 batches).
+  double warm_ms = 0;
+  for (int batch = 0; batch < 64 && warm_ms < 10 && err == cudaSuccess; ++batch) {
+    cudaEventRecord(events[0], stream);
+    for (int i = 0; i < 4; ++i)
+      copy_kernel<<<blocks, 512, 0, stream>>>(src, dst, n4);
+    cudaEventRecord(events[1], stream);
+    err = cudaEventSynchronize(events[1]);
+    float ms = 0;
+    if (err == cudaSuccess)
+      err = cudaEventElapsedTime(&ms, events[0], events[1]);
+    warm_ms += ms;
+  }
+  if (err == cudaSuccess) {
+    cudaEventRecord(events[0], stream);
+    for (size_t i = 1; i < events.size(); ++i) {
+      copy_kernel<<<blocks, 512, 0, stream>>>(src, dst, n4);
+      cudaEventRecord(events[i], stream);
+    }
+    err = cudaEventSynchronize(events.back());
+  }
+  for (size_t i = 1; i < events.size() && err == cudaSuccess; ++i) {
+    float ms = 0;
+    err = cudaEventElapsedTime(&ms, events[i - 1], events[i]);
+    times.push_back(ms);
+  }
+  for (cudaEvent_t e : events)
+    if (e != nullptr)
+      cudaEventDestroy(e);
+  return err == cudaSuccess ? cudaGetLastError() : err;
+}
+
 } // namespace
+
+cudaError_t probe_device(int32_t device, cudaStream_t stream, const probe_options& opt,
+                         probe_result& out) {
+  cudaDeviceProp prop{};
+  cudaError_t err = cudaGetDeviceProperties(&prop, device);
+  if (err != cudaSuccess)
+    return err;
+  int64_t bytes = opt.bytes > 0
+                      ? opt.bytes
+                      : std::clamp<int64_t>(4 * int64_t{prop.l2CacheSize}, 64 * mib, 256 * mib);
+  bytes &= ~int64_t{255};
+  void *src = nullptr, *dst = nullptr;
+  // A device that holds a large task's tensors may not have room: halve, down to 8 MiB.
+  for (;;) {
+    err = cudaMalloc(&src, bytes);
+    if (err == cudaSuccess) {
+      err = cudaMalloc(&dst, bytes);
+      if (err != cudaSuccess) {
+        cudaFree(src);
+        src = nullptr;
+      }
+    }
+    if (err != cudaErrorMemoryAllocation || bytes / 2 < 8 * mib || opt.bytes > 0)
+      break;
+    cudaGetLastError(); // not sticky: clear it and try smaller buffers
+    bytes /= 2;
+  }
+  if (err != cudaSuccess)
+    return err;
+  cudaMemsetAsync(src, 0x3c, bytes, stream);
+  std::vector<double> times;
+  err = time_probe_copies(stream, prop.multiProcessorCount * 8, static_cast<const float4*>(src),
+                          static_cast<float4*>(dst), bytes / 16, std::max(opt.samples, 1), times);
+  cudaFree(src);
+  cudaFree(dst);
+  if (err != cudaSuccess)
+    return err;
+  std::sort(times.begin(), times.end());
+  out.bytes = bytes;
+  out.samples = static_cast<int32_t>(times.size());
+  out.median_ms = quantile_of(times, 0.5);
+  out.p10_ms = quantile_of(times, 0.1);
+  out.p90_ms = quantile_of(times, 0.9);
+  out.min_ms = times.front();
+  out.max_ms = times.back();
+  return cudaSuccess;
+}
 
 cudaError_t calibrate_device(int32_t device, cudaStream_t stream, calibration& out) {
   cudaDeviceProp prop{};

@@ -7,16 +7,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "actor_fixture.hpp"
+#include "test_context.hpp"
 
 using namespace ks;
 using actors::bench_job;
 using actors::bench_kind;
 using actors::bench_result;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -381,4 +385,182 @@ TEST_CASE_METHOD(test::actor_fixture,
   auto r = reply<bench_result>();
   REQUIRE(r);
   CHECK(r->ok);
+}
+
+// -- the card-stability monitor (engine/card_stability.hpp) ------------------------------------
+
+namespace {
+
+// A bench actor that answers every job at once; its probes take the medians of `probes` in
+// turn (1.0 ms once they run out), its timings 1 ms.
+struct probing_bench_state {
+  std::shared_ptr<std::vector<std::string>> log; // each job's label, "probe" for a probe
+  std::shared_ptr<std::deque<double>> probes;
+};
+
+actors::bench_actor::behavior_type
+probing_bench(actors::bench_actor::stateful_pointer<probing_bench_state> self,
+              std::shared_ptr<std::vector<std::string>> log,
+              std::shared_ptr<std::deque<double>> probes) {
+  self->state.log = std::move(log);
+  self->state.probes = std::move(probes);
+  return {
+      [self](bench_job& job) {
+        auto& st = self->state;
+        st.log->push_back(job.kind == bench_kind::probe ? std::string("probe") : job.label);
+        bench_result r;
+        r.kind = job.kind;
+        r.ok = true;
+        r.busy_ms = 1;
+        if (job.kind == bench_kind::probe) {
+          double median = 1.0;
+          if (!st.probes->empty()) {
+            median = st.probes->front();
+            st.probes->pop_front();
+          }
+          r.payload = gpu::probe_result{
+              int64_t{1} << 28, 32,           median, median * 0.995, median * 1.005,
+              median * 0.99,    median * 1.01};
+        } else if (job.kind == bench_kind::time) {
+          gpu::timing_result t;
+          t.median_ms = 1;
+          t.p10_ms = 0.99;
+          t.p90_ms = 1.01;
+          t.trials = 10;
+          r.payload = t;
+        }
+        return r;
+      },
+  };
+}
+
+actors::stability_setup watching(const test::test_context& ctx, double limit_s = 60) {
+  actors::stability_setup s;
+  s.options = engine::stability_options{}; // probes every 2 s at most, paused 5 s
+  s.options.limit_s = limit_s;
+  s.file = ctx.dir() / "gpu_stability.json";
+  s.gpu_names = {"Fake GPU"};
+  return s;
+}
+
+// Returns how many results came back (answers, not errors) now.
+int64_t answers(caf::scoped_actor& self) {
+  int64_t n = 0;
+  bool more = true;
+  while (more)
+    self->receive([&](bench_result&) { ++n; }, [&](caf::error&) { FAIL("an error came back"); },
+                  caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+  return n;
+}
+
+} // namespace
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "a timing is handed on only once a probe within bounds follows it; a card whose "
+                 "probes go out of bounds times it again once it is quiet, and says so",
+                 "[actors][stability]") {
+  test::test_context ctx;
+  auto log = std::make_shared<std::vector<std::string>>();
+  // Probes: the first two quiet, then two at 3x (unstable), then quiet again.
+  auto probes = std::make_shared<std::deque<double>>(std::deque<double>{1, 1, 3, 3, 1, 1});
+  auto gpu0 = sys.spawn(probing_bench, log, probes);
+  auto now_ms = std::make_shared<double>(0);
+  auto dispatcher = actors::spawn_bench_dispatcher(
+      sys, {gpu0}, [now_ms] { return *now_ms; }, {}, watching(ctx));
+
+  // The card's first probe runs before its first job; the timing waits for the next probe.
+  self->send(dispatcher, job(bench_kind::time, -1, "t1"));
+  run();
+  CHECK(*log == std::vector<std::string>{"probe", "t1", "probe"});
+  CHECK(answers(self) == 1);
+  REQUIRE(fs::exists(ctx.dir() / "gpu_stability.json")); // written at the first probe
+
+  // t2's probe is out of bounds, and so is the one that confirms it: t2 goes back to the queue,
+  // and waits; a verification still runs on the card.
+  self->send(dispatcher, job(bench_kind::time, -1, "t2"));
+  run();
+  CHECK(*log == std::vector<std::string>{"probe", "t1", "probe", "t2", "probe", "probe"});
+  CHECK(answers(self) == 0);
+  self->send(dispatcher, job(bench_kind::verify, -1, "v"));
+  run();
+  CHECK(log->back() == "v");
+  CHECK(answers(self) == 1);
+  self->send(dispatcher, actors::bench_stats_request{});
+  run();
+  auto stats = reply<actors::bench_stats>();
+  REQUIRE(stats);
+  REQUIRE(stats->stability.size() == 1);
+  CHECK_THAT(stats->stability[0], Catch::Matchers::Contains("UNSTABLE"));
+  CHECK_THAT(stats->stability[0], Catch::Matchers::Contains("3.00x its quiet time"));
+  CHECK_FALSE(stats->unreliable);
+  std::string file = test::read_file(ctx.dir() / "gpu_stability.json");
+  CHECK_THAT(file, Catch::Matchers::Contains("\"state\":\"unstable\""));
+  CHECK_THAT(file, Catch::Matchers::Contains("\"condition\":\"drifting\""));
+
+  // Nothing happens before the pause is over; after it, a quiet probe lets t2 run again.
+  *now_ms += 3000;
+  self->send(dispatcher, actors::tick_atom::value);
+  run();
+  CHECK(log->size() == 7);
+  *now_ms += 3000;
+  self->send(dispatcher, actors::tick_atom::value);
+  run();
+  CHECK(*log == std::vector<std::string>{"probe", "t1", "probe", "t2", "probe", "probe", "v",
+                                         "probe", "t2", "probe"});
+  CHECK(answers(self) == 1);
+  self->send(dispatcher, actors::bench_stats_request{});
+  run();
+  stats = reply<actors::bench_stats>();
+  REQUIRE(stats);
+  CHECK(stats->stability[0].empty());
+  REQUIRE(stats->stability_warnings.size() == 2);
+  CHECK_THAT(stats->stability_warnings[0],
+             Catch::Matchers::Contains("GPU 0 (Fake GPU) was unstable from 0s to 6s"));
+  CHECK_THAT(stats->stability_warnings[0], Catch::Matchers::Contains("3.00x its quiet time"));
+  CHECK_THAT(stats->stability_warnings[1], Catch::Matchers::Contains("1 timing was made again"));
+  file = test::read_file(ctx.dir() / "gpu_stability.json");
+  CHECK_THAT(file, Catch::Matchers::Contains("\"retimed\":1"));
+  CHECK_THAT(file, Catch::Matchers::Contains("\"state\":\"quiet\""));
+  // Its wake-up for an unstable card's next probe is still pending: the dispatcher is stopped.
+  self->send_exit(dispatcher, caf::exit_reason::user_shutdown);
+  run();
+}
+
+TEST_CASE_METHOD(test::actor_fixture,
+                 "a card unstable past its limit runs its timings flagged, and its results are "
+                 "unreliable",
+                 "[actors][stability]") {
+  test::test_context ctx;
+  auto log = std::make_shared<std::vector<std::string>>();
+  auto probes = std::make_shared<std::deque<double>>(std::deque<double>{1, 4, 4, 4, 4});
+  auto gpu0 = sys.spawn(probing_bench, log, probes);
+  auto now_ms = std::make_shared<double>(0);
+  auto dispatcher = actors::spawn_bench_dispatcher(
+      sys, {gpu0}, [now_ms] { return *now_ms; }, {}, watching(ctx, 8));
+  self->send(dispatcher, job(bench_kind::time, -1, "t1"));
+  run();
+  CHECK(answers(self) == 0); // unstable: t1 waits for a quiet probe
+  *now_ms += 5000;
+  self->send(dispatcher, actors::tick_atom::value);
+  run();
+  CHECK(answers(self) == 0); // still unstable, 5 s of the 8
+  *now_ms += 5000;
+  self->send(dispatcher, actors::tick_atom::value);
+  run();
+  // Past the limit: t1 ran, flagged, and is answered.
+  CHECK(answers(self) == 1);
+  CHECK(std::count(log->begin(), log->end(), "t1") == 2);
+  self->send(dispatcher, actors::bench_stats_request{});
+  run();
+  auto stats = reply<actors::bench_stats>();
+  REQUIRE(stats);
+  CHECK(stats->unreliable);
+  CHECK_THAT(stats->stability[0], Catch::Matchers::Contains("UNRELIABLE"));
+  REQUIRE_FALSE(stats->stability_warnings.empty());
+  CHECK_THAT(stats->stability_warnings.back(), Catch::Matchers::Contains("are unreliable"));
+  std::string file = test::read_file(ctx.dir() / "gpu_stability.json");
+  CHECK_THAT(file, Catch::Matchers::Contains("\"flagged_labels\":[\"t1\"]"));
+  CHECK_THAT(file, Catch::Matchers::Contains("\"gave_up\":true"));
+  self->send_exit(dispatcher, caf::exit_reason::user_shutdown);
+  run();
 }

@@ -398,15 +398,20 @@ TEST_CASE_METHOD(supervisor_fixture,
     verified_on.insert(job.gpu);
   }
   CHECK(preferring >= 1);
-  // The cards share the final's slots evenly (finalists x rounds of them): a card left
-  // without a round takes the last slots of the other's.
+  // The cards share the final's slots evenly (finalists x rounds of them: the three fastest
+  // and the reference, which is always a finalist): a card left without a round takes the last
+  // slots of the other's.
   std::map<int32_t, int64_t> final_slots;
+  int64_t reference_slots = 0;
   for (const actors::bench_job& job : *log)
-    if (job.purpose == engine::bench_purpose::final_round)
+    if (job.purpose == engine::bench_purpose::final_round) {
       ++final_slots[job.gpu];
+      reference_slots += job.label == "t#0 (final)" ? 1 : 0;
+    }
   INFO("final slots: card 0 " << final_slots[0] << ", card 1 " << final_slots[1]);
   CHECK(std::abs(final_slots[0] - final_slots[1]) <= 1);
-  CHECK(final_slots[0] + final_slots[1] == 3 * static_cast<int64_t>(setup.final_rounds));
+  CHECK(final_slots[0] + final_slots[1] == 4 * static_cast<int64_t>(setup.final_rounds));
+  CHECK(reference_slots == setup.final_rounds);
   // The winner's time is on the home card's scale (the card that timed the reference) although
   // the other card timed about half the final.
   auto state = db->task("t");

@@ -5,6 +5,7 @@
 #     compiled, verified, timed, jobs queued, ETA, each GPU's busy share), and each task's
 #     result is printed as it ends, before the table;
 #   - `status` and `inspect` read the store, as text and as JSON;
+#   - a GPU whose stability probes go bad is said to be unstable at once, and given up on;
 #   - the first Ctrl-C stops at the next step within seconds, says what it keeps, exits 130,
 #     and the same command resumes;
 #   - a run that stops before its campaign starts (no GPU) leaves a store that `status` does
@@ -78,6 +79,26 @@ keys = [r["key"] for r in doc["records"]]
 assert any(k.startswith("nodes/relu/") for k in keys), keys[:10]
 assert all({"key", "database", "summary"} <= set(r) for r in doc["records"])
 PY
+
+# A GPU whose stability probes go bad (issue 22): the campaign says so on stderr at once, and
+# that it gave up on it; the final summary and `status` warn, and say the results are
+# unreliable. (Its probes from the second on take 3x the first; [bench] is the last section.)
+sed -e 's|^output = "out"|output = "noisy"|' campaign.toml >noisy.toml
+printf 'stability_pause_s = 0.1\nstability_limit_s = 0.5\n' >>noisy.toml
+KS_SCRIPTED_NOISY=0:3:2 KS_SCRIPTED_STATE_DIR="$tmp/noisy-state" timeout 300 "$ks" run noisy.toml \
+  --worker "$worker" --progress 0 >n.out 2>n.err; rc=$?
+[ "$rc" -eq 0 ] || fail "noisy campaign: exit $rc: $(cat n.out n.err)"
+grep -qE '^kernelskill: \[[0-9ms]+\] GPU 0 \(Scripted GPU\) is unstable: its probe took 3\.00x its quiet time' n.err \
+  || fail "noisy campaign: no line says GPU 0 is unstable: $(cat n.err)"
+grep -qE 'GPU 0 \(Scripted GPU\) has been unstable for [0-9.]+s \(bench.stability_limit_s\)' n.err \
+  || fail "noisy campaign: no line says it gave up on GPU 0: $(cat n.err)"
+grep -q '^warning: GPU 0 (Scripted GPU) was unstable from' n.out \
+  || fail "noisy campaign: the summary does not warn: $(cat n.out)"
+grep -q '^RESULTS UNRELIABLE' n.out || fail "noisy campaign: the summary does not say unreliable: $(cat n.out)"
+"$ks" status noisy >ns.out 2>ns.err; rc=$?
+[ "$rc" -eq 0 ] || fail "status of the noisy campaign: exit $rc: $(cat ns.err)"
+grep -q '^warning: GPU 0 (Scripted GPU) was unstable from' ns.out \
+  || fail "status of the noisy campaign: no warning: $(cat ns.out)"
 
 # Ctrl-C: a campaign with slow jobs, interrupted once; it must stop within seconds.
 rm -rf out worker-state

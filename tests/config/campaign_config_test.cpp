@@ -264,7 +264,8 @@ TEST_CASE("an unknown key is reported at the key with a did-you-mean suggestion"
            "min_timing_trials, max_timing_ms, atol, rtol, norm_rel, verify_timeout_s, "
            "time_timeout_s, compile_timeout_s, sandbox, secret_env, "
            "allow_vendor_libraries, host_fault_retries, host_fault_retry_s, "
-           "min_free_disk_mb)"));
+           "min_free_disk_mb, stability_probe_s, stability_drift, stability_split, "
+           "stability_pause_s, stability_limit_s)"));
 }
 
 TEST_CASE("a key in the wrong section is reported with the section it belongs in", "[config]") {

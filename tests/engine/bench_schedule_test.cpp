@@ -128,3 +128,23 @@ TEST_CASE("an unpinned job leaves the card queued jobs are pinned to for them",
   std::vector<queued_job> queue{anywhere(50), pinned(0, 10), pinned(0, 10)};
   CHECK(schedule(queue, state, 0) == std::vector<job_start>{{0, 1}, {1, 0}});
 }
+
+TEST_CASE("a card whose timing is paused takes no timing job: its pinned timings wait, the "
+          "others go elsewhere, and verifications still run on it",
+          "[engine][schedule][stability]") {
+  auto timing = [](queued_job j) {
+    j.timing = true;
+    return j;
+  };
+  std::vector<card_state> two = cards(2);
+  two[0].timing_paused = true;
+  // A timing pinned to card 0 waits; a timing that prefers card 0 takes card 1.
+  std::vector<queued_job> queue{timing(pinned(0, 10)), timing(preferring({0}, 5))};
+  CHECK(schedule(queue, two, 0) == std::vector<job_start>{{1, 1}});
+  // A verification pinned to card 0 runs there.
+  std::vector<queued_job> verifies{timing(pinned(0, 10)), pinned(0, 5)};
+  CHECK(schedule(verifies, two, 0) == std::vector<job_start>{{1, 0}});
+  // Unpaused, the timing starts first (higher priority).
+  two[0].timing_paused = false;
+  CHECK(schedule(verifies, two, 0) == std::vector<job_start>{{0, 0}});
+}

@@ -272,6 +272,37 @@ TEST_CASE("finalists are the fastest accepted nodes, simplest first", "[engine][
   CHECK(pick_finalists(tree, 3) == std::vector<node_id>{1, 2, *deep});
   CHECK(pick_finalists(tree, 1) == std::vector<node_id>{*deep});
   CHECK(pick_finalists(tree, 10) == std::vector<node_id>{0, 1, 2, *deep});
+  // The reference is always a finalist, first; once only.
+  CHECK(with_reference(tree, pick_finalists(tree, 1)) == std::vector<node_id>{0, *deep});
+  CHECK(with_reference(tree, pick_finalists(tree, 10)) == std::vector<node_id>{0, 1, 2, *deep});
+  // A reference that was not accepted (it failed) is not.
+  settle(0, node_status::failed, 1.0);
+  CHECK(with_reference(tree, {*deep}) == std::vector<node_id>{*deep});
+}
+
+TEST_CASE("no final ends with a winner slower than the reference: a simpler finalist tied with "
+          "the fastest but slower than the reference gives way to the fastest",
+          "[engine][judge]") {
+  // Finalist 0 is the reference (tight, 1.00 ms); finalist 1, simpler than the fastest, is
+  // slower than it at the median (1.08) but so spread that the fastest (0.80) cannot beat it
+  // beyond the noise; the fastest clearly beats the reference.
+  const std::vector<double> reference = {1.00, 1.01, 0.99, 1.00, 1.01, 1.00, 0.99, 1.00};
+  const std::vector<double> wide = {0.60, 1.60, 0.70, 1.50, 1.08, 1.40, 0.65, 1.09};
+  const std::vector<double> fastest = {0.80, 0.81, 0.79, 0.80, 0.81, 0.80, 0.79, 0.80};
+  auto unguarded = pick_winner({reference, wide, fastest});
+  REQUIRE(unguarded);
+  CHECK(unguarded->fastest == 2);
+  REQUIRE(unguarded->winner == 1); // the tie keeps the simpler, slower than the reference
+  CHECK(unguarded->timings[1].median_ms > unguarded->timings[0].median_ms);
+  auto guarded = pick_winner({reference, wide, fastest}, {}, 0, 0);
+  REQUIRE(guarded);
+  CHECK(guarded->winner == 2);
+  CHECK(guarded->kind == final_kind::clear);
+  CHECK_THAT(guarded->reason, Catch::Matchers::Contains("slower than the reference"));
+  // The reference itself may win: a tie with it keeps it.
+  auto tie = pick_winner({reference, {0.99, 1.00, 1.01, 0.99, 1.00, 1.01, 1.00, 0.99}}, {}, 0, 0);
+  REQUIRE(tie);
+  CHECK(tie->winner == 0);
 }
 
 TEST_CASE("a finalist faster in every interleaved round wins though slow rounds widen both "

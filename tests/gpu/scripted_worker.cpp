@@ -55,10 +55,17 @@
 //                                                       counted over every worker)
 //                                    | JOB '@' NAME '=' VALUE  every job of that kind on a
 //                                                       kernel whose macro NAME is VALUE
-//                              JOB := info | calibrate | verify | time | profile | any;
+//                              JOB := info | calibrate | verify | time | profile | probe
+//                                     | any;
 //                              ACTION is one
 //                              of the script's actions above (crash, hang, fail:KIND, ...).
 //                              Example: "verify#3->crash; time@KS_BLOCK_THREADS=1024->hang"
+//   $KS_SCRIPTED_NOISY=D:F:N[-M]  GPU D turns noisy: its stability probes N to M (1-based,
+//                              counted per device over every worker; no M: every one from N
+//                              on) take F times the quiet probe's time (F = "split": their
+//                              samples split, p90 1.5x their p10), and its time jobs while
+//                              the noise is on (from after probe N - 1 to probe M) report F
+//                              times their median (a split adds 30%)
 //   $KS_SCRIPTED_ALIVE_DIR=DIR a worker (in either mode) creates DIR/<its pid> at start and
 //                              holds an flock on it until it ends, however it ends: a test
 //                              waits for a killed campaign's workers to be gone by taking
@@ -265,6 +272,17 @@ result_payload canned_result(const request& req, int32_t device, double median_m
   }
   case job_kind::profile:
     return canned_profile(req, median_ms);
+  case job_kind::probe: {
+    probe_result p;
+    p.bytes = req.probe.bytes > 0 ? req.probe.bytes : 200LL << 20;
+    p.samples = req.probe.samples;
+    p.median_ms = median_ms;
+    p.p10_ms = median_ms * 0.995;
+    p.p90_ms = median_ms * 1.005;
+    p.min_ms = median_ms * 0.99;
+    p.max_ms = median_ms * 1.01;
+    return p;
+  }
   case job_kind::shutdown:
     break;
   }
@@ -463,21 +481,46 @@ class job_counter {
 public:
   explicit job_counter(std::string dir) : dir_(std::move(dir)) {}
 
+  /// Returns how many jobs named `job` were counted so far.
+  int64_t peek(const std::string& job) {
+    if (dir_.empty())
+      return local_[job];
+    int64_t n = 0;
+    std::ifstream(dir_ + "/" + job + ".count") >> n;
+    return n;
+  }
+
   /// Counts one more job named `job`; returns its number among its kind and among all jobs.
   std::pair<int64_t, int64_t> next(const std::string& job) {
     if (dir_.empty())
       return {++local_[job], ++local_["any"]};
-    std::filesystem::create_directories(dir_);
-    int fd = ::open((dir_ + "/.lock").c_str(), O_CREAT | O_RDWR, 0644);
-    if (fd >= 0)
-      ::flock(fd, LOCK_EX);
+    int fd = lock();
     std::pair<int64_t, int64_t> numbers{bump(job), bump("any")};
     if (fd >= 0)
       ::close(fd); // releases the lock
     return numbers;
   }
 
+  /// Counts one more of `name` alone (not among all jobs); returns its number.
+  int64_t count(const std::string& name) {
+    if (dir_.empty())
+      return ++local_[name];
+    int fd = lock();
+    int64_t n = bump(name);
+    if (fd >= 0)
+      ::close(fd);
+    return n;
+  }
+
 private:
+  int lock() {
+    std::filesystem::create_directories(dir_);
+    int fd = ::open((dir_ + "/.lock").c_str(), O_CREAT | O_RDWR, 0644);
+    if (fd >= 0)
+      ::flock(fd, LOCK_EX);
+    return fd;
+  }
+
   int64_t bump(const std::string& name) {
     std::string path = dir_ + "/" + name + ".count";
     int64_t n = 0;
@@ -544,11 +587,47 @@ std::optional<std::vector<fault_rule>> parse_faults(const std::string& text) {
       return std::nullopt;
     }
     if (rule.job != "info" && rule.job != "calibrate" && rule.job != "verify" &&
-        rule.job != "time" && rule.job != "profile" && rule.job != "any")
+        rule.job != "time" && rule.job != "profile" && rule.job != "probe" && rule.job != "any")
       return std::nullopt;
     rules.push_back(std::move(rule));
   }
   return rules;
+}
+
+/// $KS_SCRIPTED_NOISY: when a GPU turns noisy, and how.
+struct noise_rule {
+  int32_t device = -1; ///< -1: no rule
+  double factor = 1;   ///< a probe's median over the quiet one
+  bool split = false;  ///< the probe's samples split instead
+  int64_t first = 1;   ///< the first noisy probe
+  int64_t last = -1;   ///< the last noisy probe; -1: every later one
+};
+
+std::optional<noise_rule> parse_noise(const std::string& text) {
+  noise_rule rule;
+  if (text.empty())
+    return rule;
+  auto first_colon = text.find(':');
+  auto second_colon = text.find(':', first_colon + 1);
+  if (first_colon == std::string::npos || second_colon == std::string::npos)
+    return std::nullopt;
+  rule.device = std::atoi(text.substr(0, first_colon).c_str());
+  std::string how = text.substr(first_colon + 1, second_colon - first_colon - 1);
+  rule.split = how == "split";
+  rule.factor = rule.split ? 1 : std::strtod(how.c_str(), nullptr);
+  std::string range = text.substr(second_colon + 1);
+  auto dash = range.find('-');
+  rule.first = std::strtoll(range.c_str(), nullptr, 10);
+  if (dash != std::string::npos)
+    rule.last = std::strtoll(range.c_str() + dash + 1, nullptr, 10);
+  if (rule.device < 0 || rule.first < 1 || (!rule.split && !(rule.factor > 0)))
+    return std::nullopt;
+  return rule;
+}
+
+// Checks whether probe number `n` of the rule's device is noisy.
+bool noisy_probe(const noise_rule& rule, int64_t n) {
+  return n >= rule.first && (rule.last < 0 || n <= rule.last);
 }
 
 // Returns the action of the first rule that matches the job, else "ok".
@@ -621,7 +700,42 @@ int main(int argc, char** argv) {
     script_text.clear();
     state_path.clear();
   }
+  std::optional<noise_rule> noise = parse_noise(env_text("KS_SCRIPTED_NOISY"));
+  if (!noise) {
+    std::cerr << "ks-scripted-worker: bad KS_SCRIPTED_NOISY '" << env_text("KS_SCRIPTED_NOISY")
+              << "': want DEVICE:FACTOR:FIRST[-LAST] or DEVICE:split:FIRST[-LAST]\n";
+    return 2;
+  }
   job_counter counter(campaign ? env_text("KS_SCRIPTED_STATE_DIR") : std::string());
+  const std::string noisy_probes = "probe-gpu" + std::to_string(device);
+  // A noisy GPU (campaign mode): its probes and its timings while the noise is on.
+  auto add_noise = [&](const request& req, result_payload& result) {
+    if (!campaign || noise->device != device)
+      return;
+    if (auto* p = std::get_if<probe_result>(&result)) {
+      if (!noisy_probe(*noise, counter.count(noisy_probes)))
+        return;
+      if (noise->split) {
+        p->p10_ms = p->median_ms * 0.95;
+        p->p90_ms = p->median_ms * 1.45;
+        p->max_ms = p->median_ms * 1.5;
+        return;
+      }
+      for (double* ms : {&p->median_ms, &p->p10_ms, &p->p90_ms, &p->min_ms, &p->max_ms})
+        *ms *= noise->factor;
+      return;
+    }
+    auto* t = std::get_if<timing_result>(&result);
+    int64_t probes = counter.peek(noisy_probes);
+    if (t == nullptr || req.job != job_kind::time || probes < noise->first - 1 ||
+        (noise->last >= 0 && probes >= noise->last))
+      return;
+    double factor = noise->split ? 1.3 : noise->factor;
+    for (double* ms : {&t->median_ms, &t->p10_ms, &t->p90_ms, &t->min_ms, &t->mean_ms})
+      *ms *= factor;
+    for (double& ms : t->samples_ms)
+      ms *= factor;
+  };
   const std::vector<std::string> script = split_script(load_script(script_text));
   cursor at(state_path);
   auto action_at = [&](size_t i) { return i < script.size() ? script[i] : std::string("ok"); };
@@ -690,6 +804,7 @@ int main(int argc, char** argv) {
       r.result = campaign
                      ? plausible_result(*req, device, devices)
                      : canned_result(*req, device, verb == "ok" ? argument_of(action, 1.0) : 1.0);
+      add_noise(*req, r.result);
       if (verb == "wrongid")
         r.id = req->id + 1000;
       std::string text = encode(r);

@@ -89,6 +89,23 @@ TEST_CASE("a time request keeps every timing option", "[protocol]") {
   CHECK_FALSE(back->timing.flush_l2);
 }
 
+TEST_CASE("a probe request carries its size and samples, and refuses a sample count out of "
+          "range",
+          "[protocol]") {
+  request r;
+  r.id = 12;
+  r.job = job_kind::probe;
+  r.probe.bytes = 64 << 20;
+  r.probe.samples = 16;
+  auto back = decode_request(encode(r));
+  REQUIRE(back);
+  CHECK(back->job == job_kind::probe);
+  CHECK(back->probe.bytes == 64 << 20);
+  CHECK(back->probe.samples == 16);
+  CHECK(std::string(to_string(job_kind::probe)) == "probe");
+  CHECK_FALSE(decode_request(R"({"v":1,"id":1,"job":"probe","probe":{"samples":0}})"));
+}
+
 TEST_CASE("responses of every job survive a round trip", "[protocol]") {
   SECTION("info") {
     device_info d;
@@ -121,6 +138,21 @@ TEST_CASE("responses of every job survive a round trip", "[protocol]") {
     CHECK(got.trials == 64);
     CHECK(got.escaped);
     CHECK(got.samples_ms == t.samples_ms);
+  }
+  SECTION("probe") {
+    probe_result p{209715200, 32, 0.171, 0.170, 0.173, 0.169, 0.18};
+    auto back = decode_response(encode(response{7, true, p, {}}), job_kind::probe);
+    REQUIRE(back);
+    const auto& got = std::get<probe_result>(back->result);
+    CHECK(got.bytes == 209715200);
+    CHECK(got.samples == 32);
+    CHECK(got.median_ms == 0.171);
+    CHECK(got.p90_ms == 0.173);
+    // A probe without its times is no probe.
+    auto bad = decode_response(R"({"v":1,"id":7,"ok":true,"result":{"bytes":1,"samples":2}})",
+                               job_kind::probe);
+    REQUIRE_FALSE(bad);
+    CHECK_THAT(bad.error().message(), Catch::Matchers::Contains("median_ms"));
   }
   SECTION("a wrong result carries its verify details, NaN included") {
     failure f;
