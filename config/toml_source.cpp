@@ -1,11 +1,194 @@
 #include "config/toml_source.hpp"
 
+#include "base/text.hpp"
 #include "config/option_table.hpp"
 
 #include <cstdint>
 #include <utility>
 
 namespace ks::config {
+
+namespace {
+
+/// Checks whether `c` may be part of a bare key (TOML 1.0: ASCII letters, digits, _ and -).
+bool is_bare_key_byte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+bool is_ascii(char c) {
+  return static_cast<unsigned char>(c) < 0x80;
+}
+
+/// Checks whether the UTF-8 text at `at` starts with a code point toml++ 3.3 cannot classify
+/// as white space or not (U+00A1 to U+0499: toml_ignore.txt).
+bool starts_unclassified(std::string_view at) {
+  if (at.size() < 2)
+    return false;
+  auto lead = static_cast<unsigned char>(at[0]);
+  auto next = static_cast<unsigned char>(at[1]);
+  if ((lead & 0xe0) != 0xc0 || (next & 0xc0) != 0x80)
+    return false;
+  uint32_t code = (uint32_t{lead & 0x1fu} << 6) | (next & 0x3fu);
+  return code >= 0xa1 && code <= 0x499;
+}
+
+/// Walks a TOML text as its lexer does, as far as toml_limit_error needs: comments, strings,
+/// and runs of key parts joined by dots.
+class key_scanner {
+public:
+  explicit key_scanner(std::string_view text) : text_(text) {}
+
+  /// Returns the first problem: where it is and what it is.
+  std::optional<std::pair<position, std::string>> first_problem() {
+    if (text_.starts_with("\xef\xbb\xbf")) // a byte order mark, which toml++ skips
+      i_ = line_start_ = 3;
+    while (i_ < text_.size()) {
+      char c = text_[i_];
+      if (c == '\n') {
+        newline();
+        end_run();
+      } else if (c == ' ' || c == '\t') {
+        ++i_;
+      } else if (c == '#') {
+        while (i_ < text_.size() && text_[i_] != '\n')
+          ++i_;
+      } else if (c == '.') {
+        after_dot_ = parts_ > 0;
+        ++i_;
+      } else if (c == '"' || c == '\'') {
+        if (part())
+          return too_deep();
+        if (!skip_string(c))
+          return problem_;
+      } else if (is_bare_key_byte(c)) {
+        if (part())
+          return too_deep();
+        while (i_ < text_.size() && is_bare_key_byte(text_[i_]))
+          ++i_;
+      } else if (!is_ascii(c)) {
+        return std::pair{here(), std::string("a character outside ASCII outside a string or a "
+                                             "comment, where TOML allows none (quote a key that "
+                                             "needs one: \"clé\" = 1)")};
+      } else {
+        end_run();
+        ++i_;
+      }
+    }
+    return std::nullopt;
+  }
+
+private:
+  position here() const {
+    return {static_cast<uint32_t>(line_), static_cast<uint32_t>(i_ - line_start_ + 1)};
+  }
+
+  void newline() {
+    ++line_;
+    line_start_ = ++i_;
+  }
+
+  void end_run() {
+    parts_ = 0;
+    after_dot_ = false;
+  }
+
+  // Counts a key part starting here; true when its run has grown past the bound.
+  bool part() {
+    if (after_dot_) {
+      ++parts_;
+    } else {
+      parts_ = 1;
+      run_start_ = here();
+    }
+    after_dot_ = false;
+    return parts_ > max_key_parts;
+  }
+
+  std::pair<position, std::string> too_deep() const {
+    return {run_start_, "a dotted key or table header of more than " +
+                            std::to_string(max_key_parts) +
+                            " parts (tables nested this deep are refused before parsing)"};
+  }
+
+  // Skips the string that starts here with `quote`: basic ("...", escapes) or literal ('...'),
+  // on one line, or multi-line ("""...""" or '''...''', whose closing run of quotes may be
+  // longer than three). A one-line string left open ends with its line, where toml++ stops
+  // with an error. Returns false, with problem_ set, where toml++ would misread the string.
+  bool skip_string(char quote) {
+    const bool basic = quote == '"';
+    const std::string_view triple = basic ? std::string_view("\"\"\"") : std::string_view("'''");
+    if (text_.substr(i_, 3) != triple) {
+      ++i_;
+      while (i_ < text_.size() && text_[i_] != '\n') {
+        if (text_[i_] == quote) {
+          ++i_;
+          return true;
+        }
+        if (basic && text_[i_] == '\\' && i_ + 1 < text_.size() && text_[i_ + 1] != '\n')
+          ++i_;
+        ++i_;
+      }
+      return true;
+    }
+    i_ += 3;
+    while (i_ < text_.size()) {
+      if (text_.substr(i_, 3) == triple) {
+        while (i_ < text_.size() && text_[i_] == quote)
+          ++i_;
+        return true;
+      }
+      if (basic && text_[i_] == '\\') {
+        // toml++ asks whether the character after a backslash is white space, and after a
+        // line-ending backslash, whether each one is until the first it keeps.
+        ++i_;
+        bool line_ending = false;
+        while (i_ < text_.size() &&
+               (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r' || text_[i_] == '\n')) {
+          line_ending = true;
+          if (text_[i_] == '\n')
+            newline();
+          else
+            ++i_;
+        }
+        if (starts_unclassified(text_.substr(i_))) {
+          problem_ = {here(), "a character of U+00A1 to U+0499 right after a backslash, or first "
+                              "after the white space a line-ending backslash skips, in a "
+                              "multi-line string: toml++ 3.3 misreads it (put an ASCII "
+                              "character before it)"};
+          return false;
+        }
+        if (!line_ending && i_ < text_.size())
+          ++i_; // the escaped character
+        continue;
+      }
+      if (text_[i_] == '\n')
+        newline();
+      else
+        ++i_;
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  size_t i_ = 0; // the byte looked at
+  size_t line_ = 1;
+  size_t line_start_ = 0;
+  int32_t parts_ = 0;      // in the run of key parts being read
+  bool after_dot_ = false; // a dot since the last part: the next part continues the run
+  position run_start_;
+  std::pair<position, std::string> problem_; // skip_string's, when it returns false
+};
+
+} // namespace
+
+std::optional<std::pair<position, std::string>> toml_limit_error(std::string_view text) {
+  if (static_cast<int64_t>(text.size()) > max_toml_bytes)
+    return std::pair{position{}, "holds " + std::to_string(text.size()) + " bytes, more than the " +
+                                     base::describe_size(max_toml_bytes) +
+                                     " a TOML file of kernelskill may hold"};
+  return key_scanner(text).first_problem();
+}
 
 position position_of(const toml::source_region& region) {
   if (region.begin.line == 0)
@@ -54,6 +237,8 @@ std::string describe(const toml::node& node) {
 }
 
 expected<toml::table> parse_toml(std::string_view text, const std::string& file) {
+  if (auto problem = toml_limit_error(text))
+    return fail(errc::invalid_input, located(file, problem->first, problem->second));
 #if TOML_EXCEPTIONS
   try {
     return toml::parse(text, std::string_view(file));
