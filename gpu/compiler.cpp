@@ -36,6 +36,7 @@
 #include "gpu/compile_sandbox.hpp"
 #include "gpu/content_hash.hpp"
 #include "gpu/worker_environment.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 #include <cxxabi.h>
@@ -769,7 +770,7 @@ compile_result compiler::compile(const compile_request& request) const {
                              {"key_input", hasher.debug_dump()},
                              {"kernels", std::move(kernels)}};
   bool written = write_text(build / "diagnostics.txt", result.diagnostics) &&
-                 write_text(build / "result.json", boost::json::serialize(doc));
+                 write_text(build / "result.json", encode::serialize(doc));
   if (written) {
     // A broken entry (its kernel.so deleted, say) is in the way of the rename: replace it.
     if (fs::exists(entry, ec) && !load_entry(entry))

@@ -16,7 +16,8 @@ case "$name" in
   expression) sources="engine/expression.cpp base/error.cpp" ;;
   elementwise) sources="engine/elementwise_expression.cpp config/spelling.cpp base/error.cpp" ;;
   mustache) sources="engine/mustache_limits.cpp" ;;
-  json) sources="json/decode.cpp json/json_impl.cpp agents/model_protocol.cpp base/text.cpp base/error.cpp" ;;
+  json) sources="json/decode.cpp json/encode.cpp json/json_impl.cpp agents/model_protocol.cpp
+                 base/text.cpp base/error.cpp" ;;
   config) sources="config/campaign_config.cpp config/config_text.cpp config/diagnostics.cpp
                    config/option_table.cpp config/spelling.cpp config/toml_source.cpp
                    base/text.cpp base/error.cpp"
@@ -44,7 +45,7 @@ case "$name" in
             # The families' templates the manifests' references are rendered from.
             export KS_FAMILIES_DIR="$src/families" ;;
   records) sources="memory/record_codec.cpp memory/record_seal.cpp memory/json_text.cpp
-                    memory/record_summary.cpp json/decode.cpp json/json_impl.cpp
+                    memory/record_summary.cpp json/decode.cpp json/encode.cpp json/json_impl.cpp
                     engine/search_tree.cpp engine/short_term_memory.cpp engine/task_phase.cpp
                     engine/plan.cpp
                     base/text.cpp base/error.cpp" ;;
