@@ -21,7 +21,7 @@ bool is_ascii(char c) {
 }
 
 /// Checks whether the UTF-8 text at `at` starts with a code point toml++ 3.3 cannot classify
-/// as white space or not (U+00A1 to U+0499: toml_ignore.txt).
+/// as white space or not (U+00A1 to U+0499: toml_source.hpp).
 bool starts_unclassified(std::string_view at) {
   if (at.size() < 2)
     return false;
@@ -34,7 +34,7 @@ bool starts_unclassified(std::string_view at) {
 }
 
 /// Walks a TOML text as its lexer does, as far as toml_limit_error needs: comments, strings,
-/// and runs of key parts joined by dots.
+/// runs of key parts joined by dots, and what is not ASCII outside strings and comments.
 class key_scanner {
 public:
   explicit key_scanner(std::string_view text) : text_(text) {}
