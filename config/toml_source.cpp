@@ -21,16 +21,26 @@ bool is_ascii(char c) {
 }
 
 /// Checks whether the UTF-8 text at `at` starts with a code point toml++ 3.3 cannot classify
-/// as white space or not (U+00A1 to U+0499: toml_source.hpp).
+/// as white space or not: is_non_ascii_horizontal_whitespace() splits U+00A0-U+FEFF into
+/// blocks of 0x3FA code points and reaches TOML_UNREACHABLE for every code point of the
+/// blocks 0, 11 and 63 but U+00A0, U+3000 and U+FEFF (toml_source.hpp).
 bool starts_unclassified(std::string_view at) {
-  if (at.size() < 2)
-    return false;
-  auto lead = static_cast<unsigned char>(at[0]);
-  auto next = static_cast<unsigned char>(at[1]);
-  if ((lead & 0xe0) != 0xc0 || (next & 0xc0) != 0x80)
-    return false;
-  uint32_t code = (uint32_t{lead & 0x1fu} << 6) | (next & 0x3fu);
-  return code >= 0xa1 && code <= 0x499;
+  struct range {
+    uint32_t first, last;
+  };
+  static constexpr range unclassified[] = {
+      {0xa1, 0x499}, {0x2c5e, 0x2fff}, {0x3001, 0x3057}, {0xfb26, 0xfefe}};
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(at[i])); };
+  auto continuation = [&](size_t i) { return i < at.size() && (byte(i) & 0xc0) == 0x80; };
+  uint32_t code = 0;
+  if (!at.empty() && (byte(0) & 0xe0) == 0xc0 && continuation(1))
+    code = ((byte(0) & 0x1f) << 6) | (byte(1) & 0x3f);
+  else if (!at.empty() && (byte(0) & 0xf0) == 0xe0 && continuation(1) && continuation(2))
+    code = ((byte(0) & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f);
+  for (const range& r : unclassified)
+    if (code >= r.first && code <= r.last)
+      return true;
+  return false;
 }
 
 /// Walks a TOML text as its lexer does, as far as toml_limit_error needs: comments, strings,
@@ -45,6 +55,7 @@ public:
       i_ = line_start_ = 3;
     while (i_ < text_.size()) {
       char c = text_[i_];
+      follow_value_run(c);
       if (c == '\n') {
         newline();
         end_run();
@@ -88,6 +99,23 @@ private:
     line_start_ = ++i_;
   }
 
+  // toml++ reads a value that starts with a digit or a sign ahead to the first character that
+  // ends a value (white space, ']', '}', ',', '#'), asking that of each character, strings
+  // included: this follows those runs, each starting after such a character or after what may
+  // precede a value ('=', '[', '{') where no such run goes on through it.
+  void follow_value_run(char c) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ']' || c == '}' || c == ',' ||
+        c == '#') {
+      value_run_ = value_run::fresh;
+    } else if (c == '=' || c == '[' || c == '{') {
+      if (value_run_ != value_run::numeric)
+        value_run_ = value_run::fresh;
+    } else if (value_run_ == value_run::fresh) {
+      value_run_ =
+          (c >= '0' && c <= '9') || c == '+' || c == '-' ? value_run::numeric : value_run::other;
+    }
+  }
+
   void end_run() {
     parts_ = 0;
     after_dot_ = false;
@@ -118,21 +146,37 @@ private:
   bool skip_string(char quote) {
     const bool basic = quote == '"';
     const std::string_view triple = basic ? std::string_view("\"\"\"") : std::string_view("'''");
+    // No valid TOML has a string inside such a run, but toml++ reads it before it says so.
+    const bool read_ahead = value_run_ == value_run::numeric;
+    auto read_ahead_problem = [&] {
+      problem_ = {here(), "a character toml++ 3.3 misreads (U+00A1-U+0499, U+2C5E-U+2FFF, "
+                          "U+3001-U+3057, U+FB26-U+FEFE) in a string inside a value that starts "
+                          "with a digit or a sign, which it reads ahead (end the value before "
+                          "the string)"};
+      return false;
+    };
     if (text_.substr(i_, 3) != triple) {
       ++i_;
       while (i_ < text_.size() && text_[i_] != '\n') {
+        if (read_ahead && starts_unclassified(text_.substr(i_)))
+          return read_ahead_problem();
         if (text_[i_] == quote) {
           ++i_;
           return true;
         }
-        if (basic && text_[i_] == '\\' && i_ + 1 < text_.size() && text_[i_ + 1] != '\n')
-          ++i_;
+        if (basic && text_[i_] == '\\' && i_ + 1 < text_.size() && text_[i_ + 1] != '\n') {
+          ++i_; // the escaped character, skipped below
+          if (read_ahead && starts_unclassified(text_.substr(i_)))
+            return read_ahead_problem();
+        }
         ++i_;
       }
       return true;
     }
     i_ += 3;
     while (i_ < text_.size()) {
+      if (read_ahead && starts_unclassified(text_.substr(i_)))
+        return read_ahead_problem();
       if (text_.substr(i_, 3) == triple) {
         while (i_ < text_.size() && text_[i_] == quote)
           ++i_;
@@ -152,10 +196,10 @@ private:
             ++i_;
         }
         if (starts_unclassified(text_.substr(i_))) {
-          problem_ = {here(), "a character of U+00A1 to U+0499 right after a backslash, or first "
+          problem_ = {here(), "a character toml++ 3.3 misreads (U+00A1-U+0499, U+2C5E-U+2FFF, "
+                              "U+3001-U+3057, U+FB26-U+FEFE) right after a backslash, or first "
                               "after the white space a line-ending backslash skips, in a "
-                              "multi-line string: toml++ 3.3 misreads it (put an ASCII "
-                              "character before it)"};
+                              "multi-line string (put an ASCII character before it)"};
           return false;
         }
         if (!line_ending && i_ < text_.size())
@@ -174,7 +218,9 @@ private:
   size_t i_ = 0; // the byte looked at
   size_t line_ = 1;
   size_t line_start_ = 0;
-  int32_t parts_ = 0;      // in the run of key parts being read
+  enum class value_run { fresh, numeric, other };
+  value_run value_run_ = value_run::fresh; // see follow_value_run
+  int32_t parts_ = 0;                      // in the run of key parts being read
   bool after_dot_ = false; // a dot since the last part: the next part continues the run
   position run_start_;
   std::pair<position, std::string> problem_; // skip_string's, when it returns false

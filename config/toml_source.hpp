@@ -13,13 +13,17 @@
 //     of arrays and inline tables (256) but makes one table per part of a dotted key, then
 //     walks and destroys them recursively (a 600 KB header of 300,000 parts overflowed the
 //     stack: SIGSEGV in toml::impl::parser::update_region_ends);
-//   - a character outside ASCII outside a string or a comment (TOML 1.0 allows none there),
-//     and one of U+00A1 to U+0499 right after a backslash in a multi-line basic string or
-//     first after a line-ending backslash's white space: toml++ 3.3 asks whether such a code
-//     point is white space, and its generated table reaches __builtin_unreachable for exactly
-//     that range (undefined behaviour; fixed in toml++ 3.4). These are the only places where
-//     it asks of a code point that is not ASCII (parser.inl: is_whitespace,
-//     is_horizontal_whitespace and is_bare_key_character), so no text that passes reaches it.
+//   - where toml++ 3.3 asks whether a code point is white space: its generated table reaches
+//     __builtin_unreachable for U+00A1-U+0499, U+2C5E-U+2FFF, U+3001-U+3057 and
+//     U+FB26-U+FEFE (undefined behaviour; fixed in toml++ 3.4; the fuzz targets found the
+//     ranges after the first).
+//     It asks (parser.inl: is_whitespace, is_horizontal_whitespace, is_value_terminator) of
+//     every character outside strings and comments, where TOML 1.0 allows only ASCII, so any
+//     other character there is refused; of the character after a backslash in a multi-line
+//     basic string, and after a line-ending backslash of each until the first it keeps; and,
+//     reading a value that starts with a digit or a sign ahead to its end, of each character
+//     up to a space, ']', '}', ',' or '#', strings included (found by the manifest fuzz
+//     target: `x = -a"<U+017F>"`). The code points of those ranges are refused there.
 
 #include "config/diagnostics.hpp"
 #include "config/error.hpp"

@@ -501,7 +501,8 @@ TEST_CASE("a suite's manifest that is a device, a pipe, too large or too deep is
   fs::create_symlink("/dev/zero", ctx.dir() / "suite" / "b.toml");
   REQUIRE(::mkfifo((ctx.dir() / "suite" / "c.toml").c_str(), 0600) == 0); // no writer
   fs::path deep = ctx.write("suite/d.toml", "[a" + ks::test::repeated(".a", 299999) + "]\n");
-  // toml++ 3.3 reached __builtin_unreachable on U+00A1 to U+0499 in a table header
+  // toml++ 3.3 reached __builtin_unreachable on U+00A1 to U+0499 (and three more ranges) in a
+  // table header
   // (tests/fuzz/corpus/manifest/m12-toml-unreachable); refused before it parses.
   fs::path header =
       ctx.write("suite/e.toml", "name = \"x\"\n" + valid_body + "[t\xc2\xa1]\n[u\xd2\x99]\n");

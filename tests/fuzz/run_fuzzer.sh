@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target of tests/fuzz/ with clang (ASan and UBSan, a signed overflow
 # fails) and runs it for a bounded time on a copy of its corpus (tests/fuzz/corpus/NAME/).
-# Usage: run_fuzzer.sh NAME SOURCE_DIR BUILD_DIR [SECONDS]
+# Usage: run_fuzzer.sh NAME SOURCE_DIR BUILD_DIR [SECONDS]   (KS_FUZZ_OPTIMIZE: -O0, -O1, ...)
 # Exits 125 (ctest: skipped, with the reason) where clang or its libFuzzer runtime is missing
 # (apt-get install clang libclang-rt-14-dev). A crash, a leak, a timeout of one input (10 s)
 # or more than 2 GB of memory fails it; the input that did is kept in BUILD_DIR/fuzz/NAME/.
@@ -11,7 +11,7 @@ src=$2
 build=$3
 seconds=${4:-5}
 defines=""
-optimize=-O1
+optimize=${KS_FUZZ_OPTIMIZE:--O1}
 
 case "$name" in
   expression) sources="engine/expression.cpp base/error.cpp" ;;
@@ -46,8 +46,9 @@ case "$name" in
             # The families' templates the manifests' references are rendered from.
             export KS_FAMILIES_DIR="$src/families"
             # 33 sources, several of them heavy (toml++, Mustache): -O0 halves their compile
-            # (skill_template.cpp: 15 s instead of 34) at the cost of fewer runs a second.
-            optimize=-O0 ;;
+            # (skill_template.cpp: 15 s instead of 34) for the test command's few seconds, at
+            # the cost of runs a second (27 instead of 546): KS_FUZZ_OPTIMIZE=-O1 for a long run.
+            optimize=${KS_FUZZ_OPTIMIZE:--O0} ;;
   records) sources="memory/record_codec.cpp memory/record_seal.cpp memory/json_text.cpp
                     memory/record_summary.cpp json/decode.cpp json/encode.cpp json/json_impl.cpp
                     engine/search_tree.cpp engine/short_term_memory.cpp engine/task_phase.cpp
@@ -80,9 +81,10 @@ fi
 binary="$out/${name}_fuzz"
 inputs="$src/tests/fuzz/${name}_fuzz.cpp"
 for s in $sources; do inputs="$inputs $src/$s"; done
-# Rebuild only when a source, a header of ours or this script is newer than the binary.
+# Rebuild only when a source, a header of ours or this script is newer than the binary, or
+# the flags it was built with differ.
 stale=1
-if [ -x "$binary" ]; then
+if [ -x "$binary" ] && [ "$(cat "$binary.flags" 2>/dev/null)" = "$optimize $defines" ]; then
   stale=0
   for f in "$0" $inputs $(find "$src/base" "$src/engine" "$src/json" "$src/agents" "$src/config" "$src/memory" -name '*.hpp'); do
     if [ "$f" -nt "$binary" ]; then stale=1; break; fi
@@ -116,6 +118,7 @@ if [ "$stale" = 1 ]; then
     exit 1
   fi
   mv "$binary.tmp" "$binary"
+  echo "$optimize $defines" >"$binary.flags"
 fi
 
 # A copy of the corpus: what the run finds stays in the build folder, the repository's corpus
