@@ -20,6 +20,24 @@ bool is_ascii(char c) {
   return static_cast<unsigned char>(c) < 0x80;
 }
 
+/// A code point decoded from UTF-8, and how many bytes it took; {0, 0} for none (ASCII is not
+/// asked for, and a longer or broken sequence is none toml++ misreads: its reader refuses it).
+struct code_point {
+  uint32_t code = 0;
+  size_t length = 0;
+};
+
+/// Returns the code point of two or three bytes at the start of `at`.
+code_point decode_two_or_three(std::string_view at) {
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(at[i])); };
+  auto continuation = [&](size_t i) { return i < at.size() && (byte(i) & 0xc0) == 0x80; };
+  if (!at.empty() && (byte(0) & 0xe0) == 0xc0 && continuation(1))
+    return {((byte(0) & 0x1f) << 6) | (byte(1) & 0x3f), 2};
+  if (!at.empty() && (byte(0) & 0xf0) == 0xe0 && continuation(1) && continuation(2))
+    return {((byte(0) & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f), 3};
+  return {};
+}
+
 /// Checks whether the UTF-8 text at `at` starts with a code point toml++ 3.3 cannot classify
 /// as white space or not: is_non_ascii_horizontal_whitespace() splits U+00A0-U+FEFF into
 /// blocks of 0x3FA code points and reaches TOML_UNREACHABLE for every code point of the
@@ -30,17 +48,22 @@ bool starts_unclassified(std::string_view at) {
   };
   static constexpr range unclassified[] = {
       {0xa1, 0x499}, {0x2c5e, 0x2fff}, {0x3001, 0x3057}, {0xfb26, 0xfefe}};
-  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(at[i])); };
-  auto continuation = [&](size_t i) { return i < at.size() && (byte(i) & 0xc0) == 0x80; };
-  uint32_t code = 0;
-  if (!at.empty() && (byte(0) & 0xe0) == 0xc0 && continuation(1))
-    code = ((byte(0) & 0x1f) << 6) | (byte(1) & 0x3f);
-  else if (!at.empty() && (byte(0) & 0xf0) == 0xe0 && continuation(1) && continuation(2))
-    code = ((byte(0) & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f);
+  uint32_t code = decode_two_or_three(at).code;
   for (const range& r : unclassified)
     if (code >= r.first && code <= r.last)
       return true;
   return false;
+}
+
+/// Returns the length of the code point at the start of `at` when toml++ 3.3 counts it as
+/// horizontal white space beyond ASCII (U+00A0, U+1680, U+180E, U+2000-U+200B, U+202F,
+/// U+205F-U+2060, U+3000, U+FEFF), else 0.
+size_t toml_space_length(std::string_view at) {
+  code_point c = decode_two_or_three(at);
+  bool space = c.code == 0xa0 || c.code == 0x1680 || c.code == 0x180e ||
+               (c.code >= 0x2000 && c.code <= 0x200b) || c.code == 0x202f ||
+               (c.code >= 0x205f && c.code <= 0x2060) || c.code == 0x3000 || c.code == 0xfeff;
+  return space ? c.length : 0;
 }
 
 /// Walks a TOML text as its lexer does, as far as toml_limit_error needs: comments, strings,
@@ -184,16 +207,21 @@ private:
       }
       if (basic && text_[i_] == '\\') {
         // toml++ asks whether the character after a backslash is white space, and after a
-        // line-ending backslash, whether each one is until the first it keeps.
+        // line-ending backslash, whether each one is until the first it keeps: its white space
+        // includes some beyond ASCII (toml_space_length), which it skips there.
         ++i_;
         bool line_ending = false;
-        while (i_ < text_.size() &&
-               (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r' || text_[i_] == '\n')) {
-          line_ending = true;
-          if (text_[i_] == '\n')
-            newline();
-          else
+        while (i_ < text_.size()) {
+          if (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r') {
             ++i_;
+          } else if (text_[i_] == '\n') {
+            newline();
+          } else if (size_t n = line_ending ? toml_space_length(text_.substr(i_)) : 0; n > 0) {
+            i_ += n;
+          } else {
+            break;
+          }
+          line_ending = true;
         }
         if (starts_unclassified(text_.substr(i_))) {
           problem_ = {here(), "a character toml++ 3.3 misreads (U+00A1-U+0499, U+2C5E-U+2FFF, "

@@ -20,7 +20,8 @@
 //     It asks (parser.inl: is_whitespace, is_horizontal_whitespace, is_value_terminator) of
 //     every character outside strings and comments, where TOML 1.0 allows only ASCII, so any
 //     other character there is refused; of the character after a backslash in a multi-line
-//     basic string, and after a line-ending backslash of each until the first it keeps; and,
+//     basic string, and after a line-ending backslash of each until the first it keeps (its
+//     white space, which it skips there, includes U+00A0, U+3000, U+FEFF and a few more); and,
 //     reading a value that starts with a digit or a sign ahead to its end, of each character
 //     up to a space, ']', '}', ',' or '#', strings included (found by the manifest fuzz
 //     target: `x = -a"<U+017F>"`). The code points of those ranges are refused there.

@@ -109,8 +109,11 @@ TEST_CASE("a character outside ASCII is refused outside strings and comments, as
   for (uint32_t code = 0x80; code <= 0xffff; ++code) {
     if (code >= 0xd800 && code <= 0xdfff)
       continue; // no UTF-8
-    for (const std::string& text : {"y = \"\"\"a\\\n   " + utf8(code) + "\"\"\"\n",
-                                    "y = \"\"\"a\\" + utf8(code) + "\"\"\"\n"}) {
+    // toml++ skips its own white space beyond ASCII there too (manifest/m17: U+FEFF first).
+    for (const std::string& text :
+         {"y = \"\"\"a\\\n   " + utf8(code) + "\"\"\"\n", "y = \"\"\"a\\" + utf8(code) + "\"\"\"\n",
+          "y = \"\"\"a\\\n\n" + utf8(0xfeff) + utf8(0x3000) + " " + utf8(0xa0) + utf8(code) +
+              "\"\"\"\n"}) {
       auto problem = toml_limit_error(text);
       if (problem.has_value() != unreachable_in_tomlplusplus(code)) {
         FAIL_CHECK("U+" << std::hex << code << ": " << (problem ? problem->second : "passes"));
@@ -121,7 +124,7 @@ TEST_CASE("a character outside ASCII is refused outside strings and comments, as
       }
     }
   }
-  CHECK(refused == 2 * ((0x499 - 0xa1 + 1) + (0x2fff - 0x2c5e + 1) + (0x3057 - 0x3001 + 1) +
+  CHECK(refused == 3 * ((0x499 - 0xa1 + 1) + (0x2fff - 0x2c5e + 1) + (0x3057 - 0x3001 + 1) +
                         (0xfefe - 0xfb26 + 1)));
   CHECK_THAT(refusal_of("y = \"\"\"a\\\n   " + utf8(0x400) + "\"\"\"\n"),
              Contains("t.toml:2:4: a character toml++ 3.3 misreads"));
