@@ -124,8 +124,8 @@ TEST_CASE("a character outside ASCII is refused outside strings and comments, as
       }
     }
   }
-  CHECK(refused == 3 * ((0x499 - 0xa1 + 1) + (0x2fff - 0x2c5e + 1) + (0x3057 - 0x3001 + 1) +
-                        (0xfefe - 0xfb26 + 1)));
+  CHECK(refused == int64_t{3} * ((0x499 - 0xa1 + 1) + (0x2fff - 0x2c5e + 1) +
+                                 (0x3057 - 0x3001 + 1) + (0xfefe - 0xfb26 + 1)));
   CHECK_THAT(refusal_of("y = \"\"\"a\\\n   " + utf8(0x400) + "\"\"\"\n"),
              Contains("t.toml:2:4: a character toml++ 3.3 misreads"));
   CHECK_THAT(refusal_of("y = \"\"\"a\\" + utf8(0xfcbf) + "\"\"\"\n"),
