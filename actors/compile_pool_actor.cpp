@@ -3,6 +3,7 @@
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
 #include "gpu/compiler.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 #include <caf/actor_system.hpp>
@@ -26,7 +27,7 @@ std::string resources_json(const std::vector<gpu::kernel_resources>& kernels) {
                                       {"stack_bytes", k.stack_bytes},
                                       {"spill_stores", k.spill_stores},
                                       {"spill_loads", k.spill_loads}});
-  return boost::json::serialize(out);
+  return encode::serialize(out);
 }
 
 kernel_usage usage_of(const std::vector<gpu::kernel_resources>& kernels) {

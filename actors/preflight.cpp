@@ -1,7 +1,9 @@
 // The checks of preflight(), each independent of the others, so that every problem is found
-// in one pass. None writes: a folder that does not exist yet is judged by the nearest folder
-// above it that does (can it be created there?), the lock of the output folder is tested with
-// a shared flock that is dropped at once, the skill memory is not opened (opening creates it).
+// in one pass. None leaves anything behind: whether a folder can be written is tried with an
+// unnamed file that is dropped at once, and one that does not exist yet is judged by the
+// nearest folder above it that does (can it be created there?); the lock of the output folder
+// is tested with a shared flock that is dropped at once; the skill memory is not opened
+// (opening creates it).
 // Each check is the one the step of run_campaign that would stop on it makes, called the same
 // way, so the two cannot drift apart: where run_campaign has a function for a step, this calls
 // it; where the step writes, this checks what the write needs.
@@ -15,6 +17,7 @@
 #include "agents/prompt_library.hpp"
 #include "agents/usage_file.hpp"
 #include "base/folder_lock.hpp"
+#include "base/writable_folder.hpp"
 #include "engine/skill_library.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_client.hpp"
@@ -40,23 +43,6 @@ campaign_error of_environment(engine::error e) {
   return out;
 }
 
-/// Checks that `folder` can be written, or created and then written: the nearest existing
-/// folder at or above it must be a writable folder. Returns why not.
-std::optional<std::string> cannot_write(const fs::path& folder) {
-  std::error_code ec;
-  fs::path at = fs::absolute(folder, ec);
-  while (!at.empty() && !fs::exists(at, ec)) {
-    if (at == at.parent_path())
-      break;
-    at = at.parent_path();
-  }
-  if (!fs::is_directory(at, ec))
-    return at.string() + " is not a folder";
-  if (::access(at.c_str(), W_OK | X_OK) != 0)
-    return at.string() + " cannot be written";
-  return std::nullopt;
-}
-
 void check_output(const config::campaign_config& config, const run_options& options,
                   std::vector<campaign_error>& out) {
   const fs::path folder = config.output_dir();
@@ -74,10 +60,10 @@ void check_output(const config::campaign_config& config, const run_options& opti
   if (!options.dry_run)
     if (auto refused = refuse_lost_store(folder, options.foreign))
       out.push_back(*refused);
-  if (auto why = cannot_write(folder))
+  if (auto why = base::cannot_create_in(folder))
     out.emplace_back(errc::io, "campaign.output " + folder.string() + ": " + *why);
   if (!options.cache_dir.empty())
-    if (auto why = cannot_write(options.cache_dir))
+    if (auto why = base::cannot_create_in(options.cache_dir))
       out.emplace_back(errc::io, "--cache-dir " + options.cache_dir.string() + ": " + *why);
 }
 
@@ -88,7 +74,7 @@ void check_skills(const config::campaign_config& config, const run_options& opti
   if (auto library = engine::load_skill_library(builtin); !library)
     out.push_back(library.error());
   if (!options.dry_run) {
-    if (auto why = cannot_write(config.memory_dir()))
+    if (auto why = base::cannot_create_in(config.memory_dir()))
       out.emplace_back(errc::io, "memory.path " + config.memory_dir().string() + ": " + *why);
     else if (auto file = memory::skill_store::check_file(config.memory_dir()); !file)
       out.push_back(file.error());

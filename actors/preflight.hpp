@@ -21,7 +21,8 @@ namespace ks::actors {
 /// backend, the prompts, the API key's variable, the replay folder and llm_usage.json; with
 /// bench.sandbox (a dry run too: its nvcc runs there), bubblewrap; nvcc and kernelskill/abi.h,
 /// and (not in a dry run) the bench worker executable. What the machine lacks is marked
-/// campaign_error::environment (a worker that cannot start: gpu_failure crash). Writes nothing.
+/// campaign_error::environment (a worker that cannot start: gpu_failure crash). Leaves nothing
+/// behind (a folder is tried with an unnamed file, dropped at once).
 /// Empty: `run` gets as far as the GPUs.
 [[nodiscard]] std::vector<campaign_error> preflight(const config::campaign_config& config,
                                                     const run_options& options);

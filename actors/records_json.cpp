@@ -1,6 +1,7 @@
 #include "actors/records_json.hpp"
 
 #include "gpu/device_json.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 #include <unistd.h>
@@ -49,11 +50,11 @@ std::string verify_json(const gpu::verify_result& v) {
       libraries.emplace_back(library);
     o["vendor_libraries"] = std::move(libraries);
   }
-  return json::serialize(o);
+  return encode::serialize(o);
 }
 
 std::string calibration_json(const gpu::calibration& c) {
-  return json::serialize(calibration_object(c));
+  return encode::serialize(calibration_object(c));
 }
 
 std::optional<gpu::calibration> parse_calibration(std::string_view text) {
@@ -87,12 +88,12 @@ std::string environment_json(const std::vector<gpu_description>& gpus, const std
     }
     nvcc_line += c;
   }
-  return json::serialize(json::object{{"v", 1},
-                                      {"host", host_name()},
-                                      {"arch", arch},
-                                      {"nvcc", nvcc_line},
-                                      {"dry_run", dry_run},
-                                      {"gpus", std::move(list)}});
+  return encode::serialize(json::object{{"v", 1},
+                                        {"host", host_name()},
+                                        {"arch", arch},
+                                        {"nvcc", nvcc_line},
+                                        {"dry_run", dry_run},
+                                        {"gpus", std::move(list)}});
 }
 
 } // namespace ks::actors

@@ -26,6 +26,7 @@
 
 #include "agents/usage_file.hpp"
 #include "gpu/vendor_libraries.hpp"
+#include "json/encode.hpp"
 #include "report/atomic_file.hpp"
 #include "report/gpu_stability.hpp"
 #include "report/html_report.hpp"
@@ -356,7 +357,7 @@ void pretty(std::ostream& out, const json::value& v, int indent = 0) {
     out << "{\n";
     bool first = true;
     for (const auto& member : v.get_object()) {
-      out << (first ? "" : ",\n") << inner << json::serialize(json::value(member.key())) << ": ";
+      out << (first ? "" : ",\n") << inner << encode::serialize(json::value(member.key())) << ": ";
       pretty(out, member.value(), indent + 1);
       first = false;
     }
@@ -371,7 +372,7 @@ void pretty(std::ostream& out, const json::value& v, int indent = 0) {
     }
     out << "\n" << pad << "]";
   } else {
-    out << json::serialize(v);
+    out << encode::serialize(v);
   }
 }
 

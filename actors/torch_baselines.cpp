@@ -11,6 +11,7 @@
 #include "actors/torch_baselines.hpp"
 
 #include "base/text.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 
@@ -157,7 +158,7 @@ std::string path_key(std::string_view key) {
   bool simple = !key.empty();
   for (char c : key)
     simple = simple && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-  return simple ? std::string(key) : json::serialize(json::value(json::string(key)));
+  return simple ? std::string(key) : encode::serialize(json::value(json::string(key)));
 }
 
 } // namespace
@@ -291,7 +292,7 @@ std::string torch_baselines_json(const torch_baselines& b) {
                    {"method", json::object{{"compile_mode", b.compile_mode}}},
                    {"source", b.source.string()},
                    {"tasks", std::move(tasks)}};
-  return json::serialize(doc) + "\n";
+  return encode::serialize(doc) + "\n";
 }
 
 std::string tensor_signature(const std::vector<engine::tensor_spec>& specs) {

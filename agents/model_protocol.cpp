@@ -2,6 +2,7 @@
 
 #include "base/text.hpp"
 #include "json/decode.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 
@@ -65,7 +66,7 @@ bool read_tokens(const json::value& usage, std::string_view key, int64_t& out) {
     n = in_range ? static_cast<int64_t>(d) : 0;
   }
   if (!in_range)
-    throw decode::malformed("usage." + std::string(key) + " = " + json::serialize(*v) +
+    throw decode::malformed("usage." + std::string(key) + " = " + encode::serialize(*v) +
                             " is not a token count (an integer from 0 to " +
                             std::to_string(max_reply_tokens) + ")");
   out = n;
@@ -152,7 +153,7 @@ http_request make_http_request(api_kind api, std::string_view endpoint, std::str
   }
   body["messages"] = std::move(messages);
   out.headers.emplace_back("Content-Type", "application/json");
-  out.body = json::serialize(body);
+  out.body = encode::serialize(body);
   return out;
 }
 

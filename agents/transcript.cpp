@@ -1,6 +1,7 @@
 #include "agents/transcript.hpp"
 
 #include "base/text.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 #include <unistd.h>
@@ -126,7 +127,7 @@ std::string transcript_json(const transcript& t, std::string_view secret) {
     o["truncated"] = true;
   // Every string was redacted; the whole text once more, in case JSON escaping of a field
   // and the key's own characters ever line up differently.
-  return redact(json::serialize(o), secret) + "\n";
+  return redact(encode::serialize(o), secret) + "\n";
 }
 
 engine::expected<transcript> parse_transcript(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "cli/config_loading.hpp"
 
 #include "base/text.hpp"
+#include "config/toml_source.hpp"
 
 #include <toml++/toml.h>
 
@@ -17,21 +18,15 @@ namespace {
 // Returns the file at `path` parsed, or nullopt when it cannot be read or is not TOML (the
 // loaders report that; this file only adds to what they say).
 std::optional<toml::table> parsed(const fs::path& path) {
-  std::optional<std::string> text = base::read_text(path);
+  std::optional<std::string> text = base::read_text(path, config::max_toml_bytes);
   if (!text)
     return std::nullopt;
-#if TOML_EXCEPTIONS
-  try {
-    return toml::parse(*text, std::string_view(path.string()));
-  } catch (const toml::parse_error&) {
+  // Through config/'s parser, which bounds what toml++ does not (toml_source.hpp): this runs
+  // on a file the loaders refused, too.
+  auto table = config::parse_toml(*text, path.string());
+  if (!table)
     return std::nullopt;
-  }
-#else
-  toml::parse_result result = toml::parse(*text, std::string_view(path.string()));
-  if (!result)
-    return std::nullopt;
-  return std::move(result).table();
-#endif
+  return std::move(*table);
 }
 
 // Checks whether the (valid) config at `path` sets campaign.tasks, in a [campaign] table, as

@@ -2,6 +2,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "gpu/device_json.hpp"
+#include "json/encode.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -31,7 +32,7 @@ void pretty_into(std::string& out, const json::value& v, int indent) {
     size_t i = 0;
     for (const auto& [key, value] : o) {
       pad(indent + 1);
-      out += json::serialize(json::string(key)) + ": ";
+      out += encode::serialize(json::string(key)) + ": ";
       pretty_into(out, value, indent + 1);
       out += ++i < o.size() ? ",\n" : "\n";
     }
@@ -60,7 +61,7 @@ void pretty_into(std::string& out, const json::value& v, int indent) {
       number += ".0"; // stays a floating-point number for readers that care
     out += number;
   } else {
-    out += json::serialize(v);
+    out += encode::serialize(v);
   }
 }
 

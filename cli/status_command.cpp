@@ -16,6 +16,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "cli/result_json.hpp"
+#include "json/encode.hpp"
 #include "memory/store.hpp"
 #include "report/html_report.hpp"
 
@@ -346,7 +347,7 @@ command_result run_inspect(const output_dir_options& opt) {
       outcome.error().json_written = true;
     }
     report["records"] = std::move(list);
-    std::cout << boost::json::serialize(report) << "\n" << std::flush;
+    std::cout << encode::serialize(report) << "\n" << std::flush;
   } else {
     for (const auto& [key, summary] : *records)
       std::cout << key << "\t" << summary << "\n";

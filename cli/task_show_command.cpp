@@ -23,6 +23,7 @@
 #include "cli/help_format.hpp"
 #include "engine/graph_spec.hpp"
 #include "engine/task_manifest.hpp"
+#include "json/encode.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -237,7 +238,7 @@ command_result run_task_show(const task_show_options& opt) {
               (t.module->file.empty() ? std::string() : " of " + t.module->file) + "\n";
   }
   if (opt.json)
-    std::cout << json::serialize(json::object{{"tasks", std::move(tasks)}}) << "\n";
+    std::cout << encode::serialize(json::object{{"tasks", std::move(tasks)}}) << "\n";
   else
     std::cout << text;
   std::cout << std::flush;

@@ -13,16 +13,13 @@
 
 #include "config/campaign_config.hpp"
 
+#include "base/text.hpp"
 #include "config/diagnostics.hpp"
 #include "config/option_table.hpp"
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -423,20 +420,10 @@ expected<campaign_config> parse_campaign_config(std::string_view text,
 }
 
 expected<campaign_config> load_campaign_config(const std::filesystem::path& path) {
-  std::string file = path.string();
-  std::error_code ec;
-  fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status))
-    return fail(errc::not_found, file + ": config file not found");
-  if (fs::is_directory(status))
-    return fail(errc::io, file + ": is a folder, not a config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(errc::io, file + ": cannot read config file: " + std::strerror(errno));
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad())
-    return fail(errc::io, file + ": cannot read config file: " + std::strerror(errno));
-  return parse_campaign_config(text, path);
+  expected<std::string> text = base::read_file(path, max_toml_bytes, "config file");
+  if (!text)
+    return tl::unexpected(text.error());
+  return parse_campaign_config(*text, path);
 }
 
 } // namespace ks::config

@@ -212,7 +212,8 @@ struct campaign_config {
 /// Loads and validates the config file at `path`. Returns the config with `source` set to
 /// its absolute path; errc::not_found or errc::io (naming `path`) when the file is missing,
 /// a folder or unreadable; errc::invalid_input whose message holds one `FILE:LINE:COL:
-/// message` line per problem, FILE being `path` as given.
+/// message` line per problem, FILE being `path` as given (a file of more than max_toml_bytes,
+/// a device such as /dev/zero included: toml_source.hpp).
 [[nodiscard]] expected<campaign_config> load_campaign_config(const std::filesystem::path& path);
 
 /// Parses and validates config `text` as if read from `name_for_errors`, which names the file

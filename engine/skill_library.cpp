@@ -571,11 +571,10 @@ std::string format_problems(std::vector<problem> problems) {
   return message;
 }
 
+// A skill's files come from anywhere (`skills import`): each is bounded, the largest a TOML
+// file may be (templates are bounded tighter when parsed: mustache_limits.hpp).
 expected<std::string> read_file(const fs::path& path) {
-  std::optional<std::string> text = base::read_text(path);
-  if (!text)
-    return fail(errc::io, path.string() + ": cannot read");
-  return std::move(*text);
+  return base::read_file(path, config::max_toml_bytes, "skill's file");
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 
 #include "engine/task_manifest.hpp"
 
+#include "base/text.hpp"
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
 #include "engine/family_reference.hpp"
@@ -20,11 +21,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <span>
@@ -464,19 +461,12 @@ struct loaded_task {
 expected<loaded_task> load(const fs::path& path) {
   std::string file = path.string();
   std::error_code ec;
-  fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status))
-    return fail(errc::not_found, file + ": task manifest not found");
-  if (fs::is_directory(status))
-    return fail(errc::io, file + ": is a folder, not a task manifest");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(errc::io, file + ": cannot read task manifest: " + std::strerror(errno));
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad())
-    return fail(errc::io, file + ": cannot read task manifest: " + std::strerror(errno));
+  // Bounded: a suite's folder may hold anything named *.toml (a FIFO, a link to /dev/zero).
+  expected<std::string> text = base::read_file(path, config::max_toml_bytes, "task manifest");
+  if (!text)
+    return tl::unexpected(text.error());
 
-  auto parsed = config::parse_toml(text, file);
+  auto parsed = config::parse_toml(*text, file);
   if (!parsed)
     return fail(errc::invalid_input, parsed.error().message());
   toml::table root = std::move(*parsed);

@@ -39,7 +39,7 @@ std::string params_text(const task& subject) {
 
 // The parsed manifest, for the positions of its parts; nullopt when it cannot be read again.
 std::optional<toml::table> reread(const task& subject) {
-  std::optional<std::string> text = base::read_text(subject.manifest_path);
+  std::optional<std::string> text = base::read_text(subject.manifest_path, config::max_toml_bytes);
   if (!text)
     return std::nullopt;
   auto parsed = config::parse_toml(*text, subject.manifest_path.string());

@@ -36,6 +36,7 @@
 #include "gpu/compile_sandbox.hpp"
 #include "gpu/content_hash.hpp"
 #include "gpu/worker_environment.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 #include <cxxabi.h>
@@ -554,6 +555,9 @@ engine::expected<compiler> compiler::create(compiler_options options) {
   result.nvcc_version_ = version->out;
   result.options_ = std::move(options);
   remove_stale_builds(result.options_.cache_dir / "compile");
+  if (result.sandbox_)
+    if (auto runs = result.check_sandboxed_nvcc(); !runs)
+      return tl::unexpected(runs.error());
   return result;
 }
 
@@ -563,6 +567,38 @@ std::vector<std::string> standard_nvcc_flags(const std::string& arch) {
           "-cudart", "shared",     "-std=c++17",
           "-O3",     "-lineinfo",  "-gencode=arch=compute_" + sm + ",code=sm_" + sm,
           "-Xptxas", "-v"};
+}
+
+engine::expected<void> compiler::check_sandboxed_nvcc() const {
+  // Where remove_stale_builds() finds it, should we be killed before removing it.
+  fs::path build = options_.cache_dir / "compile" / "sandbox" /
+                   (".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(build_counter++));
+  std::error_code ec;
+  if (!fs::create_directories(build, ec))
+    return engine::fail(engine::errc::io, "cannot make " + build.string() +
+                                              " to try nvcc in the "
+                                              "sandbox: " +
+                                              ec.message());
+  auto ran = run_in_build({options_.nvcc.string(), "--version"}, build);
+  fs::remove_all(build, ec);
+  if (ran && ran->status.success())
+    return {};
+  std::string said(base::trim(ran ? ran->err : ran.error().message()));
+  if (said.size() > 400) // its end says why
+    said = "..." + said.substr(said.size() - 400);
+  std::string why = ran ? ran->status.describe() + ": " + said : said;
+  return engine::fail(engine::errc::subprocess,
+                      options_.boundary.requested_by +
+                          " but nvcc cannot run in bubblewrap's "
+                          "sandbox on this host (" +
+                          why + "; the sandbox shows /usr, " +
+                          options_.nvcc.parent_path().parent_path().string() +
+                          " and the include folder" +
+                          (sandbox_->pid_namespace ? ""
+                                                   : ", and no /proc: this host allows no pid "
+                                                     "namespace") +
+                          "): install the CUDA toolkit where the sandbox shows it, or run without "
+                          "the sandbox");
 }
 
 std::vector<std::string> compiler::command_for(const compile_request& request) const {
@@ -674,6 +710,14 @@ compile_result compiler::compile(const compile_request& request) const {
     return finish(std::move(result));
   }
   std::string output = run->out + run->err;
+  // bubblewrap could not make the sandbox (it says so first, before nvcc runs): the host's
+  // fault, not cached, whatever the source.
+  if (sandbox_ && !run->status.success() && run->err.starts_with("bwrap: ")) {
+    result.host_fault = true;
+    result.diagnostics = "bubblewrap could not make nvcc's sandbox: " + run->err;
+    fs::remove_all(build, ec);
+    return finish(std::move(result));
+  }
   if (run->status.timed_out || run->status.signal != 0) {
     // Not cached: a verdict on the machine's load, not on the source.
     result.timed_out = run->status.timed_out;
@@ -723,7 +767,7 @@ compile_result compiler::compile(const compile_request& request) const {
                              {"key_input", hasher.debug_dump()},
                              {"kernels", std::move(kernels)}};
   bool written = write_text(build / "diagnostics.txt", result.diagnostics) &&
-                 write_text(build / "result.json", boost::json::serialize(doc));
+                 write_text(build / "result.json", encode::serialize(doc));
   if (written) {
     // A broken entry (its kernel.so deleted, say) is in the way of the rename: replace it.
     if (fs::exists(entry, ec) && !load_entry(entry))

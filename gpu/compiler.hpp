@@ -103,9 +103,9 @@ std::vector<std::string> standard_nvcc_flags(const std::string& arch);
 /// Runs nvcc with a cache; thread-safe.
 class compiler {
 public:
-  /// Finds nvcc and reads its version (part of every cache key); fails if nvcc is missing, or
+  /// Finds nvcc and reads its version (part of every cache key); fails if nvcc is missing,
   /// when options.boundary asks for a sandbox that bubblewrap cannot make (probe_sandbox's
-  /// error).
+  /// error), or when nvcc does not run in that sandbox (errc::subprocess, saying why).
   [[nodiscard]] static engine::expected<compiler> create(compiler_options options);
 
   /// Checks what create() needs of the machine, without running or writing anything: the
@@ -138,6 +138,10 @@ public:
   const std::string& nvcc_version() const noexcept { return nvcc_version_; }
 
 private:
+  // Runs `nvcc --version` in the sandbox, so that a host where bubblewrap works but nvcc
+  // cannot start inside it fails create() with why, instead of every compile.
+  engine::expected<void> check_sandboxed_nvcc() const;
+
   // Runs nvcc's `command` in `build`, inside the sandbox when there is one.
   engine::expected<run_result> run_in_build(const std::vector<std::string>& command,
                                             const std::filesystem::path& build) const;

@@ -1,5 +1,7 @@
 #include "gpu/profile_report.hpp"
 
+#include "json/encode.hpp"
+
 #include <boost/json.hpp>
 
 #include <cmath>
@@ -101,7 +103,7 @@ std::string encode_diagnosis(const engine::diagnosis& d) {
       {"evidence", std::move(evidence)},
       {"text", d.text},
       {"hardware", std::move(hardware)}};
-  return json::serialize(o);
+  return encode::serialize(o);
 }
 
 std::string kernel_table(const engine::profile& p) {

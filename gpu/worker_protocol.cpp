@@ -9,6 +9,7 @@
 
 #include "gpu/device_json.hpp"
 #include "json/decode.hpp"
+#include "json/encode.hpp"
 
 #include <boost/json.hpp>
 
@@ -535,7 +536,7 @@ std::string encode(const request& r) {
   } else if (r.job == job_kind::probe) {
     obj["probe"] = json::object{{"bytes", r.probe.bytes}, {"samples", r.probe.samples}};
   }
-  return json::serialize(obj);
+  return encode::serialize(obj);
 }
 
 std::string encode(const response& r) {
@@ -554,11 +555,11 @@ std::string encode(const response& r) {
   }
   if (r.retire)
     obj["retire"] = true;
-  return json::serialize(obj);
+  return encode::serialize(obj);
 }
 
 std::string encode(const hello& h) {
-  return json::serialize(json::object{
+  return encode::serialize(json::object{
       {"v", protocol_version}, {"hello", "ks-bench-worker"}, {"pid", h.pid}, {"device", h.device}});
 }
 
@@ -665,7 +666,7 @@ engine::expected<response> decode_response(std::string_view line, job_kind job) 
 }
 
 std::string encode_profile(const engine::profile& p) {
-  return json::serialize(encode_payload(p));
+  return encode::serialize(encode_payload(p));
 }
 
 engine::expected<engine::profile> decode_profile(std::string_view text) {

@@ -5,6 +5,7 @@
 #include "memory/record_codec.hpp"
 
 #include "json/decode.hpp"
+#include "json/encode.hpp"
 #include "memory/json_text.hpp"
 
 #include <boost/json.hpp>
@@ -67,7 +68,8 @@ engine::task_phase task_phase_field(const json::object& o, std::string_view key)
   else
     throw corrupt_value("field '" + std::string(key) + "' must be an integer");
   if (!phase)
-    throw corrupt_value("field '" + std::string(key) + "' has unknown value " + json::serialize(v));
+    throw corrupt_value("field '" + std::string(key) + "' has unknown value " +
+                        encode::serialize(v));
   return *phase;
 }
 
@@ -170,8 +172,36 @@ engine::timing read_timing(const json::object& o) {
   return t;
 }
 
+std::string hex_of(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 0xf];
+  }
+  return out;
+}
+
+std::string bytes_of_hex(std::string_view hex) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    throw corrupt_value("field 'bytes_hex' holds a character that is no lowercase hex digit");
+  };
+  if (hex.size() % 2 != 0)
+    throw corrupt_value("field 'bytes_hex' has an odd number of digits");
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2)
+    out += static_cast<char>(digit(hex[i]) * 16 + digit(hex[i + 1]));
+  return out;
+}
+
 std::string text(json::object o) {
-  return json::serialize(o);
+  return encode::serialize(o);
 }
 
 } // namespace
@@ -298,7 +328,13 @@ std::string encode(const node_detail& r) {
 
 std::string encode_source(std::string_view source_text) {
   json::object o = header("source");
-  o["text"] = source_text;
+  // A JSON string holds only UTF-8; a source that is not (a Latin-1 comment) keeps its bytes.
+  if (encode::is_valid_utf8(source_text)) {
+    o["text"] = source_text;
+  } else {
+    o["text"] = encode::valid_utf8(source_text);
+    o["bytes_hex"] = hex_of(source_text);
+  }
   return text(std::move(o));
 }
 
@@ -417,8 +453,10 @@ decoded<node_detail> decode_detail(std::string_view value) {
 }
 
 decoded<std::string> decode_source(std::string_view value) {
-  return decode_with<std::string>(value, "source",
-                                  [](const json::object& o) { return string_field(o, "text"); });
+  return decode_with<std::string>(value, "source", [](const json::object& o) {
+    std::string shown = string_field(o, "text");
+    return o.contains("bytes_hex") ? bytes_of_hex(string_field(o, "bytes_hex")) : shown;
+  });
 }
 
 decoded<engine::plan_outcome> decode_outcome(std::string_view value) {

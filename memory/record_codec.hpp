@@ -55,7 +55,10 @@
 //                                     "resources_json": str, "verify_json": str,
 //                                     ["timed_gpu": int], ["profile_json": str],
 //                                     ["diagnosis_json": str]
-//   source       = tag "source":      "text": str
+//   source       = tag "source":      "text": str, ["bytes_hex": str]
+//                                     (text is valid UTF-8, each byte that is not U+FFFD;
+//                                     bytes_hex, two lowercase hex digits a byte, is there
+//                                     when they differ: the source exactly, for nvcc)
 //   outcome      = tag "outcome":     "plan": plan, "child": int, "outcome": outcome_kind name,
 //                                     "failure_kind": str, "gain": real
 //   repair       = tag "repair":      "round": int, "error_text": str, "diagnosis": str,

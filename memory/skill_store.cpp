@@ -7,6 +7,7 @@
 
 #include "engine/skill_check.hpp"
 #include "json/decode.hpp"
+#include "json/encode.hpp"
 #include "memory/json_text.hpp"
 #include "memory/record_codec.hpp"
 #include "memory/record_seal.hpp"
@@ -98,7 +99,7 @@ std::string encode_skill(const stored_skill& s) {
   o["added_at"] = s.added_at;
   o["provenance"] = s.provenance;
   o["files"] = string_map_json(s.files);
-  return json::serialize(o);
+  return encode::serialize(o);
 }
 
 stored_skill read_skill(const json::object& o) {
@@ -133,7 +134,7 @@ std::string encode_stats(const engine::skill_stats& s) {
   o["best_params"] = string_map_json(s.best_params);
   o["best_task"] = s.best_task;
   o["last_used"] = s.last_used;
-  return json::serialize(o);
+  return encode::serialize(o);
 }
 
 r::decoded<engine::skill_stats> decode_stats(std::string_view value) {
@@ -171,7 +172,7 @@ std::string encode_try(const engine::skill_try& t) {
   o["gain"] = real_json(t.gain);
   o["reference_speedup"] = real_json(t.reference_speedup);
   o["at"] = t.at;
-  return json::serialize(o);
+  return encode::serialize(o);
 }
 
 r::decoded<engine::skill_try> decode_try(std::string_view value) {
@@ -382,7 +383,7 @@ expected<skill_store> skill_store::open(const std::filesystem::path& dir, int64_
       json::object o = header("skill_store");
       o["magic"] = skill_magic;
       o["checksum"] = seal::checksum_name;
-      return p->put(t, p->meta, "store", json::serialize(o), "writing the skill memory's header");
+      return p->put(t, p->meta, "store", encode::serialize(o), "writing the skill memory's header");
     }
     // The header says whether the memory's records carry checksums (record_seal.hpp): read it
     // with or without one, then hold it to what it says.
@@ -676,7 +677,7 @@ std::string export_skills(const std::vector<stored_skill>& skills) {
                                 {"provenance", s.provenance},
                                 {"files", string_map_json(s.files)}});
   json::object doc{{"format", "kernelskill-skills"}, {"version", 1}, {"skills", list}};
-  return json::serialize(doc) + "\n";
+  return encode::serialize(doc) + "\n";
 }
 
 expected<std::vector<stored_skill>> parse_skill_export(std::string_view text) {

@@ -4,7 +4,8 @@
 # output folder in use by another run or holding something else (--overwrite accepted as by
 # `run`), an API key variable that is not set, a prompt folder without its prompts, no nvcc;
 # and `run` stops on the same problems before it writes anything (no bench worker: exit 17,
-# crash, as `devices` says of it, before the output folder is made).
+# crash, as `devices` says of it, before the output folder is made); an output folder that
+# refuses root's files; hostile config files and manifests (issue 27).
 # Usage: config_check.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: config_check.sh KERNELSKILL SOURCE_DIR}
@@ -101,6 +102,44 @@ KS_NVCC=/nonexistent/nvcc timeout 60 "$ks" run good.toml --dry-run --progress 0 
 grep -q 'cannot start the bench worker /nonexistent/worker: it is not an executable file' run.err \
   || fail "run without a bench worker: not said: $(cat run.err)"
 [ ! -e fresh-out ] || fail "run without a bench worker created the output folder"
+
+# An output folder that refuses files to root too: /proc makes none, and access(2), which the
+# check asked, says root may write it. Found by the check, and run stops before writing (exit
+# 3, a folder that cannot be written, as for a busy one).
+config proc.toml /proc/kernelskill-config-check-out
+"$ks" config --check proc.toml >out 2>err; rc=$?
+[ "$rc" -eq 2 ] || fail "an output folder under /proc: exit $rc, wanted 2: $(cat out err)"
+grep -q 'campaign.output /proc/kernelskill-config-check-out: cannot create a file in /proc' out \
+  || fail "an output folder under /proc: not reported: $(cat out)"
+timeout 60 "$ks" run proc.toml --dry-run --progress 0 >run.out 2>run.err; rc=$?
+[ "$rc" -eq 3 ] || fail "run on an output folder under /proc: exit $rc, wanted 3: $(cat run.err)"
+grep -q 'cannot create a file in /proc' run.err \
+  || fail "run on an output folder under /proc: not reported: $(cat run.err)"
+
+# Hostile config files, each a clear error and exit 2, never a signal, a hang or all memory: a
+# device that never ends, a named pipe that no one writes to, a table header of 300,000 parts
+# (600 KB: toml++ overflowed the stack on it), and a code point toml++ 3.3 cannot classify in
+# a table header; and a task manifest of each kind, named by a config.
+python3 -c "print('[' + '.'.join(['a'] * 300000) + ']')" >deep.toml
+printf '[a\xcf\x9d.c]\n' >unclassified.toml
+mkfifo fifo.toml
+for hostile in /dev/zero fifo.toml deep.toml unclassified.toml; do
+  (ulimit -v 4000000; timeout 60 "$ks" config --check "$hostile") >out 2>err; rc=$?
+  [ "$rc" -eq 2 ] || fail "config --check $hostile: exit $rc, wanted 2: $(head -c 300 err)"
+  case $hostile in /*) manifest=$hostile ;; *) manifest=$PWD/$hostile ;; esac
+  printf '[campaign]\ntasks = ["%s"]\noutput = "tasks-out"\n' "$manifest" >tasks.toml
+  (ulimit -v 4000000; timeout 60 "$ks" config --check tasks.toml) >out 2>err; rc=$?
+  [ "$rc" -eq 2 ] || fail "a task manifest $hostile: exit $rc, wanted 2: $(head -c 300 err)"
+done
+(ulimit -v 4000000; timeout 60 "$ks" config --check /dev/zero) >out 2>err
+grep -q '/dev/zero: holds more than 4 MiB, too much for a config file' out \
+  || fail "config --check /dev/zero: not said: $(head -c 300 out)"
+(ulimit -v 4000000; timeout 60 "$ks" config --check deep.toml) >out 2>err
+grep -q 'deep.toml:1:2: a dotted key or table header of more than 64 parts' out \
+  || fail "config --check on a deep header: not said: $(head -c 300 out)"
+(ulimit -v 4000000; timeout 60 "$ks" config --check unclassified.toml) >out 2>err
+grep -q 'unclassified.toml:1:3: a character outside ASCII outside a string or a comment' out \
+  || fail "config --check on a code point in a header: not said: $(head -c 300 out)"
 
 if [ "$failures" -ne 0 ]; then
   echo "config_check.sh: $failures check(s) failed" >&2

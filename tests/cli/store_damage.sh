@@ -9,7 +9,8 @@
 #     nodes/relu/1 and its checksum; inspect still lists every other record;
 #   - the store deleted or emptied beside the results: run refuses (exit 2) naming --overwrite,
 #     writes nothing, and starts over with it; status says what happened;
-# and the skill memory cut short: its commands and run exit 5, saying to move it aside.
+# and the skill memory cut short: its commands and run exit 5, saying to move it aside; and a
+# campaign whose reference is not UTF-8 is stored, resumed and inspected as any other.
 # Usage: store_damage.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: store_damage.sh KERNELSKILL SOURCE_DIR}
@@ -155,6 +156,25 @@ said "skills list on a memory cut short" "the skill memory mem/data.mdb is damag
 said "skills list on a memory cut short" "move it aside (mv mem mem.damaged)"
 expect 5 "run with a memory cut short" run campaign.toml --worker "$worker" --progress 0
 said "run with a memory cut short" "is damaged: it is $((msize / 2)) bytes"
+
+# -- a reference that is not UTF-8 ---------------------------------------------------------------
+# A hand-written reference with a Latin-1 comment: its source and nvcc's quote of it were
+# stored as they were and read back as "not JSON", so the run could not write its outputs
+# (exit 3) and every later command called the store damaged (exit 5). Now the campaign ends,
+# resumes and is inspected, and the winner's source keeps the reference's bytes.
+mkdir latin1 && cd latin1 || exit 1
+"$ks" task new myop --family custom --shape 64,64 --dir t >/dev/null || fail "task new failed"
+printf '// r\xe9f\xe9rence, Latin-1\n' >>t/myop_ref.cu
+sed -e 's|^tasks = .*|tasks = ["t/myop.toml"]|' ../campaign.toml >campaign.toml
+expect 0 "a Latin-1 reference's campaign" run campaign.toml --worker "$worker" --progress 0
+expect 0 "inspect after a Latin-1 reference" inspect out
+grep -q 'corrupt' out.txt && fail "inspect after a Latin-1 reference: $(grep corrupt out.txt | head -3)"
+expect 0 "resuming after a Latin-1 reference" run campaign.toml --worker "$worker" --progress 0
+best=$(find out/best -name '*.cu' | head -1)
+[ -n "$best" ] || fail "a Latin-1 reference's campaign: no best/*.cu"
+[ -z "$best" ] || LC_ALL=C grep -q $'r\xe9f\xe9rence' "$best" \
+  || fail "a Latin-1 reference's campaign: the winner $best lost the reference's bytes"
+cd .. || exit 1
 
 if [ "$failures" -ne 0 ]; then
   echo "store_damage.sh: $failures check(s) failed" >&2

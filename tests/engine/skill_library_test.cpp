@@ -69,6 +69,19 @@ TEST_CASE("a TOML syntax error in a skill file is reported at FILE:LINE:COL", "[
   CHECK(message.rfind("skills/tiles/skill.toml:3:", 0) == 0);
 }
 
+TEST_CASE("a skill file toml++ would not survive is refused at FILE:LINE:COL", "[engine][skills]") {
+  // From a model or `skills import`: a 600 KB header of 300,000 parts overflowed toml++'s stack,
+  // and U+03DD in a header reached its __builtin_unreachable (config/toml_source.hpp).
+  std::string deep = "[a" + ks::test::repeated(".a", 299999) + "]\n" + good_toml;
+  CHECK(error_of(files_of(deep))
+            .rfind("skills/tiles/skill.toml:1:2: a dotted key or table header "
+                   "of more than 64 parts",
+                   0) == 0);
+  std::string header = std::string(good_toml) + "[t\xcf\x9d]\n";
+  CHECK(error_of(files_of(header))
+            .rfind("skills/tiles/skill.toml:14:3: a character outside ASCII", 0) == 0);
+}
+
 TEST_CASE("every problem of a skill file is reported at its FILE:LINE:COL, in source order",
           "[engine][skills]") {
   std::string toml = good_toml;

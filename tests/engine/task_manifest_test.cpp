@@ -2,6 +2,7 @@
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -489,6 +490,40 @@ TEST_CASE("a missing manifest is not_found and a folder is an io error", "[engin
   error folder = error_of(ctx.dir() / "folder.toml");
   CHECK(folder.code() == errc::io);
   CHECK(folder.message().find("folder.toml") != std::string::npos);
+}
+
+TEST_CASE("a suite's manifest that is a device, a pipe, too large or too deep is refused, "
+          "never read without end or parsed into a crash",
+          "[engine][manifest]") {
+  ks::test::test_context ctx;
+  ctx.write("suite/softmax_ref.cu", "// reference\n");
+  fs::path good = ctx.write("suite/a.toml", "name = \"fine\"\n" + valid_body);
+  fs::create_symlink("/dev/zero", ctx.dir() / "suite" / "b.toml");
+  REQUIRE(::mkfifo((ctx.dir() / "suite" / "c.toml").c_str(), 0600) == 0); // no writer
+  fs::path deep = ctx.write("suite/d.toml", "[a" + ks::test::repeated(".a", 299999) + "]\n");
+  // toml++ 3.3 reached __builtin_unreachable on U+00A1 to U+0499 (and three more ranges) in a
+  // table header
+  // (tests/fuzz/corpus/manifest/m12-toml-unreachable); refused before it parses.
+  fs::path header =
+      ctx.write("suite/e.toml", "name = \"x\"\n" + valid_body + "[t\xc2\xa1]\n[u\xd2\x99]\n");
+  fs::path large =
+      ctx.write("suite/f.toml", "# " + std::string(size_t{5} << 20, 'x') + "\n" + valid_body);
+  expected<std::vector<task>> suite = load_task_suite(ctx.dir() / "suite");
+  REQUIRE_FALSE(suite.has_value());
+  CHECK(suite.error().code() == errc::invalid_input);
+  const std::string& message = suite.error().message();
+  INFO(message.substr(0, 2000));
+  CHECK_THAT(message,
+             Catch::Contains("b.toml: holds more than 4 MiB, too much for a task manifest"));
+  // The empty pipe is an empty manifest: its missing keys, read at once.
+  CHECK_THAT(message, Catch::Contains("c.toml:1:1: missing required key 'name'"));
+  CHECK_THAT(message, Catch::Contains(at(deep, 1, 2) +
+                                      "a dotted key or table header of more than 64 parts"));
+  CHECK_THAT(message, Catch::Contains(at(header, 11, 3) + "a character outside ASCII outside a "
+                                                          "string or a comment"));
+  CHECK_THAT(message,
+             Catch::Contains("f.toml: holds more than 4 MiB, too much for a task manifest"));
+  CHECK(message.find(good.string()) == std::string::npos);
 }
 
 TEST_CASE("a suite folder loads its manifests sorted by file name", "[engine][manifest]") {

@@ -1,13 +1,15 @@
 // libFuzzer target: a value read back from a store (memory/record_codec.cpp, record_seal.cpp),
 // as every decoder of the campaign store reads one, sealed or not, and as `inspect` describes
 // it. Run by run_fuzzer.sh (ctest "fuzz: records"). A damaged value is an error string, never
-// a signal; a record that decodes encodes to a text that decodes again.
+// a signal; a record that decodes encodes to a text that decodes again; any bytes written as a
+// source or a message read back.
 
 #include "memory/record_codec.hpp"
 #include "memory/record_seal.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace records = ks::memory::records;
@@ -49,5 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)records::summarize(value);
   (void)records::parse_node_key(value);
   (void)records::parse_number_key(value);
+  // Whatever bytes a source or a message holds (not UTF-8 too), its record reads back: the
+  // source exactly, the message with each byte that is not UTF-8 as U+FFFD.
+  auto source = records::decode_source(records::encode_source(value));
+  if (!source || *source != value)
+    __builtin_trap();
+  ks::memory::node_detail detail;
+  detail.message = std::string(value);
+  detail.diagnostics = std::string(value);
+  if (!records::decode_detail(records::encode(detail)))
+    __builtin_trap();
   return 0;
 }

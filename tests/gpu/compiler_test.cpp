@@ -1,9 +1,11 @@
 #include "gpu/child_process.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/content_hash.hpp"
+#include "gpu/worker_sandbox.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -423,4 +425,92 @@ TEST_CASE("in the sandbox nvcc reads no file outside the candidate's folder and 
   INFO(relu.diagnostics);
   CHECK(relu.ok);
   CHECK(relu.kernels.size() == 1);
+}
+
+TEST_CASE("where bubblewrap may make no pid namespace, nvcc still compiles in the sandbox, which "
+          "shows no /proc",
+          "[compiler][sandbox]") {
+  ks::test::test_context ctx;
+  std::string real_bwrap;
+  for (const char* dir : {"/usr/bin", "/bin", "/usr/local/bin"})
+    if (::access((std::string(dir) + "/bwrap").c_str(), X_OK) == 0) {
+      real_bwrap = std::string(dir) + "/bwrap";
+      break;
+    }
+  if (real_bwrap.empty())
+    KS_SKIP("no bwrap installed (apt-get install bubblewrap)");
+  // A bwrap that refuses a pid namespace as a container does that forbids mounting a fresh
+  // /proc, and is the real one otherwise.
+  fs::path fake = ctx.write("bwrap", "#!/bin/sh\n"
+                                     "for a in \"$@\"; do\n"
+                                     "  if [ \"$a\" = --unshare-pid ]; then\n"
+                                     "    echo 'bwrap: Can'\\''t mount proc on /newroot/proc: "
+                                     "Operation not permitted' >&2; exit 1\n"
+                                     "  fi\n"
+                                     "done\n"
+                                     "exec " +
+                                         real_bwrap + " \"$@\"\n");
+  fs::permissions(fake, fs::perms::owner_all);
+
+  compiler_options options;
+  options.cache_dir = ctx.dir() / "cache";
+  options.include_dir = ks::test::source_dir() / "gpu" / "include";
+  options.boundary.temp_root = ctx.dir();
+  options.boundary.sandbox = ks::gpu::sandbox_mode::bubblewrap;
+  options.boundary.bwrap = fake.string();
+  auto support = ks::gpu::probe_sandbox(options.boundary);
+  if (!support)
+    KS_SKIP("no sandbox here: " + support.error().message());
+  REQUIRE_FALSE(support->pid_namespace); // the fake's refusal took the fallback
+  auto boxed = compiler::create(options);
+  INFO((boxed ? std::string() : boxed.error().message()));
+  REQUIRE(boxed);
+
+  compile_result relu = boxed->compile({relu_source, "relu", {}});
+  INFO(relu.diagnostics);
+  CHECK(relu.ok);
+  CHECK(relu.kernels.size() == 1);
+  // The host's /proc would show every process's environment: the sandbox has none at all.
+  const std::string reads_proc =
+      std::string(relu_source) + "asm(\".incbin \\\"/proc/self/environ\\\"\");\n";
+  compile_result proc = boxed->compile({reads_proc, "reads_proc", {}});
+  INFO(proc.diagnostics);
+  CHECK_FALSE(proc.ok);
+  CHECK_FALSE(proc.host_fault);
+  CHECK(contains(proc.diagnostics, "file not found"));
+}
+
+TEST_CASE("a sandbox that nvcc cannot run in fails the compiler's creation, saying why",
+          "[compiler][sandbox]") {
+  ks::test::test_context ctx;
+  compiler_options options;
+  options.cache_dir = ctx.dir() / "cache";
+  options.include_dir = ks::test::source_dir() / "gpu" / "include";
+  auto open = compiler::create(options);
+  REQUIRE(open);
+  options.boundary.temp_root = ctx.dir();
+  options.boundary.sandbox = ks::gpu::sandbox_mode::bubblewrap;
+  if (auto support = ks::gpu::probe_sandbox(options.boundary); !support)
+    KS_SKIP("no sandbox here: " + support.error().message());
+  // An nvcc that needs a file the sandbox does not show (beside its toolkit's folder, which it
+  // shows): it runs outside, and not inside.
+  ctx.write("outside", "");
+  fs::path nvcc = ctx.write("toolkit/bin/nvcc", "#!/bin/sh\n"
+                                                "[ -e '" +
+                                                    (ctx.dir() / "outside").string() +
+                                                    "' ] || { echo 'needs a file outside' >&2; "
+                                                    "exit 7; }\n"
+                                                    "exec '" +
+                                                    open->options().nvcc.string() + "' \"$@\"\n");
+  fs::permissions(nvcc, fs::perms::owner_all);
+  options.nvcc = nvcc;
+  auto boxed = compiler::create(options);
+  REQUIRE_FALSE(boxed);
+  CHECK(boxed.error().code() == ks::engine::errc::subprocess);
+  INFO(boxed.error().message());
+  CHECK(contains(boxed.error().message(),
+                 "bench.sandbox = true but nvcc cannot run in bubblewrap's sandbox on this host"));
+  CHECK(contains(boxed.error().message(), "needs a file outside"));
+  // Nothing is left in the cache of the try.
+  CHECK(fs::is_empty(ctx.dir() / "cache" / "compile" / "sandbox"));
 }

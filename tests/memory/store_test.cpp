@@ -205,6 +205,32 @@ TEST_CASE("every record type reads back equal to what was written", "[memory]") 
   CHECK(s.skill("tile", "reduction", "A100").value() == memory::skill_stat{});
 }
 
+TEST_CASE("a source that is not UTF-8 reads back as it was, its diagnostics with the bad bytes "
+          "as U+FFFD",
+          "[memory]") {
+  // A Latin-1 comment in a hand-written reference: its source and nvcc's quote of it were
+  // written as they are, read back as "not JSON", and the store was reported damaged.
+  test::test_context ctx;
+  store s = open_store(ctx.dir() / "store");
+  const std::string latin1 = "// r\xe9"
+                             "f\xe9rence\n__global__ void k() {}\n";
+  memory::node_detail detail = sample_detail(5);
+  detail.diagnostics = "kernel.cu(1): error: r\xe9"
+                       "f\n";
+  REQUIRE(s.put_source("xxh3-latin1", latin1));
+  REQUIRE(s.put_node("23_softmax", sample_node(5), detail));
+
+  const std::string fffd = "\xef\xbf\xbd";
+  CHECK(s.source("xxh3-latin1").value() == latin1);
+  auto read = s.detail("23_softmax", 5);
+  REQUIRE(read);
+  REQUIRE(*read);
+  CHECK((*read)->diagnostics == "kernel.cu(1): error: r" + fffd + "f\n");
+  auto checked = s.check();
+  REQUIRE(checked);
+  CHECK(checked->damaged.empty());
+}
+
 TEST_CASE("a task written before homes were kept reads back with no home", "[memory]") {
   memory::task_state task{"23_softmax", "/tasks/23_softmax.toml"};
   task.home_gpu = 1;
