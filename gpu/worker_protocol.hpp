@@ -132,7 +132,7 @@ struct profile_options {
 /// Options of a stability probe (engine/card_stability.hpp).
 struct probe_options {
   int64_t bytes = 0;    ///< of each buffer; 0: the worker picks four times its L2, 64-256 MiB
-  int32_t samples = 32; ///< copies timed back to back, after a warm-up of at least 10 ms
+  int32_t samples = 32; ///< copies back to back (from 32: windows of 8), after a 10 ms warm-up
 };
 
 /// One request to the worker.
@@ -181,7 +181,7 @@ struct calibration {
 /// The timing of a stability probe, in milliseconds per copy.
 struct probe_result {
   int64_t bytes = 0; ///< of each buffer copied (a buffer that did not fit was halved)
-  int32_t samples = 0;
+  int32_t samples = 0; ///< windows of copies timed, each giving its time per copy
   double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, max_ms = 0;
 };
 
