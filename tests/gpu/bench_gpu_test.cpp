@@ -270,7 +270,7 @@ TEST_CASE("the stability probe on a quiet card stays within its bounds, between 
     auto p = f.client.probe();
     INFO("probe " << i << ": " << (p ? std::string("ok") : p.error().message));
     REQUIRE(p);
-    CHECK(p->samples == 32);
+    CHECK(p->samples == 4); // 32 copies in windows of eight
     CHECK(p->bytes >= (int64_t{8} << 20));
     // Bytes read plus written per second: a plausible copy bandwidth.
     double gbps = 2.0 * static_cast<double>(p->bytes) / (p->median_ms * 1e-3) / 1e9;
