@@ -172,9 +172,9 @@ cudaError_t probe_device(int32_t device, cudaStream_t stream, const probe_option
   std::vector<double> times;
   // Windows of eight copies (1.2 ms on an H100) where there are at least four of them.
   const int32_t copies = std::max(opt.samples, 1);
-  err = time_probe_copies(stream, prop.multiProcessorCount * 8, static_cast<const float4*>(src),
-                          static_cast<float4*>(dst), bytes / 16, copies, copies >= 32 ? 8 : 1,
-                          times);
+  err =
+      time_probe_copies(stream, prop.multiProcessorCount * 8, static_cast<const float4*>(src),
+                        static_cast<float4*>(dst), bytes / 16, copies, copies >= 32 ? 8 : 1, times);
   cudaFree(src);
   cudaFree(dst);
   if (err != cudaSuccess)
