@@ -180,7 +180,7 @@ struct calibration {
 
 /// The timing of a stability probe, in milliseconds per copy.
 struct probe_result {
-  int64_t bytes = 0; ///< of each buffer copied (a buffer that did not fit was halved)
+  int64_t bytes = 0;   ///< of each buffer copied (a buffer that did not fit was halved)
   int32_t samples = 0; ///< windows of copies timed, each giving its time per copy
   double median_ms = 0, p10_ms = 0, p90_ms = 0, min_ms = 0, max_ms = 0;
 };
