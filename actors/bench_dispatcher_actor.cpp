@@ -2,11 +2,11 @@
 
 #include "actors/actor_error.hpp"
 #include "actors/bench_stability.hpp"
-#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/bench_placement.hpp"
 #include "engine/bench_schedule.hpp"
 #include "report/bench_trace.hpp"
+#include "report/console.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -24,6 +24,8 @@
 #include <sstream>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 

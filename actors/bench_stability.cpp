@@ -1,12 +1,14 @@
 #include "actors/bench_stability.hpp"
 
-#include "actors/console.hpp"
 #include "actors/messages.hpp"
+#include "report/console.hpp"
 #include "report/report_format.hpp"
 
 #include <cstdio>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 using report::format_elapsed;
 using report::format_seconds;

@@ -1,8 +1,8 @@
 #include "actors/campaign_actor.hpp"
 
 #include "actors/actor_error.hpp"
-#include "actors/console.hpp"
 #include "actors/reporter_actor.hpp"
+#include "report/console.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
@@ -14,6 +14,8 @@
 #include <chrono>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 
@@ -88,7 +90,7 @@ void wrap_up(campaign_pointer self) {
         st.outputs_error,      st.host_fault};
     for (const task_report& t : report.tasks)
       for (const auto& [step, s] : t.perf) {
-        step_stats& merged = report.perf[step];
+        base::step_stats& merged = report.perf[step];
         merged.count += s.count;
         merged.total_ms += s.total_ms;
         merged.max_ms = std::max(merged.max_ms, s.max_ms);

@@ -1,9 +1,9 @@
 #include "actors/campaign_steps.hpp"
 
-#include "actors/campaign_tasks.hpp"
-#include "actors/console.hpp"
 #include "agents/transcript.hpp"
 #include "base/text.hpp"
+#include "campaign/campaign_tasks.hpp"
+#include "report/console.hpp"
 
 #include <unistd.h>
 
@@ -14,11 +14,13 @@
 
 namespace ks::actors {
 
+namespace console = report::console;
+
 namespace fs = std::filesystem;
 using engine::errc;
 using engine::fail;
 
-bool stop_seen(const run_options& options) {
+bool stop_seen(const campaign::run_options& options) {
   return options.stop_requested != nullptr && options.stop_requested->load();
 }
 
@@ -44,41 +46,22 @@ std::string config_text_of(const config::campaign_config& config) {
                                : base::read_text(config.source).value_or("");
 }
 
-engine::search_limits search_limits_of(const config::campaign_config& config) {
-  engine::search_limits limits{config.search.branches,
-                               config.search.depth,
-                               config.campaign.candidates_per_task,
-                               config.search.stop_roofline_fraction,
-                               config.search.stop_patience,
-                               config.search.min_gain};
-  limits.torch_min_gain = config.search.torch_min_gain;
-  return limits;
-}
-
-engine::expected<void> check_search(const config::campaign_config& config) {
-  if (auto ok = engine::validate(search_limits_of(config)); !ok)
-    return ok;
-  if (auto ok = engine::make_policy(config.search.policy, policy_options_for(config)); !ok)
-    return tl::unexpected(ok.error());
-  return {};
-}
-
 engine::expected<campaign_tasks> load_tasks(const config::campaign_config& config,
-                                            const run_options& options) {
-  auto loaded = load_campaign_tasks(config);
+                                            const campaign::run_options& options) {
+  auto loaded = campaign::load_campaign_tasks(config);
   if (!loaded)
     return tl::unexpected(loaded.error());
-  std::optional<torch_baselines> baselines;
+  std::optional<report::torch_baselines> baselines;
   const fs::path baselines_file =
       options.baselines.empty() ? config.torch_baselines_file() : options.baselines;
   if (!baselines_file.empty()) {
-    auto read = read_torch_baselines(baselines_file);
+    auto read = report::read_torch_baselines(baselines_file);
     if (!read)
       return fail(read.error().code(),
                   (options.baselines.empty() ? config.source.string() + ": report.torch_baselines: "
                                              : std::string("--baselines: ")) +
                       read.error().message());
-    for (const std::string& warning : check_shapes(*read, *loaded))
+    for (const std::string& warning : report::check_shapes(*read, *loaded))
       console::line(console::stream::err, "kernelskill: warning: " + warning);
     baselines = std::move(*read);
   }
@@ -88,14 +71,15 @@ engine::expected<campaign_tasks> load_tasks(const config::campaign_config& confi
     order.push_back(t.name);
     table->emplace(t.name, std::move(t));
   }
-  engine::search_limits limits = search_limits_of(config);
-  if (auto ok = check_search(config); !ok)
+  engine::search_limits limits = campaign::search_limits_of(config);
+  if (auto ok = campaign::check_search(config); !ok)
     return tl::unexpected(ok.error());
   return campaign_tasks{std::move(table), std::move(order), std::move(baselines), limits};
 }
 
-engine::expected<output_folder> make_output_folder(const config::campaign_config& config,
-                                                   const run_options& options, run_kind kind) {
+engine::expected<report::output_folder> make_output_folder(const config::campaign_config& config,
+                                                           const campaign::run_options& options,
+                                                           run_kind kind) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0)
     host[0] = '\0';
@@ -103,7 +87,7 @@ engine::expected<output_folder> make_output_folder(const config::campaign_config
                       (host[0] != '\0' ? std::string(host) : std::string("this machine")) + ", " +
                       (kind == run_kind::dry_run ? "a dry run" : "a campaign") + " started at " +
                       now_iso8601();
-  return open_output_folder(config.output_dir(), options.foreign, owner);
+  return report::open_output_folder(config.output_dir(), options.foreign, owner);
 }
 
 engine::expected<skill_memory> open_skill_memory(const config::campaign_config& config,
@@ -134,8 +118,8 @@ engine::expected<skill_memory> open_skill_memory(const config::campaign_config& 
   return out;
 }
 
-tl::expected<std::shared_ptr<const gpu::compiler>, campaign_error>
-make_compiler(const config::campaign_config& config, const run_options& options,
+tl::expected<std::shared_ptr<const gpu::compiler>, campaign::campaign_error>
+make_compiler(const config::campaign_config& config, const campaign::run_options& options,
               const fs::path& output, const std::string& arch) {
   gpu::compiler_options co;
   co.nvcc = options.nvcc;
@@ -147,13 +131,13 @@ make_compiler(const config::campaign_config& config, const run_options& options,
   co.min_free_bytes = static_cast<int64_t>(config.bench.min_free_disk_mb * 1024 * 1024);
   // The sources come from a model: with bench.sandbox, nvcc runs in a sandbox as the workers
   // do (a dry run's too), and gets their environment.
-  auto boundary = worker_boundary_for(config, options);
+  auto boundary = campaign::worker_boundary_for(config, options);
   if (!boundary)
     return tl::unexpected(boundary.error());
   co.boundary = std::move(*boundary);
   auto made = gpu::compiler::create(co);
   if (!made) {
-    campaign_error e{made.error()};
+    campaign::campaign_error e{made.error()};
     e.environment = true;
     return tl::unexpected(std::move(e));
   }
@@ -226,36 +210,6 @@ engine::backend_settings backend_settings_for(const config::campaign_config& con
   return s;
 }
 
-// The worker runs candidates: it gets no secret of ours, and a sandbox when asked for.
-tl::expected<gpu::worker_boundary, campaign_error>
-worker_boundary_for(const config::campaign_config& config, const run_options& options) {
-  gpu::worker_boundary boundary;
-  boundary.sandbox = config.bench.sandbox ? gpu::sandbox_mode::bubblewrap : gpu::sandbox_mode::off;
-  boundary.secret_env = config.bench.secret_env;
-  if (!config.agents.api_key_env.empty())
-    boundary.secret_env.push_back(config.agents.api_key_env);
-  boundary.readable = {options.cache_dir.empty() ? config.output_dir() / "cache"
-                                                 : options.cache_dir};
-  if (config.bench.sandbox) {
-    if (auto sandbox = gpu::probe_sandbox(boundary); !sandbox) {
-      campaign_error e{sandbox.error()};
-      e.environment = true;
-      return tl::unexpected(std::move(e));
-    }
-  }
-  return boundary;
-}
-
-engine::policy_options policy_options_for(const config::campaign_config& config) {
-  engine::policy_options out;
-  for (const engine::policy_info& info : engine::policy_registry())
-    if (info.name == config.search.policy)
-      for (const engine::policy_option& o : info.options)
-        if (o.name == "exploration")
-          out.emplace("exploration", config.search.exploration);
-  return out;
-}
-
 namespace {
 
 engine::retrieval_rules retrieval_rules_for(const config::memory_section& m) {
@@ -324,7 +278,7 @@ agents::usage_totals spent_in_store(const memory::store& db,
   return spent;
 }
 
-void count_model_use(campaign_summary& summary, const model_side& model) {
+void count_model_use(campaign::campaign_summary& summary, const model_side& model) {
   const agents::gateway_stats s = model.service->stats();
   summary.model_used = true;
   summary.model_answered_now = s.succeeded - model.at_start.succeeded;

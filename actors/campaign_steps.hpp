@@ -8,13 +8,12 @@
 #include "actors/actor_error.hpp"
 #include "actors/fwd.hpp"
 #include "actors/llm_gateway_actor.hpp"
-#include "actors/output_folder.hpp"
 #include "actors/run_campaign.hpp"
 #include "actors/team.hpp"
-#include "actors/torch_baselines.hpp"
 #include "agents/backend_registry.hpp"
 #include "agents/model_service.hpp"
 #include "agents/prompt_library.hpp"
+#include "campaign/settings.hpp"
 #include "config/campaign_config.hpp"
 #include "engine/agent_backend.hpp"
 #include "engine/retrieval.hpp"
@@ -25,6 +24,8 @@
 #include "gpu/worker_sandbox.hpp"
 #include "memory/skill_store.hpp"
 #include "memory/store.hpp"
+#include "report/output_folder.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
@@ -104,7 +105,7 @@ std::vector<engine::expected<Reply>> ask_each(caf::scoped_actor& self,
 enum class run_kind { campaign, dry_run };
 
 /// Checks whether options.stop_requested (Ctrl-C) is set.
-bool stop_seen(const run_options& options);
+bool stop_seen(const campaign::run_options& options);
 
 /// Tells the user, once, what a stop of a run of `kind` keeps: the first Ctrl-C's answer.
 void say_stopping(run_kind kind);
@@ -123,7 +124,7 @@ std::string config_text_of(const config::campaign_config& config);
 struct campaign_tasks {
   task_table_ptr table;
   std::vector<std::string> order;
-  std::optional<torch_baselines> baselines;
+  std::optional<report::torch_baselines> baselines;
   engine::search_limits limits;
 };
 
@@ -132,25 +133,13 @@ struct campaign_tasks {
 /// warning on stderr), and checks the search limits and policy: so that a typo costs no
 /// worker start.
 [[nodiscard]] engine::expected<campaign_tasks> load_tasks(const config::campaign_config& config,
-                                                          const run_options& options);
-
-/// Returns the search limits `config` sets.
-engine::search_limits search_limits_of(const config::campaign_config& config);
-
-/// Checks the search limits and the policy (with its options) of `config`.
-[[nodiscard]] engine::expected<void> check_search(const config::campaign_config& config);
-
-/// Returns the boundary every worker starts in: no secret of ours in its environment, and the
-/// bubblewrap sandbox when bench.sandbox asks for it, probed here (a sandbox that cannot be made
-/// is an environment error, before any worker runs without it).
-tl::expected<gpu::worker_boundary, campaign_error>
-worker_boundary_for(const config::campaign_config& config, const run_options& options);
+                                                          const campaign::run_options& options);
 
 /// Creates the output folder of `config` (step 2) and locks it for this run (output_folder.hpp):
 /// a folder another run holds, or one that holds something else (unless options.foreign says
 /// overwrite), is refused before anything is written.
-[[nodiscard]] engine::expected<output_folder>
-make_output_folder(const config::campaign_config& config, const run_options& options,
+[[nodiscard]] engine::expected<report::output_folder>
+make_output_folder(const config::campaign_config& config, const campaign::run_options& options,
                    run_kind kind);
 
 /// The long-term skill memory of a campaign and the library loaded from it.
@@ -169,8 +158,8 @@ open_skill_memory(const config::campaign_config& config, run_kind kind);
 /// compile cache options.cache_dir (else <output>/cache), nvcc in the workers' sandbox with
 /// bench.sandbox (worker_boundary_for). A machine without what compiling needs fails with
 /// campaign_error::environment set.
-[[nodiscard]] tl::expected<std::shared_ptr<const gpu::compiler>, campaign_error>
-make_compiler(const config::campaign_config& config, const run_options& options,
+[[nodiscard]] tl::expected<std::shared_ptr<const gpu::compiler>, campaign::campaign_error>
+make_compiler(const config::campaign_config& config, const campaign::run_options& options,
               const std::filesystem::path& output, const std::string& arch);
 
 /// The campaign's model service, prompts and gateway actor, when the agents think with a
@@ -203,9 +192,6 @@ engine::backend_context backend_context_for(const skill_memory& skills, const st
 /// Returns the settings every agent backend of `config` gets.
 engine::backend_settings backend_settings_for(const config::campaign_config& config);
 
-/// Returns the search policy's options that `config` sets.
-engine::policy_options policy_options_for(const config::campaign_config& config);
-
 /// Spawns the team of step 5: the compile pool (one detached worker per CPU core), then
 /// agents.max_concurrency planners, coders and repairers, each with its own backend, the
 /// analyst and the judge. `store` and `dispatcher` are null handles in a dry run.
@@ -222,6 +208,6 @@ agents::usage_totals spent_in_store(const memory::store& db, const std::vector<s
 
 /// Copies what the model service of `model` counted into `summary`, over every run of the
 /// campaign, and what this run's requests came to.
-void count_model_use(campaign_summary& summary, const model_side& model);
+void count_model_use(campaign::campaign_summary& summary, const model_side& model);
 
 } // namespace ks::actors

@@ -1,11 +1,11 @@
 #include "actors/dry_run.hpp"
 
-#include "actors/console.hpp"
 #include "actors/dry_run_actor.hpp"
 #include "actors/messages.hpp"
 #include "actors/reporter_actor.hpp"
 #include "engine/task_warnings.hpp"
 #include "report/atomic_file.hpp"
+#include "report/console.hpp"
 #include "report/html_report.hpp"
 
 #include <caf/actor_system_config.hpp>
@@ -18,6 +18,8 @@
 #include <thread>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace fs = std::filesystem;
 using engine::errc;
@@ -32,13 +34,13 @@ struct dry_round {
 };
 
 // Empties <output>/dry-run/ (the candidates of an earlier dry run would mislead) and returns it.
-tl::expected<fs::path, campaign_error> make_dry_run_folder(const fs::path& output) {
+tl::expected<fs::path, campaign::campaign_error> make_dry_run_folder(const fs::path& output) {
   const fs::path folder = output / "dry-run";
   std::error_code ec;
   fs::remove_all(folder, ec);
   fs::create_directories(folder, ec);
   if (ec) {
-    campaign_error e{
+    campaign::campaign_error e{
         engine::error{errc::io, "cannot create " + folder.string() + ": " + ec.message()}};
     e.environment = true;
     return tl::unexpected(std::move(e));
@@ -47,9 +49,9 @@ tl::expected<fs::path, campaign_error> make_dry_run_folder(const fs::path& outpu
 }
 
 dry_round spawn_dry_round(caf::actor_system& sys, exit_guard& guard,
-                          const config::campaign_config& config, const run_options& options,
-                          const campaign_tasks& tasks, const team& members, const std::string& arch,
-                          const fs::path& folder) {
+                          const config::campaign_config& config,
+                          const campaign::run_options& options, const campaign_tasks& tasks,
+                          const team& members, const std::string& arch, const fs::path& folder) {
   dry_round out;
   for (const std::string& name : tasks.order) {
     dry_run_setup d;
@@ -91,8 +93,8 @@ struct dry_answers {
 // Starts every dry run and waits until each has answered, passing each report to the
 // reporter. Requests are answered as ordinary messages here (sent, not requested): the wait
 // takes them in any order and still polls the stop flag every 100 ms.
-dry_answers run_round(caf::scoped_actor& self, const dry_round& round, const run_options& options,
-                      const llm_gateway_actor& gateway) {
+dry_answers run_round(caf::scoped_actor& self, const dry_round& round,
+                      const campaign::run_options& options, const llm_gateway_actor& gateway) {
   dry_answers out;
   for (const supervisor_actor& r : round.runs)
     self->send(r, run_task{});
@@ -192,16 +194,17 @@ void write_dry_run_report(const fs::path& folder, const config::campaign_config&
     console::line(console::stream::err, "kernelskill: " + written.error().message());
 }
 
-campaign_summary summary_of(const std::vector<task_report>& reports, bool interrupted,
-                            double wall_s, const fs::path& folder,
-                            const std::optional<model_side>& model) {
-  campaign_summary summary;
+campaign::campaign_summary summary_of(const std::vector<task_report>& reports, bool interrupted,
+                                      double wall_s, const fs::path& folder,
+                                      const std::optional<model_side>& model) {
+  campaign::campaign_summary summary;
   summary.interrupted = interrupted;
   summary.wall_s = wall_s;
   summary.dry_run_dir = folder;
   for (const task_report& t : reports)
-    summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
-                                         t.phase == engine::task_phase::failed, t.stop_text});
+    summary.tasks.push_back(campaign::task_summary{t.name, t.stop_reason, t.nodes, 0, 0, 0, 0,
+                                                   t.phase == engine::task_phase::failed,
+                                                   t.stop_text});
   if (model)
     count_model_use(summary, *model);
   return summary;
@@ -209,8 +212,8 @@ campaign_summary summary_of(const std::vector<task_report>& reports, bool interr
 
 } // namespace
 
-tl::expected<campaign_summary, campaign_error>
-run_dry_campaign(const config::campaign_config& config, const run_options& options,
+tl::expected<campaign::campaign_summary, campaign::campaign_error>
+run_dry_campaign(const config::campaign_config& config, const campaign::run_options& options,
                  const campaign_tasks& tasks, const fs::path& output) {
   // The built-in skills only: a dry run writes no long-term memory.
   auto skills = open_skill_memory(config, run_kind::dry_run);
@@ -223,7 +226,7 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
   exit_guard guard(self);
   if (stop_seen(options)) {
     say_stopping(run_kind::dry_run);
-    campaign_summary stopped;
+    campaign::campaign_summary stopped;
     stopped.interrupted = true;
     return stopped;
   }
@@ -265,9 +268,10 @@ run_dry_campaign(const config::campaign_config& config, const run_options& optio
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_dry_run_summary(*folder, arch, reports, answers.interrupted);
   write_dry_run_report(*folder, config, arch, reports, answers.interrupted);
-  campaign_summary summary = summary_of(reports, answers.interrupted, wall_s, *folder, *model);
+  campaign::campaign_summary summary =
+      summary_of(reports, answers.interrupted, wall_s, *folder, *model);
   // Each dry run printed its task's warnings first; the summary counts them again.
-  for (task_summary& t : summary.tasks)
+  for (campaign::task_summary& t : summary.tasks)
     if (auto it = tasks.table->find(t.name); it != tasks.table->end())
       t.warnings = static_cast<int64_t>(
           engine::task_warnings(it->second,

@@ -20,8 +20,8 @@ namespace ks::actors {
 
 /// Runs the dry run of `tasks` with the output folder `output` (created); the summary's tasks
 /// say, each, whether the task could run.
-[[nodiscard]] tl::expected<campaign_summary, campaign_error>
-run_dry_campaign(const config::campaign_config& config, const run_options& options,
+[[nodiscard]] tl::expected<campaign::campaign_summary, campaign::campaign_error>
+run_dry_campaign(const config::campaign_config& config, const campaign::run_options& options,
                  const campaign_tasks& tasks, const std::filesystem::path& output);
 
 } // namespace ks::actors

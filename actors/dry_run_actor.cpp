@@ -14,12 +14,12 @@
 #include "actors/dry_run_actor.hpp"
 
 #include "actors/actor_error.hpp"
-#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/plan.hpp"
 #include "engine/search_tree.hpp"
 #include "engine/task_warnings.hpp"
 #include "gpu/compiler.hpp"
+#include "report/console.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -30,6 +30,8 @@
 #include <sstream>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 

@@ -1,9 +1,9 @@
 #include "actors/gpu_bench_actor.hpp"
 
-#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "engine/task.hpp"
 #include "gpu/vendor_libraries.hpp"
+#include "report/console.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -13,6 +13,8 @@
 #include <sstream>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 

@@ -1,10 +1,10 @@
 #include "actors/llm_gateway_actor.hpp"
 
 #include "actors/actor_error.hpp"
-#include "actors/console.hpp"
 #include "actors/messages.hpp"
 #include "agents/model_client.hpp"
 #include "agents/model_service.hpp"
+#include "report/console.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
@@ -18,6 +18,8 @@
 #include <utility>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 

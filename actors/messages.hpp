@@ -17,7 +17,7 @@
 
 #include "actors/fwd.hpp"
 #include "actors/llm_messages.hpp"
-#include "actors/step_timer.hpp"
+#include "base/step_timer.hpp"
 #include "engine/agent_backend.hpp"
 #include "engine/bench_purpose.hpp"
 #include "engine/diagnosis.hpp"
@@ -183,12 +183,16 @@ typename Inspector::result_type inspect(Inspector& f, node_detail& x) {
 
 } // namespace ks::memory
 
-namespace ks::actors {
+namespace ks::base {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_stats& x) {
   return f(caf::meta::type_name("step_stats"), x.count, x.total_ms, x.max_ms);
 }
+
+} // namespace ks::base
+
+namespace ks::actors {
 
 // -- generic replies ---------------------------------------------------------------------------
 
@@ -816,7 +820,7 @@ struct task_report {
   int64_t verified = 0;                   ///< verify jobs answered for candidates in this run
   int64_t timed = 0;                      ///< candidates timed in this run
   std::vector<std::string> dry_run_lines; ///< dry run: what would be measured
-  perf_tree perf;                         ///< where the supervisor's time went, by step
+  base::perf_tree perf;                   ///< where the supervisor's time went, by step
   std::vector<int64_t> by_status;         ///< candidates per node_status, as task_progress
   /// dry run: the reference (node 0) and the candidates, as planned and compiled
   std::vector<engine::node_record> dry_run_nodes;
@@ -891,7 +895,7 @@ struct campaign_report {
   double wall_s = 0;
   bench_stats bench;
   bool interrupted = false;
-  perf_tree perf;            ///< every supervisor's steps, merged: the campaign's perf tree
+  base::perf_tree perf;      ///< every supervisor's steps, merged: the campaign's perf tree
   std::string outputs_error; ///< why the last write of the outputs failed; empty: written
   std::string host_fault;    ///< the fault of the host that stopped the campaign; empty: none
 };

@@ -17,8 +17,8 @@
 #include "actors/reporter_actor.hpp"
 
 #include "actors/actor_error.hpp"
-#include "actors/console.hpp"
 #include "engine/search_tree.hpp"
+#include "report/console.hpp"
 #include "report/report_format.hpp"
 
 #include <caf/actor_system.hpp>
@@ -33,6 +33,8 @@
 #include <memory>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 

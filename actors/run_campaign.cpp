@@ -45,19 +45,19 @@
 #include "actors/bench_dispatcher_actor.hpp"
 #include "actors/campaign_actor.hpp"
 #include "actors/campaign_steps.hpp"
-#include "actors/campaign_store.hpp"
-#include "actors/console.hpp"
 #include "actors/distiller_actor.hpp"
 #include "actors/dry_run.hpp"
 #include "actors/messages.hpp"
-#include "actors/preflight.hpp"
-#include "actors/records_json.hpp"
 #include "agents/llm_backend.hpp"
 #include "base/text.hpp"
+#include "campaign/preflight.hpp"
 #include "gpu/worker_sandbox.hpp"
 #include "memory/store.hpp"
 #include "report/bench_trace.hpp"
+#include "report/campaign_store.hpp"
+#include "report/console.hpp"
 #include "report/gpu_stability.hpp"
+#include "report/records_json.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/after.hpp>
@@ -67,6 +67,8 @@
 #include <sstream>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace fs = std::filesystem;
 using engine::errc;
@@ -84,8 +86,9 @@ struct campaign_state {
 // Opens <output>/state, every record checked (campaign_store.hpp: a damaged store, or a lost
 // one beside a campaign's results, is refused unless --overwrite); a campaign it holds keeps
 // its start time. Writes the baselines' copy that the reports read, as `status` does later.
-engine::expected<campaign_state> open_state(const fs::path& output, const run_options& options,
-                                            const std::optional<torch_baselines>& baselines) {
+engine::expected<campaign_state>
+open_state(const fs::path& output, const campaign::run_options& options,
+           const std::optional<report::torch_baselines>& baselines) {
   std::string moved_aside;
   auto opened = open_campaign_store(output, options.foreign, &moved_aside);
   if (!opened)
@@ -95,7 +98,8 @@ engine::expected<campaign_state> open_state(const fs::path& output, const run_op
   campaign_state out{std::make_shared<memory::store>(std::move(*opened)), now_iso8601()};
   if (auto earlier = out.db->campaign(); earlier && *earlier)
     out.started_at = (*earlier)->started_at;
-  if (auto written = write_campaign_baselines(output, baselines ? &*baselines : nullptr); !written)
+  if (auto written = report::write_campaign_baselines(output, baselines ? &*baselines : nullptr);
+      !written)
     return tl::unexpected(written.error());
   return out;
 }
@@ -120,7 +124,7 @@ engine::expected<store_side> start_store(caf::actor_system& sys, caf::scoped_act
 /// One GPU of the campaign as its bench actor reported it.
 struct gpu_slot {
   bench_actor bench;
-  gpu_description description;
+  report::gpu_description description;
 };
 
 bench_settings bench_settings_for(const config::campaign_config& config) {
@@ -133,7 +137,7 @@ bench_settings bench_settings_for(const config::campaign_config& config) {
 }
 
 gpu::worker_options worker_options_for(const config::campaign_config& config,
-                                       const run_options& options,
+                                       const campaign::run_options& options,
                                        const gpu::worker_boundary& boundary, int32_t device) {
   gpu::worker_options w;
   w.boundary = boundary;
@@ -152,8 +156,8 @@ gpu::worker_options worker_options_for(const config::campaign_config& config,
 
 // Returns the device an info job's reply `r` describes; a failed job is the campaign's error,
 // with the worker's failure kind (no device: the hint that a dry run needs none).
-tl::expected<gpu::device_info, campaign_error> device_of(const engine::expected<bench_result>& r,
-                                                         int32_t device) {
+tl::expected<gpu::device_info, campaign::campaign_error>
+device_of(const engine::expected<bench_result>& r, int32_t device) {
   if (!r)
     return tl::unexpected(r.error());
   if (!r->ok) {
@@ -161,7 +165,7 @@ tl::expected<gpu::device_info, campaign_error> device_of(const engine::expected<
     std::string hint = kind == gpu::failure_kind::no_device
                            ? "\n  without a GPU, --dry-run plans, codes and compiles one round"
                            : "";
-    campaign_error e{
+    campaign::campaign_error e{
         engine::error{kind == gpu::failure_kind::no_device ? errc::not_found : errc::subprocess,
                       "device " + std::to_string(device) + ": " + r->message + hint}};
     e.gpu_failure = kind;
@@ -173,10 +177,11 @@ tl::expected<gpu::device_info, campaign_error> device_of(const engine::expected<
 // Spawns a bench actor per GPU of config.gpus and asks each worker for its device (step 3).
 // With gpus = "all", device 0's info says how many devices there are; the other devices start
 // their workers side by side.
-tl::expected<std::vector<gpu_slot>, campaign_error>
+tl::expected<std::vector<gpu_slot>, campaign::campaign_error>
 open_gpus(caf::actor_system& sys, caf::scoped_actor& self, exit_guard& guard,
-          const config::campaign_config& config, const run_options& options, task_table_ptr tasks) {
-  auto boundary = worker_boundary_for(config, options);
+          const config::campaign_config& config, const campaign::run_options& options,
+          task_table_ptr tasks) {
+  auto boundary = campaign::worker_boundary_for(config, options);
   if (!boundary)
     return tl::unexpected(boundary.error());
   const bench_settings settings = bench_settings_for(config);
@@ -225,10 +230,10 @@ std::vector<gpu_slot> calibrate(caf::scoped_actor& self, store_actor store,
                                 std::vector<gpu_slot> gpus) {
   std::vector<size_t> uncalibrated;
   for (size_t i = 0; i < gpus.size(); ++i) {
-    gpu_description& d = gpus[i].description;
+    report::gpu_description& d = gpus[i].description;
     auto stored = ask<calibration_reply>(self, store, get_calibration{d.info.uuid}, errc::io);
     if (stored && stored->found)
-      if (auto c = parse_calibration(stored->json)) {
+      if (auto c = report::parse_calibration(stored->json)) {
         d.calibration = *c;
         continue;
       }
@@ -241,7 +246,7 @@ std::vector<gpu_slot> calibrate(caf::scoped_actor& self, store_actor store,
       self, to_calibrate, bench_job{bench_kind::calibrate, {}, {}, {}, -1, "calibrate"},
       errc::subprocess);
   for (size_t k = 0; k < uncalibrated.size(); ++k) {
-    gpu_description& d = gpus[uncalibrated[k]].description;
+    report::gpu_description& d = gpus[uncalibrated[k]].description;
     const auto& r = calibrations[k];
     if (!r || !r->ok) {
       console::line(console::stream::err, "kernelskill: cannot calibrate device " +
@@ -252,8 +257,8 @@ std::vector<gpu_slot> calibrate(caf::scoped_actor& self, store_actor store,
     }
     d.calibration = r->calibration();
     // A calibration the store failed to keep is measured again next time: no reason to stop.
-    (void)ask<ack>(self, store, put_calibration{d.info.uuid, calibration_json(d.calibration)},
-                   errc::io);
+    (void)ask<ack>(self, store,
+                   put_calibration{d.info.uuid, report::calibration_json(d.calibration)}, errc::io);
   }
   return gpus;
 }
@@ -265,8 +270,8 @@ std::vector<std::string> gpu_names_of(const std::vector<gpu_slot>& gpus) {
   return names;
 }
 
-std::vector<gpu_description> descriptions_of(const std::vector<gpu_slot>& gpus) {
-  std::vector<gpu_description> out;
+std::vector<report::gpu_description> descriptions_of(const std::vector<gpu_slot>& gpus) {
+  std::vector<report::gpu_description> out;
   for (const gpu_slot& g : gpus)
     out.push_back(g.description);
   return out;
@@ -289,7 +294,7 @@ stability_setup stability_setup_for(const config::campaign_config& config, const
 }
 
 // Returns the arch candidates are compiled for: run_options.arch, else the first GPU's.
-std::string compile_arch(const run_options& options, const std::vector<gpu_slot>& gpus) {
+std::string compile_arch(const campaign::run_options& options, const std::vector<gpu_slot>& gpus) {
   if (!options.arch.empty())
     return options.arch;
   if (gpus.empty())
@@ -311,7 +316,7 @@ write_campaign_record(caf::scoped_actor& self, const store_side& store, const ca
   }
   record.runs += 1;
   record.environment =
-      environment_json(descriptions_of(gpus), arch, compiler.nvcc_version(), false);
+      report::environment_json(descriptions_of(gpus), arch, compiler.nvcc_version(), false);
   if (auto r = ask<ack>(self, store.store, put_campaign{record}, errc::io); !r)
     return tl::unexpected(r.error());
   return {};
@@ -361,9 +366,9 @@ distiller_actor spawn_distiller_if_asked(caf::actor_system& sys, exit_guard& gua
 // measured on another GPU than the campaign's (a target from another card would be wrong).
 double torch_target_ms(const campaign_tasks& tasks, const std::string& task,
                        const std::vector<gpu_slot>& gpus) {
-  if (!tasks.baselines || !device_mismatch(*tasks.baselines, gpu_names_of(gpus)).empty())
+  if (!tasks.baselines || !report::device_mismatch(*tasks.baselines, gpu_names_of(gpus)).empty())
     return 0;
-  torch_comparison c = compare_with_torch(&*tasks.baselines, task, 0);
+  report::torch_comparison c = report::compare_with_torch(&*tasks.baselines, task, 0);
   if (c.eager_ms > 0 && c.compile_ms > 0)
     return std::min(c.eager_ms, c.compile_ms);
   return std::max(c.eager_ms, c.compile_ms);
@@ -385,7 +390,7 @@ std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& c
     s.task = tasks.order[i];
     s.home_gpu = gpus.empty() ? 0 : static_cast<int32_t>(i % gpus.size());
     if (!gpus.empty()) {
-      const gpu_description& home = gpus[static_cast<size_t>(s.home_gpu)].description;
+      const report::gpu_description& home = gpus[static_cast<size_t>(s.home_gpu)].description;
       s.gpu_name = home.info.name;
       s.peak_gbps = home.calibration.dram_gbps;
       s.peak_gflops = home.calibration.fp32_gflops;
@@ -396,7 +401,7 @@ std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& c
     s.policy = config.search.policy;
     s.profile = config.search.profile;
     s.expand_max_fraction = config.search.expand_max_fraction;
-    s.policy_options = policy_options_for(config);
+    s.policy_options = campaign::policy_options_for(config);
     s.repair_rounds = config.agents.repair_rounds;
     s.host_fault_retries = config.bench.host_fault_retries;
     s.host_fault_retry_s = config.bench.host_fault_retry_s;
@@ -410,11 +415,12 @@ std::vector<supervisor_setup> supervisor_setups(const config::campaign_config& c
 }
 
 // Returns what the campaign actor starts with (step 7).
-campaign_setup campaign_setup_for(const config::campaign_config& config, const run_options& options,
-                                  const campaign_tasks& tasks, const std::vector<gpu_slot>& gpus,
-                                  const team& members, bench_dispatcher_actor dispatcher,
-                                  const fs::path& output, const std::optional<model_side>& model,
-                                  distiller_actor distiller, const std::string& arch) {
+campaign_setup campaign_setup_for(const config::campaign_config& config,
+                                  const campaign::run_options& options, const campaign_tasks& tasks,
+                                  const std::vector<gpu_slot>& gpus, const team& members,
+                                  bench_dispatcher_actor dispatcher, const fs::path& output,
+                                  const std::optional<model_side>& model, distiller_actor distiller,
+                                  const std::string& arch) {
   campaign_setup setup;
   setup.tasks = supervisor_setups(config, tasks, gpus, members, arch);
   setup.dispatcher = dispatcher;
@@ -451,7 +457,7 @@ engine::expected<campaign_report> wait_for_campaign(caf::scoped_actor& self,
                                                     const campaign_actor& campaign,
                                                     const bench_dispatcher_actor& dispatcher,
                                                     const std::optional<model_side>& model,
-                                                    const run_options& options) {
+                                                    const campaign::run_options& options) {
   self->send(campaign, run_all{});
   std::optional<campaign_report> report;
   std::optional<std::string> failure;
@@ -475,7 +481,7 @@ engine::expected<campaign_report> wait_for_campaign(caf::scoped_actor& self,
 
 // Prints the campaign's perf tree: where the supervisors' time went, by step. Steps of
 // parallel branches overlap, so the totals add up to more than the wall time.
-void print_perf(const perf_tree& perf) {
+void print_perf(const base::perf_tree& perf) {
   if (perf.empty())
     return;
   std::ostringstream out;
@@ -492,21 +498,21 @@ void print_perf(const perf_tree& perf) {
   console::line(console::stream::err, text.substr(0, text.size() - 1)); // without its last '\n'
 }
 
-campaign_summary summary_of(const campaign_report& report, const store_side& store,
-                            const std::vector<gpu_slot>& gpus,
-                            std::optional<torch_baselines> baselines,
-                            const std::optional<model_side>& model) {
-  campaign_summary summary;
+campaign::campaign_summary summary_of(const campaign_report& report, const store_side& store,
+                                      const std::vector<gpu_slot>& gpus,
+                                      std::optional<report::torch_baselines> baselines,
+                                      const std::optional<model_side>& model) {
+  campaign::campaign_summary summary;
   summary.interrupted = report.interrupted;
   summary.host_fault = report.host_fault;
   summary.resumed = store.prior.found;
   summary.outputs_error = report.outputs_error;
   summary.wall_s = report.wall_s;
   for (const task_report& t : report.tasks) {
-    summary.tasks.push_back(task_summary{t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms,
-                                         t.speedup, t.fraction_of_roofline,
-                                         t.phase == engine::task_phase::failed, t.stop_text, 0,
-                                         t.best_p10_ms});
+    summary.tasks.push_back(campaign::task_summary{t.name, t.stop_reason, t.nodes, t.reference_ms,
+                                                   t.best_ms, t.speedup, t.fraction_of_roofline,
+                                                   t.phase == engine::task_phase::failed,
+                                                   t.stop_text, 0, t.best_p10_ms});
     summary.candidates_verified += t.verified;
     summary.candidates_timed += t.timed;
   }
@@ -523,20 +529,21 @@ campaign_summary summary_of(const campaign_report& report, const store_side& sto
 
 } // namespace
 
-tl::expected<campaign_summary, campaign_error> run_campaign(const config::campaign_config& config,
-                                                            const run_options& options) {
+tl::expected<campaign::campaign_summary, campaign::campaign_error>
+run_campaign(const config::campaign_config& config, const campaign::run_options& options) {
   // The tasks and the baselines first: a typo or a bad file costs no worker start.
   auto tasks = load_tasks(config, options);
   if (!tasks)
     return tl::unexpected(tasks.error());
   // Every other check that needs no GPU, all at once, before anything is written: the same
   // that `config --check` makes (preflight.hpp).
-  if (std::vector<campaign_error> problems = preflight(config, options); !problems.empty()) {
+  if (std::vector<campaign::campaign_error> problems = campaign::preflight(config, options);
+      !problems.empty()) {
     std::string message;
-    for (const campaign_error& e : problems)
+    for (const campaign::campaign_error& e : problems)
       message += (message.empty() ? "" : "\n") + e.message();
     // The first problem decides the exit code, as it is the first line the user reads.
-    campaign_error all{problems.front().code(), message};
+    campaign::campaign_error all{problems.front().code(), message};
     all.environment = problems.front().environment;
     all.gpu_failure = problems.front().gpu_failure;
     return tl::unexpected(std::move(all));
@@ -574,12 +581,13 @@ tl::expected<campaign_summary, campaign_error> run_campaign(const config::campai
   const std::vector<gpu_slot> gpus = calibrate(self, store->store, std::move(*opened));
   // Baselines of another GPU are shown, flagged (torch_baselines.hpp says why not refused).
   if (tasks->baselines)
-    if (std::string note = device_mismatch(*tasks->baselines, gpu_names_of(gpus)); !note.empty())
+    if (std::string note = report::device_mismatch(*tasks->baselines, gpu_names_of(gpus));
+        !note.empty())
       console::line(console::stream::err, "kernelskill: warning: " + note);
   // Starting the workers can take seconds: a stop meanwhile ends the campaign before it starts.
   if (stop_seen(options)) {
     say_stopping(run_kind::campaign);
-    campaign_summary stopped;
+    campaign::campaign_summary stopped;
     stopped.interrupted = true;
     stopped.resumed = store->prior.found;
     return stopped;

@@ -2,11 +2,11 @@
 
 #include "actors/actor_error.hpp"
 #include "actors/messages.hpp"
-#include "actors/report_writer.hpp"
-#include "actors/torch_baselines.hpp"
 #include "memory/skill_store.hpp"
 #include "memory/store.hpp"
 #include "memory/write_batch.hpp"
+#include "report/report_writer.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
@@ -213,9 +213,9 @@ store_actor::behavior_type store_fn(store_actor::stateful_pointer<store_state> s
       [&db_](const write_outputs& m) {
         // The campaign's checked copy of its torch baselines (run_campaign writes it at the
         // start); one broken since then costs the columns, not the outputs.
-        auto baselines = read_campaign_baselines(m.dir);
-        const torch_baselines* b = baselines && *baselines ? &**baselines : nullptr;
-        return store_state::done(write_campaign_outputs(*db_, m.dir, b));
+        auto baselines = report::read_campaign_baselines(m.dir);
+        const report::torch_baselines* b = baselines && *baselines ? &**baselines : nullptr;
+        return store_state::done(report::write_campaign_outputs(*db_, m.dir, b));
       },
   };
 }

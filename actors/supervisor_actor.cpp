@@ -30,10 +30,10 @@
 // them again.
 
 #include "actors/actor_error.hpp"
-#include "actors/console.hpp"
 #include "actors/supervisor_state.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/content_hash.hpp"
+#include "report/console.hpp"
 
 #include <caf/actor_system.hpp>
 
@@ -44,6 +44,8 @@
 #include <sstream>
 
 namespace ks::actors {
+
+namespace console = report::console;
 
 namespace {
 
@@ -189,7 +191,7 @@ caf::result<task_report> supervisor_state::start() {
   if (setup.gpu_name.empty())
     setup.gpu_name = "unknown GPU";
   promise = self->make_response_promise<task_report>();
-  step_timer step("load");
+  base::step_timer step("load");
   request_then(
       setup.team.store, get_task{setup.task},
       [this, step](task_snapshot& snapshot) {
@@ -258,7 +260,7 @@ void supervisor_state::resume() {
 
 void supervisor_state::compile_reference() {
   // Every verification compares with the reference's shared object: build it (a cache hit).
-  step_timer step("reference/compile");
+  base::step_timer step("reference/compile");
   request_then(
       setup.team.compiler, compile_job{label(0), source_of(tree.root().source_hash)},
       [this, step](compile_done& r) {
@@ -437,7 +439,7 @@ void supervisor_state::ask_planner(engine::node_id parent, int64_t count, skill_
   request.gpu_name = setup.gpu_name;
   request.peak_gbps = setup.peak_gbps;
   request.peak_gflops = setup.peak_gflops;
-  step_timer step("expansion/plan");
+  base::step_timer step("expansion/plan");
   request_then(
       member(setup.team.planners), std::move(request),
       [this, parent, count, step](plan_reply& r) {

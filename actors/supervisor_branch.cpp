@@ -16,10 +16,10 @@
 // starts (paused()): the node stays unfinished for the resume.
 
 #include "actors/actor_error.hpp"
-#include "actors/records_json.hpp"
 #include "actors/supervisor_state.hpp"
 #include "gpu/failure.hpp"
 #include "gpu/profile_report.hpp"
+#include "report/records_json.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -151,7 +151,7 @@ void supervisor_state::end_branch(engine::node_id id) {
 // -- code --------------------------------------------------------------------------------------
 
 void supervisor_state::code(engine::node_id id) {
-  step_timer step("branch/code");
+  base::step_timer step("branch/code");
   if (id == 0) {
     take_source(0, sources[reference_hash], step);
     return;
@@ -186,8 +186,8 @@ void supervisor_state::code(engine::node_id id) {
       });
 }
 
-void supervisor_state::take_source(engine::node_id id, std::string text, const step_timer& step,
-                                   put_batch with) {
+void supervisor_state::take_source(engine::node_id id, std::string text,
+                                   const base::step_timer& step, put_batch with) {
   step.done(perf);
   std::string hash = source_hash(text);
   engine::node_record n = tree.node(id);
@@ -214,7 +214,7 @@ void supervisor_state::take_source(engine::node_id id, std::string text, const s
 // -- compile, verify, time ---------------------------------------------------------------------
 
 void supervisor_state::compile(engine::node_id id) {
-  step_timer step(id == 0 ? "reference/compile" : "branch/compile");
+  base::step_timer step(id == 0 ? "reference/compile" : "branch/compile");
   const std::string& text = source_of(tree.node(id).source_hash);
   request_then(
       setup.team.compiler, compile_job{label(id), text},
@@ -263,7 +263,7 @@ void supervisor_state::compile(engine::node_id id) {
 }
 
 void supervisor_state::verify(engine::node_id id) {
-  step_timer step(id == 0 ? "reference/verify" : "branch/verify");
+  base::step_timer step(id == 0 ? "reference/verify" : "branch/verify");
   // The reference is checked against itself: a nondeterministic reference is a broken task.
   engine::placement_facts facts;
   facts.verified_cards = verified_cards;
@@ -278,7 +278,7 @@ void supervisor_state::verify(engine::node_id id) {
         if (r.ok || kind == gpu::failure_kind::wrong_result) {
           if (id != 0)
             ++verified;
-          details[id].verify_json = verify_json(r.verify());
+          details[id].verify_json = report::verify_json(r.verify());
           if (r.gpu >= 0 && std::find(verified_cards.begin(), verified_cards.end(), r.gpu) ==
                                 verified_cards.end())
             verified_cards.push_back(r.gpu);
@@ -317,7 +317,7 @@ void supervisor_state::time(engine::node_id id) {
     });
     return;
   }
-  step_timer step(id == 0 ? "reference/time" : "branch/time");
+  base::step_timer step(id == 0 ? "reference/time" : "branch/time");
   // The reference preferably on the home chosen for it (the card that times it becomes the
   // home), a branch preferably where its parent's time is known; the judge compares a child
   // with its parent on the card that timed the child (judge()).
@@ -457,7 +457,7 @@ void supervisor_state::retime_then(engine::node_id id, int32_t gpu, std::functio
         f();
   };
   auto timed = [this, id, gpu, key, wake](const std::string& object) {
-    step_timer step("branch/re-time parent");
+    base::step_timer step("branch/re-time parent");
     engine::placement_facts facts;
     facts.card = gpu;
     bench_job job = bench_job_for(engine::bench_purpose::retime, bench_kind::time, object,
@@ -561,7 +561,7 @@ void supervisor_state::judge(engine::node_id id) {
       retime_then(n.parent, card, [this, id] { judge(id); });
     return;
   }
-  step_timer step("branch/judge");
+  base::step_timer step("branch/judge");
   judge_request request{*parent_time, n.time, setup.limits.torch_ms};
   request_then(
       setup.team.judge, std::move(request),
@@ -637,7 +637,7 @@ void supervisor_state::failed(engine::node_id id, branch_step step, gpu::failure
 }
 
 void supervisor_state::repair(engine::node_id id, branch_failure failure) {
-  step_timer step("branch/repair");
+  base::step_timer step("branch/repair");
   const engine::node_record& n = tree.node(id);
   fix_request request{setup.task,
                       n.plan,

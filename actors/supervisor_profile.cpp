@@ -79,7 +79,7 @@ void supervisor_state::profile_then(engine::node_id id, std::function<void()> ne
         [this](caf::error& e) { fail_task("the compile pool failed: " + describe(e)); });
     return;
   }
-  step_timer step(id == 0 ? "reference/profile" : "branch/profile");
+  base::step_timer step(id == 0 ? "reference/profile" : "branch/profile");
   engine::placement_facts facts;
   facts.timed_cards = timed_cards(id);
   bench_job job = bench_job_for(engine::bench_purpose::profile, bench_kind::profile, object,

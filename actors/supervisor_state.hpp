@@ -6,8 +6,8 @@
 // Private to actors/: only those three files include it.
 
 #include "actors/messages.hpp"
-#include "actors/step_timer.hpp"
 #include "actors/supervisor_actor.hpp"
+#include "base/step_timer.hpp"
 #include "engine/bench_placement.hpp"
 #include "engine/diagnosis.hpp"
 #include "engine/judge.hpp"
@@ -68,7 +68,7 @@ struct final_run {
   std::vector<int64_t> round_front; ///< per round: its next slot (0 .. n)
   std::vector<int64_t> round_back;  ///< per round: one past its last slot not yet taken
   std::vector<engine::final_sample> samples;
-  step_timer step{"finals"};
+  base::step_timer step{"finals"};
 };
 
 /// Names the reply type a response handler takes: the argument of its call operator.
@@ -154,7 +154,7 @@ struct supervisor_state {
   std::optional<std::string> host_fault_stop; ///< the fault of the host that stopped the task
   int64_t verified = 0;
   int64_t timed = 0;
-  perf_tree perf;
+  base::perf_tree perf;
 
   // -- supervisor_actor.cpp: start, resume, the step function; supervisor_finals.cpp ----------
 
@@ -198,7 +198,7 @@ struct supervisor_state {
   /// Returns what this run holds of node `id` beyond its record (engine/node_action.hpp).
   engine::node_run_state run_state(engine::node_id id) const;
   void code(engine::node_id id);
-  void take_source(engine::node_id id, std::string text, const step_timer& step,
+  void take_source(engine::node_id id, std::string text, const base::step_timer& step,
                    put_batch with = {});
   void compile(engine::node_id id);
   void verify(engine::node_id id);

@@ -5,14 +5,14 @@
 
 #include "cli/config_command.hpp"
 
-#include "actors/campaign_tasks.hpp"
-#include "actors/preflight.hpp"
-#include "actors/torch_baselines.hpp"
+#include "campaign/campaign_tasks.hpp"
+#include "campaign/preflight.hpp"
 #include "cli/config_loading.hpp"
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "config/campaign_config.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -95,11 +95,11 @@ command_result run_config(const config_options& opt) {
     return tl::unexpected(loaded.error());
   }
   // Every problem at once: the tasks, the baselines, then what `run` checks before it needs a
-  // GPU (actors/preflight.hpp), each counted once.
+  // GPU (campaign/preflight.hpp), each counted once.
   std::string problems;
   int64_t count = 0;
   std::string hint;
-  auto tasks = actors::load_campaign_tasks(*loaded);
+  auto tasks = campaign::load_campaign_tasks(*loaded);
   if (!tasks) {
     if (tasks.error().code() == engine::errc::not_found)
       hint = "  (campaign.tasks: globs and folders are relative to the config's folder, " +
@@ -108,24 +108,24 @@ command_result run_config(const config_options& opt) {
     count += count_lines(tasks.error().message());
   }
   // The torch baselines, read and checked against the tasks as `run` does before it starts.
-  std::optional<actors::torch_baselines> baselines;
+  std::optional<report::torch_baselines> baselines;
   std::vector<std::string> baseline_warnings;
   if (fs::path file = loaded->torch_baselines_file(); !file.empty()) {
-    auto read = actors::read_torch_baselines(file);
+    auto read = report::read_torch_baselines(file);
     if (!read) {
       problems += "report.torch_baselines: " + read.error().message() + "\n";
       ++count;
     } else {
       if (tasks)
-        baseline_warnings = actors::check_shapes(*read, *tasks);
+        baseline_warnings = report::check_shapes(*read, *tasks);
       baselines = std::move(*read);
     }
   }
-  actors::run_options as_run;
+  campaign::run_options as_run;
   as_run.include_dir = include_dir_for_compiler(); // as `run` finds kernelskill/abi.h
   as_run.foreign =
-      opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
-  for (const actors::campaign_error& e : actors::preflight(*loaded, as_run)) {
+      opt.overwrite ? report::foreign_output::overwrite : report::foreign_output::refuse;
+  for (const campaign::campaign_error& e : campaign::preflight(*loaded, as_run)) {
     problems += e.message() + "\n";
     ++count;
   }
@@ -142,7 +142,7 @@ command_result run_config(const config_options& opt) {
   if (baselines) {
     int64_t compared = 0;
     for (const engine::task& t : *tasks)
-      compared += actors::compare_with_torch(&*baselines, t.name, 1.0).speedup_vs_eager > 0;
+      compared += report::compare_with_torch(&*baselines, t.name, 1.0).speedup_vs_eager > 0;
     std::cout << "torch baselines: " << relative_to_cwd(baselines->source) << ", measured on "
               << baselines->device << " (torch " << baselines->torch_version << "): " << compared
               << " of " << tasks->size() << " tasks have an eager time\n";

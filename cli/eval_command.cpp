@@ -148,12 +148,12 @@ private:
   command_result read_baselines() {
     if (opt_.baselines.empty())
       return {};
-    auto read = actors::read_torch_baselines(opt_.baselines);
+    auto read = report::read_torch_baselines(opt_.baselines);
     if (!read)
       return stop(read.error().code() == engine::errc::not_found ? stop_reason::usage
                                                                  : stop_reason::task,
                   "cannot use --baselines:\n" + read.error().message());
-    for (const std::string& warning : actors::check_shapes(*read, {*report_.task}))
+    for (const std::string& warning : report::check_shapes(*read, {*report_.task}))
       warn(warning);
     report_.baselines = std::move(*read);
     return {};

@@ -61,17 +61,17 @@ const char* bound_of(const eval_report& r) {
 }
 
 // Returns the candidate against the task's torch baselines; nullopt without --baselines.
-std::optional<actors::torch_comparison> torch_of(const eval_report& r) {
+std::optional<report::torch_comparison> torch_of(const eval_report& r) {
   if (!r.baselines || !r.task)
     return std::nullopt;
-  return actors::compare_with_torch(&*r.baselines, r.task->name,
+  return report::compare_with_torch(&*r.baselines, r.task->name,
                                     r.candidate_time ? r.candidate_time->median_ms : 0);
 }
 
 std::string device_note_of(const eval_report& r) {
   if (!r.baselines || !r.device)
     return {};
-  return actors::device_mismatch(*r.baselines, {r.device->name});
+  return report::device_mismatch(*r.baselines, {r.device->name});
 }
 
 std::string ratio(double value) {
@@ -241,7 +241,7 @@ void print_text(std::ostream& out, const eval_report& r) {
     label("roofline") << "unknown: " << r.calibration_error << "\n";
   }
   if (auto tc = torch_of(r)) {
-    const actors::torch_baselines& b = *r.baselines;
+    const report::torch_baselines& b = *r.baselines;
     label("torch") << "eager " << ms_or_dash(tc->eager_ms) << ", torch.compile "
                    << ms_or_dash(tc->compile_ms) << " (torch " << b.torch_version << ", mode "
                    << b.compile_mode << ", measured on " << b.device << "; " << b.source.string()
@@ -340,7 +340,7 @@ json::object to_json(const eval_report& r) {
     o["roofline"] = std::move(roof);
   }
   if (auto tc = torch_of(r)) {
-    const actors::torch_baselines& b = *r.baselines;
+    const report::torch_baselines& b = *r.baselines;
     auto positive = [](double v) { return v > 0 ? json::value(v) : json::value(nullptr); };
     std::string device_note = device_note_of(r);
     o["torch"] =

@@ -4,12 +4,12 @@
 // a person and one JSON object for a program. A step that did not run leaves its field empty,
 // so a failed evaluation still reports what it measured before the failure.
 
-#include "actors/torch_baselines.hpp"
 #include "cli/calibration_cache.hpp"
 #include "cli/command_result.hpp"
 #include "engine/task.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_protocol.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <boost/json.hpp>
 
@@ -50,7 +50,7 @@ struct eval_report {
   std::optional<gpu::timing_result> reference_time;
   std::optional<gpu::timing_result> candidate_time;
   std::optional<cached_calibration> peaks;
-  std::optional<actors::torch_baselines> baselines; ///< --baselines, checked against the task
+  std::optional<report::torch_baselines> baselines; ///< --baselines, checked against the task
   std::string calibration_error;                    ///< why there are no peaks, if so
   eval_phases phases;
   std::optional<gpu::failure> failure; ///< the typed failure that stopped it

@@ -30,7 +30,7 @@ namespace {
 // Maps a campaign's failure to the command's, as `devices` and `eval` do: a GPU's worker that
 // failed gets its failure kind's code (no_device on a machine without a GPU, crash for a worker
 // that cannot start), a missing tool the environment's, config and task problems exit 2.
-command_error error_of(const actors::campaign_error& e) {
+command_error error_of(const campaign::campaign_error& e) {
   if (e.gpu_failure)
     return {stop_reason::failure, *e.gpu_failure, e.message()};
   if (e.environment)
@@ -80,7 +80,7 @@ std::string first_line(const std::string& text) {
 }
 
 // Prints what the model cost, when the agents thought with one (llm_usage.json has it all).
-void print_model_use(std::ostream& out, const actors::campaign_summary& s,
+void print_model_use(std::ostream& out, const campaign::campaign_summary& s,
                      const std::filesystem::path& folder) {
   if (!s.model_used)
     return;
@@ -93,11 +93,11 @@ void print_model_use(std::ostream& out, const actors::campaign_summary& s,
     out << "model budget: " << s.model_budget_spent << "\n";
 }
 
-void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
+void print_dry_run_summary(std::ostream& out, const campaign::campaign_summary& s,
                            const std::string& arch) {
   int64_t failed = 0;
   int64_t not_reached = 0; // interrupted before its round ended: neither would nor would not
-  for (const actors::task_summary& t : s.tasks) {
+  for (const campaign::task_summary& t : s.tasks) {
     failed += t.failed ? 1 : 0;
     not_reached += !t.failed && t.stop_reason == "interrupted" ? 1 : 0;
   }
@@ -112,7 +112,7 @@ void print_dry_run_summary(std::ostream& out, const actors::campaign_summary& s,
     out << would_run << " of " << all << (all == 1 ? " task" : " tasks") << " would run"
         << (s.interrupted ? " (interrupted after the last)" : "");
   out << "; nothing was measured, no state was saved (" << format_duration(s.wall_s) << ")\n";
-  for (const actors::task_summary& t : s.tasks) {
+  for (const campaign::task_summary& t : s.tasks) {
     if (t.failed)
       out << "  " << t.name << " would not: " << first_line(t.stop_text) << "\n";
     if (t.warnings > 0)
@@ -133,9 +133,9 @@ std::string ratio_text(double value) {
 // Prints the final table: per task the reference and best times and the speedup; with torch
 // baselines the best time against torch eager and torch.compile too; then the geomeans and
 // what each ratio is measured against.
-void print_summary(std::ostream& out, const actors::campaign_summary& s,
+void print_summary(std::ostream& out, const campaign::campaign_summary& s,
                    const config::campaign_config& config) {
-  const actors::torch_baselines* baselines = s.baselines ? &*s.baselines : nullptr;
+  const report::torch_baselines* baselines = s.baselines ? &*s.baselines : nullptr;
   auto torch_columns = [&](const std::string& eager, const std::string& compiled) {
     char text[64];
     std::snprintf(text, sizeof text, " %9s %10s", eager.c_str(), compiled.c_str());
@@ -151,11 +151,11 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
   std::vector<double> vs_compile;
   std::string notes;
   std::string trailing; // tasks slower than torch beyond the noise
-  for (const actors::task_summary& t : s.tasks) {
+  for (const campaign::task_summary& t : s.tasks) {
     char roofline[32];
     std::snprintf(roofline, sizeof roofline, "%.1f%%", t.fraction_of_roofline * 100);
     engine::timing spread{t.best_ms, t.best_p10_ms, t.best_ms, t.best_p10_ms > 0 ? 1 : 0, {}};
-    actors::torch_comparison tc = actors::compare_with_torch(baselines, t.name, t.best_ms, &spread);
+    report::torch_comparison tc = report::compare_with_torch(baselines, t.name, t.best_ms, &spread);
     if (tc.trails_compile_beyond_noise || tc.trails_eager_beyond_noise)
       trailing +=
           (trailing.empty() ? "" : ", ") + t.name + " (" +
@@ -177,9 +177,9 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
     out << line;
   }
   std::snprintf(line, sizeof line, "%-20s %12s %12s %8s%s\n", "geomean", "", "",
-                ratio_text(actors::geometric_mean(speedups)).c_str(),
-                torch_columns(ratio_text(actors::geometric_mean(vs_eager)),
-                              ratio_text(actors::geometric_mean(vs_compile)))
+                ratio_text(report::geometric_mean(speedups)).c_str(),
+                torch_columns(ratio_text(report::geometric_mean(vs_eager)),
+                              ratio_text(report::geometric_mean(vs_compile)))
                     .c_str());
   out << line;
   out << "speedup: the best candidate's median time against the task's reference kernel, "
@@ -190,7 +190,7 @@ void print_summary(std::ostream& out, const actors::campaign_summary& s,
         << "'s eager and torch.compile (mode " << baselines->compile_mode
         << ") medians over the best candidate's, from " << shown(baselines->source)
         << ", measured on " << baselines->device << "\n";
-    if (std::string note = actors::device_mismatch(*baselines, s.gpu_names); !note.empty())
+    if (std::string note = report::device_mismatch(*baselines, s.gpu_names); !note.empty())
       out << "warning: " << note << "\n";
     if (!notes.empty())
       out << "no torch ratio:\n" << notes;
@@ -305,7 +305,7 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
                                         ": no such file (write one with "
                                         "tools/torch_baselines.py on the GPU host)");
 
-  actors::run_options options;
+  campaign::run_options options;
   options.dry_run = opt.dry_run;
   options.arch = !opt.arch.empty() ? opt.arch : opt.dry_run ? std::string("sm_90a") : std::string();
   options.worker_executable = opt.worker;
@@ -316,7 +316,7 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   options.progress_interval_s = opt.progress_s;
   options.stop_requested = &stop_flag;
   options.foreign =
-      opt.overwrite ? actors::foreign_output::overwrite : actors::foreign_output::refuse;
+      opt.overwrite ? report::foreign_output::overwrite : report::foreign_output::refuse;
   if (opt.dry_run)
     options.gpu_memory = memory_target(cache_dir_or_default(opt.cache_dir), std::nullopt);
 
@@ -373,7 +373,7 @@ command_result run_run(const run_command_options& opt, std::atomic<bool>& stop_f
   // has run and the outputs are written.
   std::string failed;
   int64_t failures = 0;
-  for (const actors::task_summary& t : summary->tasks)
+  for (const campaign::task_summary& t : summary->tasks)
     if (t.failed) {
       ++failures;
       // A dry run printed the whole story above (nvcc's diagnostics included): one line here.

@@ -10,15 +10,15 @@
 
 #include "cli/status_command.hpp"
 
-#include "actors/campaign_store.hpp"
-#include "actors/report_writer.hpp"
 #include "cli/environment.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/help_format.hpp"
 #include "cli/result_json.hpp"
 #include "json/encode.hpp"
 #include "memory/store.hpp"
+#include "report/campaign_store.hpp"
 #include "report/html_report.hpp"
+#include "report/report_writer.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -35,7 +35,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The folder, inside the output folder, where run_campaign keeps its store.
-const std::string store_folder(actors::state_folder);
+const std::string store_folder(report::state_folder);
 
 // Returns the first line of `file`, or empty.
 std::string first_line_of(const fs::path& file) {
@@ -81,7 +81,7 @@ tl::expected<fs::path, command_error> store_dir_of(const fs::path& output) {
   if (!file && file.error().code() == engine::errc::damaged)
     return stop(stop_reason::damaged,
                 file.error().message() +
-                    actors::damaged_store_advice(output, actors::mention_inspect::no));
+                    report::damaged_store_advice(output, report::mention_inspect::no));
   if (!file)
     return stop(stop_reason::environment, file.error().message());
   if (*file == memory::store_file::present && fs::is_regular_file(dir / "data.mdb", ec))
@@ -89,7 +89,7 @@ tl::expected<fs::path, command_error> store_dir_of(const fs::path& output) {
   std::string what = *file == memory::store_file::empty
                          ? "its store (" + store_folder + "/data.mdb) is empty (0 bytes)"
                          : "it holds no store (" + store_folder + "/data.mdb)";
-  if (std::vector<std::string> results = actors::campaign_results(output); !results.empty()) {
+  if (std::vector<std::string> results = report::campaign_results(output); !results.empty()) {
     std::string names;
     for (const std::string& r : results)
       names += (names.empty() ? "" : ", ") + r;
@@ -112,7 +112,7 @@ tl::expected<memory::store, command_error> open_store(const fs::path& output) {
   if (!store && store.error().code() == engine::errc::damaged)
     return stop(stop_reason::damaged,
                 store.error().message() +
-                    actors::damaged_store_advice(output, actors::mention_inspect::no));
+                    report::damaged_store_advice(output, report::mention_inspect::no));
   if (!store)
     return stop(stop_reason::environment,
                 "cannot open the store in '" + dir->string() + "': " + store.error().message());
@@ -126,10 +126,10 @@ command_error read_failure(const memory::store& store, const fs::path& output,
                            const engine::error& e, const std::string& what) {
   if (e.code() != engine::errc::damaged)
     return {stop_reason::environment, std::nullopt, what + ": " + e.message()};
-  if (auto checked = actors::check_records(store, output); !checked)
+  if (auto checked = report::check_records(store, output); !checked)
     return {stop_reason::damaged, std::nullopt, checked.error().message()};
   return {stop_reason::damaged, std::nullopt,
-          e.message() + actors::damaged_store_advice(output, actors::mention_inspect::yes)};
+          e.message() + report::damaged_store_advice(output, report::mention_inspect::yes)};
 }
 
 // Checks that `store` holds a campaign: a run that stopped before it started one (no GPU, a
@@ -154,9 +154,9 @@ command_result require_campaign(const memory::store& store, const fs::path& outp
 /// and the torch baselines its reports compare with (its checked copy).
 struct campaign_folder {
   memory::store store;
-  std::optional<actors::torch_baselines> baselines;
+  std::optional<report::torch_baselines> baselines;
 
-  const actors::torch_baselines* compared_with() const { return baselines ? &*baselines : nullptr; }
+  const report::torch_baselines* compared_with() const { return baselines ? &*baselines : nullptr; }
 };
 
 tl::expected<campaign_folder, command_error> open_campaign(const fs::path& output) {
@@ -165,7 +165,7 @@ tl::expected<campaign_folder, command_error> open_campaign(const fs::path& outpu
     return tl::unexpected(store.error());
   if (auto ok = require_campaign(*store, output); !ok)
     return tl::unexpected(ok.error());
-  auto baselines = actors::read_campaign_baselines(output);
+  auto baselines = report::read_campaign_baselines(output);
   if (!baselines)
     return stop(stop_reason::task,
                 "cannot read the campaign's torch baselines: " + baselines.error().message());
@@ -175,7 +175,7 @@ tl::expected<campaign_folder, command_error> open_campaign(const fs::path& outpu
 // Returns results.json's text as the store of `folder` (in `output`) stands now.
 tl::expected<std::string, command_error> results_json_of(const campaign_folder& folder,
                                                          const fs::path& output) {
-  auto text = actors::campaign_results_json(folder.store, folder.compared_with());
+  auto text = report::campaign_results_json(folder.store, folder.compared_with());
   if (!text)
     return tl::unexpected(read_failure(folder.store, output, text.error(),
                                        "cannot read the campaign in '" + output.string() + "'"));
@@ -267,12 +267,12 @@ command_result run_status(const output_dir_options& opt) {
   if (!folder)
     return tl::unexpected(folder.error());
   const memory::store& store = folder->store;
-  const actors::torch_baselines* b = folder->compared_with();
+  const report::torch_baselines* b = folder->compared_with();
   // The export first: with --json, stdout then holds one document, the results or the failure.
   if (!opt.export_dir.empty()) {
     std::error_code ec;
     fs::create_directories(opt.export_dir, ec);
-    if (auto written = actors::write_campaign_outputs(store, opt.export_dir, b); !written)
+    if (auto written = report::write_campaign_outputs(store, opt.export_dir, b); !written)
       return tl::unexpected(
           read_failure(store, opt.output, written.error(),
                        "cannot export the campaign into '" + opt.export_dir.string() + "'"));
@@ -288,7 +288,7 @@ command_result run_status(const output_dir_options& opt) {
       return tl::unexpected(text.error());
     std::cout << *text << std::flush;
   } else {
-    auto text = actors::describe_campaign(store, b);
+    auto text = report::describe_campaign(store, b);
     if (!text)
       return tl::unexpected(
           read_failure(store, opt.output, text.error(),
@@ -331,8 +331,8 @@ command_result run_inspect(const output_dir_options& opt) {
                        std::to_string(n) + " of its " + std::to_string(checked->records) +
                        (n == 1 ? " records does" : " records do") +
                        " not read back (listed above as damaged or corrupt):\n" +
-                       actors::list_damaged(*checked) +
-                       actors::damaged_store_advice(opt.output, actors::mention_inspect::no));
+                       report::list_damaged(*checked) +
+                       report::damaged_store_advice(opt.output, report::mention_inspect::no));
   if (opt.json) {
     boost::json::array list;
     for (const auto& [key, summary] : *records)

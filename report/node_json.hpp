@@ -1,7 +1,7 @@
 #pragma once
 
 // The JSON of one node as results.json holds it, and the helpers its fields share, written
-// once for the campaign's results (actors/report_writer.cpp) and the dry run's report:
+// once for the campaign's results (report_writer.cpp) and the dry run's report:
 //
 //   node := {"id":INT, "parent":INT|null, "depth":INT, "expansion":INT, "plan":plan,
 //            "genotype":{"skill", "skill_version", "template", "params", "parent"},

@@ -6,10 +6,10 @@
 // worker of the campaign in the test's own folder. The kill -9 test runs the real kernelskill
 // binary as a child and kills it at random points.
 
-#include "actors/report_writer.hpp"
 #include "actors/run_campaign.hpp"
 #include "config/campaign_config.hpp"
 #include "memory/store.hpp"
+#include "report/report_writer.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -137,8 +137,8 @@ void scripted_campaign(scoped_env& env, const test::test_context& ctx, const std
   env.set("KS_NVCC", fake_nvcc().string());
 }
 
-actors::run_options options_for(const test::test_context& ctx) {
-  actors::run_options o;
+campaign::run_options options_for(const test::test_context& ctx) {
+  campaign::run_options o;
   o.worker_executable = scripted_worker();
   o.nvcc = fake_nvcc();
   o.include_dir = test::source_dir() / "gpu" / "include";
@@ -147,8 +147,8 @@ actors::run_options options_for(const test::test_context& ctx) {
   return o;
 }
 
-actors::campaign_summary run(const config::campaign_config& config,
-                             const actors::run_options& options) {
+campaign::campaign_summary run(const config::campaign_config& config,
+                               const campaign::run_options& options) {
   auto summary = actors::run_campaign(config, options);
   if (!summary)
     FAIL("run_campaign failed: " << engine::to_string(summary.error().code()) << ": "
@@ -351,14 +351,14 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
   campaign_setup setup;
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   CHECK_FALSE(summary.interrupted);
   CHECK_FALSE(summary.resumed);
   REQUIRE(summary.tasks.size() == 2);
   CHECK(summary.candidates_verified > 0);
   CHECK(summary.candidates_timed > 0);
   bool some_gain = false;
-  for (const actors::task_summary& t : summary.tasks) {
+  for (const campaign::task_summary& t : summary.tasks) {
     CAPTURE(t.name, t.stop_reason, t.nodes, t.reference_ms, t.best_ms);
     CHECK(t.nodes > 1);
     CHECK(t.nodes <= 1 + setup.candidates);
@@ -379,7 +379,7 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
   REQUIRE(results.at("tasks").as_array().size() == 2);
   CHECK(results.at("campaign").at("environment").is_object());
   tree_snapshot trees = read_trees(out);
-  for (const actors::task_summary& t : summary.tasks) {
+  for (const campaign::task_summary& t : summary.tasks) {
     CAPTURE(t.name);
     const json::object& task = task_named(results, t.name);
     const json::array& nodes = task.at("nodes").as_array();
@@ -421,7 +421,7 @@ TEST_CASE("a small campaign runs to completion and writes every node, the best k
   CHECK_THAT(report, Contains("DRAM-bound: DRAM at 72% of its peak"));
   // The planner took one plan from each skill that applies: the launch parameters and the
   // family's own skill; every candidate records its genotype.
-  for (const actors::task_summary& t : summary.tasks) {
+  for (const campaign::task_summary& t : summary.tasks) {
     CAPTURE(t.name);
     std::set<std::string> skills;
     for (const json::value& v : task_named(results, t.name).at("nodes").as_array()) {
@@ -447,9 +447,9 @@ TEST_CASE("profile = none runs no profile job, and a node at expand_max_fraction
   setup.search_extra = "profile = \"none\"\nexpand_max_fraction = 0.0001\n";
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
-  const actors::task_summary& t = summary.tasks[0];
+  const campaign::task_summary& t = summary.tasks[0];
   CAPTURE(t.stop_reason);
   CHECK(t.nodes == 1);
   CHECK(t.stop_reason == "exhausted"); // its only node was not expanded
@@ -476,7 +476,7 @@ TEST_CASE("a worker that crashes mid-job fails that candidate as crashed and the
   setup.tasks = {"19_relu"};
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
   CHECK(summary.tasks[0].best_ms > 0);
 
@@ -504,7 +504,7 @@ TEST_CASE("a worker killed from outside mid-job is the host's: the job runs agai
     setup.tasks = {"19_relu"};
     auto config = write_config(ctx, setup);
 
-    actors::campaign_summary summary = run(config, options_for(ctx));
+    campaign::campaign_summary summary = run(config, options_for(ctx));
     CHECK(summary.host_fault.empty());
     json::value results = read_json(ctx.dir() / "out" / "results.json");
     const json::object& task = task_named(results, "relu");
@@ -542,7 +542,7 @@ TEST_CASE("a GPU unavailable for a moment is the host's: the step runs again and
   setup.bench_extra = "host_fault_retry_s = 0\n";
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   CHECK(summary.host_fault.empty());
   json::value results = read_json(ctx.dir() / "out" / "results.json");
   const json::object& task = task_named(results, "relu");
@@ -573,7 +573,7 @@ TEST_CASE("two GPUs, one lost: it takes no more jobs, the other runs them, and n
   setup.bench_extra = "host_fault_retry_s = 0\n";
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   CHECK(summary.host_fault.empty());
   json::value results = read_json(ctx.dir() / "out" / "results.json");
   const json::object& task = task_named(results, "relu");
@@ -616,7 +616,7 @@ TEST_CASE("a full disk under nvcc is the host's: the campaign stops naming it af
   auto config = write_config(ctx, setup);
   fs::path out = ctx.dir() / "out";
 
-  actors::campaign_summary first = run(config, options_for(ctx));
+  campaign::campaign_summary first = run(config, options_for(ctx));
   CHECK_THAT(first.host_fault, Contains("No space left on device"));
   CHECK_THAT(first.host_fault, Contains("persists after 2 retries"));
   tree_snapshot stopped = read_trees(out);
@@ -635,7 +635,7 @@ TEST_CASE("a full disk under nvcc is the host's: the campaign stops naming it af
   CHECK(lines_of(fs::path(full.string() + ".count")).size() >= 4);
 
   fs::remove(full);
-  actors::campaign_summary second = run(config, options_for(ctx));
+  campaign::campaign_summary second = run(config, options_for(ctx));
   CHECK(second.resumed);
   CHECK(second.host_fault.empty());
   tree_snapshot finished = read_trees(out);
@@ -669,7 +669,7 @@ TEST_CASE("a candidate that loads a vendor library fails as vendor_library, or w
     auto config = write_config(ctx, setup);
     REQUIRE(config.bench.allow_vendor_libraries == allowed);
 
-    actors::campaign_summary summary = run(config, options_for(ctx));
+    campaign::campaign_summary summary = run(config, options_for(ctx));
     REQUIRE(summary.tasks.size() == 1);
     json::value results = read_json(ctx.dir() / "out" / "results.json");
     const json::object& task = task_named(results, "relu");
@@ -710,7 +710,7 @@ TEST_CASE("a worker that hangs fails that candidate as timed out and the campaig
   auto config = write_config(ctx, setup);
 
   auto start = clock_type::now();
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   CHECK(clock_type::now() - start < std::chrono::seconds(60));
   REQUIRE(summary.tasks.size() == 1);
 
@@ -921,7 +921,7 @@ TEST_CASE("two GPUs: both bench actors do work", "[campaign]") {
   setup.branches = 3;
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.gpu_busy_share.size() == 2);
 
   // KS_BENCH_TRACE: one JSON line per verify, time or profile job, each with its purpose and
@@ -1080,8 +1080,8 @@ TEST_CASE("a GPU whose stability probes go bad is reported and given up on: resu
   setup.bench_extra = "stability_pause_s = 0.1\nstability_limit_s = 0\n";
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
-  for (const actors::task_summary& t : summary.tasks) {
+  campaign::campaign_summary summary = run(config, options_for(ctx));
+  for (const campaign::task_summary& t : summary.tasks) {
     CAPTURE(t.name, t.stop_text);
     CHECK_FALSE(t.failed);
   }
@@ -1118,7 +1118,7 @@ TEST_CASE("a GPU whose stability probes go bad is reported and given up on: resu
              Contains("GPU 0 (Scripted GPU) was unstable"));
   auto store = memory::store::open(store_dir(ctx.dir() / "out"));
   REQUIRE(store.has_value());
-  auto status = actors::describe_campaign(*store, nullptr);
+  auto status = report::describe_campaign(*store, nullptr);
   REQUIRE(status.has_value());
   CHECK_THAT(*status, Contains("warning: GPU 0 (Scripted GPU) was unstable"));
   CHECK_THAT(*status, Contains("RESULTS UNRELIABLE"));
@@ -1138,10 +1138,10 @@ TEST_CASE("a GPU noisy for a moment is unstable, then stable again: no timing ma
   setup.bench_extra = "stability_pause_s = 0.1\n";
   auto config = write_config(ctx, setup);
 
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   CHECK_FALSE(summary.results_unreliable);
   REQUIRE(summary.tasks.size() == 1);
-  const actors::task_summary& t = summary.tasks[0];
+  const campaign::task_summary& t = summary.tasks[0];
   CAPTURE(t.stop_text);
   CHECK_FALSE(t.failed);
   // The reference's time is a quiet one (the scripted kernels take 1 to 2 ms, 3 to 6 in the

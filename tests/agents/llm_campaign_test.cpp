@@ -133,8 +133,8 @@ void scripted_campaign(scoped_env& env, const test::test_context& ctx) {
   env.set(key_variable, api_key);
 }
 
-actors::run_options options_for(const test::test_context& ctx) {
-  actors::run_options o;
+campaign::run_options options_for(const test::test_context& ctx) {
+  campaign::run_options o;
   o.worker_executable = test::bin_dir() / "ks-scripted-worker";
   o.nvcc = test::source_dir() / "tests" / "actors" / "fake_nvcc.sh";
   o.include_dir = test::source_dir() / "gpu" / "include";
@@ -143,8 +143,8 @@ actors::run_options options_for(const test::test_context& ctx) {
   return o;
 }
 
-actors::campaign_summary run(const config::campaign_config& config,
-                             const actors::run_options& options) {
+campaign::campaign_summary run(const config::campaign_config& config,
+                               const campaign::run_options& options) {
   auto summary = actors::run_campaign(config, options);
   if (!summary)
     FAIL("run_campaign failed: " << engine::to_string(summary.error().code()) << ": "
@@ -272,9 +272,9 @@ TEST_CASE("a quickstart campaign through the OpenAI API survives a flaky endpoin
   llm_setup s;
   s.endpoint = server.endpoint();
   auto config = write_config(ctx, s);
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
-  const actors::task_summary& relu = summary.tasks[0];
+  const campaign::task_summary& relu = summary.tasks[0];
   CAPTURE(relu.stop_reason, relu.stop_text, relu.nodes);
   CHECK_FALSE(relu.failed);
   CHECK(relu.nodes > 1);
@@ -341,9 +341,9 @@ TEST_CASE("a campaign through the Anthropic API with faults on two tasks complet
   s.concurrency = 3;
   s.distill = false;
   auto config = write_config(ctx, s);
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 2);
-  for (const actors::task_summary& t : summary.tasks) {
+  for (const campaign::task_summary& t : summary.tasks) {
     CAPTURE(t.name, t.stop_reason, t.stop_text);
     CHECK_FALSE(t.failed);
     CHECK(t.nodes > 1);
@@ -415,9 +415,9 @@ TEST_CASE("the whole quickstart suite through each API, with every fault the iss
   s.request_timeout_s = 1; // the slow answer comes after slow_s: abandoned, tried again
   s.distill = false;
   auto config = write_config(ctx, s);
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == s.tasks.size());
-  for (const actors::task_summary& t : summary.tasks) {
+  for (const campaign::task_summary& t : summary.tasks) {
     CAPTURE(t.name, t.stop_reason, t.stop_text);
     CHECK_FALSE(t.failed);
     CHECK(t.nodes > 1); // the model's plans were coded and measured
@@ -486,7 +486,7 @@ TEST_CASE("the whole quickstart suite through each API, with every fault the iss
   int64_t repairs = 0;
   auto store = memory::store::open(out / "state");
   REQUIRE(store.has_value());
-  for (const actors::task_summary& t : summary.tasks) {
+  for (const campaign::task_summary& t : summary.tasks) {
     auto nodes = store->nodes(t.name);
     REQUIRE(nodes.has_value());
     for (const engine::node_record& n : *nodes) {
@@ -529,7 +529,7 @@ TEST_CASE("once the token budget is spent no model request starts, and the final
   s.endpoint = server.endpoint();
   s.token_budget = 1; // the first answer spends it
   auto config = write_config(ctx, s);
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
   CAPTURE(summary.tasks[0].stop_text);
   CHECK_FALSE(summary.tasks[0].failed);
@@ -567,7 +567,7 @@ TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at on
   s.request_timeout_s = 60;
   auto config = write_config(ctx, s);
   std::atomic<bool> stop{false};
-  actors::run_options o = options_for(ctx);
+  campaign::run_options o = options_for(ctx);
   o.stop_requested = &stop;
   std::thread interrupter([&] {
     // Once the planner's request is in flight: the server has it (at most a minute).
@@ -576,7 +576,7 @@ TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at on
     stop = true;
   });
   auto start = clock_type::now();
-  actors::campaign_summary summary = run(config, o);
+  campaign::campaign_summary summary = run(config, o);
   double took = std::chrono::duration<double>(clock_type::now() - start).count();
   interrupter.join();
   CHECK(summary.interrupted);
@@ -604,7 +604,7 @@ TEST_CASE("Ctrl-C cancels the model requests in flight: the campaign stops at on
     return test::plausible_reply(api_kind::openai, r, "");
   });
   s.distill = false;
-  actors::campaign_summary resumed = run(write_config(ctx, s), options_for(ctx));
+  campaign::campaign_summary resumed = run(write_config(ctx, s), options_for(ctx));
   CHECK(resumed.resumed);
   REQUIRE(resumed.tasks.size() == 1);
   CHECK_FALSE(resumed.tasks[0].failed);
@@ -638,7 +638,8 @@ TEST_CASE("a replay backend re-runs a recorded LLM campaign the same way, with n
   again.replay = "out/transcripts";
   again.output = "again";
   again.distill = false;
-  actors::campaign_summary summary = run(write_config(ctx, again, "again.toml"), options_for(ctx));
+  campaign::campaign_summary summary =
+      run(write_config(ctx, again, "again.toml"), options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
   CHECK_FALSE(summary.tasks[0].failed);
   std::vector<engine::node_record> replayed = nodes_of(ctx.dir() / "again", "relu");
@@ -662,7 +663,7 @@ TEST_CASE("a winning lineage is distilled into a learned skill, validated by re-
   llm_setup s;
   s.endpoint = server.endpoint();
   auto config = write_config(ctx, s);
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
   REQUIRE(summary.tasks[0].speedup > 1.1);
   bool asked = false;
@@ -706,7 +707,7 @@ TEST_CASE("a distilled skill whose template does not compile is refused: the mem
   llm_setup s;
   s.endpoint = server.endpoint();
   auto config = write_config(ctx, s);
-  actors::campaign_summary summary = run(config, options_for(ctx));
+  campaign::campaign_summary summary = run(config, options_for(ctx));
   REQUIRE(summary.tasks.size() == 1);
   CHECK(summary.tasks[0].speedup > 1.1);
   CHECK(distiller_asked.load() >= 1);

@@ -49,6 +49,6 @@ if [ ! -f "$build/compile_commands.json" ]; then
   exit 1
 fi
 
-folders=${3:-base|config|engine|memory|json|agents|gpu|actors|cli|benchmarks|tests}
+folders=${3:-base|config|engine|memory|json|report|agents|gpu|campaign|actors|cli|benchmarks|tests}
 exec python3 "$(dirname "$0")/tidy_cached.py" "$src" "$build" "$tidy" "$clangxx" "$folders" \
   "$cache" "$(nproc)" "${4:-}" "${5:-}"

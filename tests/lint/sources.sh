@@ -2,7 +2,7 @@
 # SOURCE_DIR, every C++ and CUDA source of ours that the format check covers. In a git checkout
 # these are the tracked and the untracked-but-not-ignored files (git ls-files), else whatever a
 # find sees in the same folders. Skill templates (skills/, families/) are data, not sources.
-lint_folders=(base config engine memory json agents gpu actors cli benchmarks tests tools)
+lint_folders=(base config engine memory json report agents gpu campaign actors cli benchmarks tests tools)
 
 # Kept byte for byte as kernelskill rendered it (the file says so): not reformatted.
 lint_verbatim='^tests/gpu/matmul_candidates/tf32x3_wgmma_4096\.cu$'

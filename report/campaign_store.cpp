@@ -16,11 +16,11 @@
 // results.json, report.md and best/ and say nothing. `run` refuses that too, and --overwrite,
 // the flag that already means "write over what this folder holds", lets it start.
 
-#include "actors/campaign_store.hpp"
+#include "report/campaign_store.hpp"
 
 #include <system_error>
 
-namespace ks::actors {
+namespace ks::report {
 
 namespace fs = std::filesystem;
 using engine::errc;
@@ -168,4 +168,4 @@ engine::expected<memory::store> open_campaign_store(const fs::path& output, fore
   return std::move(*opened);
 }
 
-} // namespace ks::actors
+} // namespace ks::report

@@ -3,9 +3,9 @@
 // The campaign's store in its output folder (<output>/state): when `run` may open it, resume
 // from it or start over. See campaign_store.cpp.
 
-#include "actors/output_folder.hpp"
 #include "engine/error.hpp"
 #include "memory/store.hpp"
+#include "report/output_folder.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::actors {
+namespace ks::report {
 
 /// Names the folder inside an output folder that holds the campaign's store.
 inline constexpr std::string_view state_folder = "state";
@@ -63,4 +63,4 @@ std::string damaged_store_advice(const std::filesystem::path& output,
 /// `most` of them, then how many more; no final newline.
 std::string list_damaged(const memory::store_check& check, size_t most = 5);
 
-} // namespace ks::actors
+} // namespace ks::report

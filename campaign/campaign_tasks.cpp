@@ -1,4 +1,4 @@
-#include "actors/campaign_tasks.hpp"
+#include "campaign/campaign_tasks.hpp"
 
 #include "engine/task_manifest.hpp"
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-namespace ks::actors {
+namespace ks::campaign {
 
 namespace fs = std::filesystem;
 
@@ -81,4 +81,4 @@ load_campaign_tasks(const config::campaign_config& config) {
   return tasks;
 }
 
-} // namespace ks::actors
+} // namespace ks::campaign

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace ks::actors {
+namespace ks::base {
 
 /// Sums the time spent in one named step of a pipeline.
 struct step_stats {
@@ -44,4 +44,4 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
-} // namespace ks::actors
+} // namespace ks::base

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace ks::actors {
+namespace ks::campaign {
 
 /// Loads the tasks of `config`: each pattern of campaign.tasks (resolved against the config's
 /// folder) is expanded with glob(3), its matches in glob's (sorted) order, patterns in the
@@ -17,4 +17,4 @@ namespace ks::actors {
 [[nodiscard]] engine::expected<std::vector<engine::task>>
 load_campaign_tasks(const config::campaign_config& config);
 
-} // namespace ks::actors
+} // namespace ks::campaign

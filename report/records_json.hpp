@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::actors {
+namespace ks::report {
 
 /// Returns `v` as JSON text (see the grammar above).
 std::string verify_json(const gpu::verify_result& v);
@@ -44,4 +44,4 @@ struct gpu_description {
 std::string environment_json(const std::vector<gpu_description>& gpus, const std::string& arch,
                              const std::string& nvcc_version, bool dry_run);
 
-} // namespace ks::actors
+} // namespace ks::report

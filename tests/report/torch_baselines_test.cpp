@@ -1,4 +1,4 @@
-#include "actors/torch_baselines.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,7 @@
 #include "test_context.hpp"
 
 using namespace ks;
-using actors::torch_baselines;
+using report::torch_baselines;
 
 namespace {
 
@@ -40,14 +40,14 @@ const std::string tool_file = R"json({
 )json";
 
 torch_baselines parsed(const std::string& text) {
-  auto b = actors::parse_torch_baselines(text, "b.json");
+  auto b = report::parse_torch_baselines(text, "b.json");
   INFO((b ? std::string() : b.error().message()));
   REQUIRE(b.has_value());
   return *b;
 }
 
 std::string error_of(const std::string& text) {
-  auto b = actors::parse_torch_baselines(text, "b.json");
+  auto b = report::parse_torch_baselines(text, "b.json");
   REQUIRE_FALSE(b.has_value());
   CHECK(b.error().code() == engine::errc::invalid_input);
   return b.error().message();
@@ -73,7 +73,7 @@ TEST_CASE("a baselines file as the tool writes it reads every task's timings and
   CHECK(b.torch_version == "2.11.0+cu130");
   CHECK(b.compile_mode == "default");
   REQUIRE(b.tasks.size() == 3);
-  const actors::torch_baseline& relu = b.tasks.at("relu");
+  const report::torch_baseline& relu = b.tasks.at("relu");
   CHECK(relu.inputs == "x:f32[4096,393216]");
   CHECK(relu.eager.median_ms == 4.32);
   CHECK(relu.eager.trials == 10);
@@ -119,7 +119,7 @@ TEST_CASE("every schema problem is reported on its own line with the path of the
 
 TEST_CASE("a baselines file that does not exist is not_found, naming it", "[torch_baselines]") {
   test::test_context ctx;
-  auto b = actors::read_torch_baselines(ctx.dir() / "nowhere.json");
+  auto b = report::read_torch_baselines(ctx.dir() / "nowhere.json");
   REQUIRE_FALSE(b.has_value());
   CHECK(b.error().code() == engine::errc::not_found);
   CHECK(b.error().message().find("nowhere.json: no such baselines file") != std::string::npos);
@@ -130,8 +130,8 @@ TEST_CASE("a campaign's checked copy reads back as the file it was made from",
   test::test_context ctx;
   torch_baselines b = parsed(tool_file);
   b.source = "/data/h100.json";
-  REQUIRE(actors::write_campaign_baselines(ctx.dir(), &b));
-  auto copy = actors::read_campaign_baselines(ctx.dir());
+  REQUIRE(report::write_campaign_baselines(ctx.dir(), &b));
+  auto copy = report::read_campaign_baselines(ctx.dir());
   REQUIRE(copy.has_value());
   REQUIRE(copy->has_value());
   const torch_baselines& back = **copy;
@@ -143,10 +143,10 @@ TEST_CASE("a campaign's checked copy reads back as the file it was made from",
   CHECK(back.tasks.at("relu").compiled.trials == 12);
   CHECK(back.tasks.at("softmax").compiled.error == b.tasks.at("softmax").compiled.error);
   CHECK(back.tasks.at("bad").error == b.tasks.at("bad").error);
-  CHECK(actors::torch_baselines_json(back) == actors::torch_baselines_json(b));
+  CHECK(report::torch_baselines_json(back) == report::torch_baselines_json(b));
 
-  REQUIRE(actors::write_campaign_baselines(ctx.dir(), nullptr));
-  auto none = actors::read_campaign_baselines(ctx.dir());
+  REQUIRE(report::write_campaign_baselines(ctx.dir(), nullptr));
+  auto none = report::read_campaign_baselines(ctx.dir());
   REQUIRE(none.has_value());
   CHECK_FALSE(none->has_value());
 }
@@ -156,13 +156,13 @@ TEST_CASE("a baseline timed at other shapes than the task's is dropped with a wa
   torch_baselines b = parsed(tool_file);
   std::vector<engine::task> tasks{task_with_input("relu", {4096, 393216}),
                                   task_with_input("softmax", {64, 1000})};
-  CHECK(actors::tensor_signature(tasks[0].inputs) == "x:f32[4096,393216]");
-  std::vector<std::string> warnings = actors::check_shapes(b, tasks);
+  CHECK(report::tensor_signature(tasks[0].inputs) == "x:f32[4096,393216]");
+  std::vector<std::string> warnings = report::check_shapes(b, tasks);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("softmax: its torch baseline in b.json was timed with inputs "
                          "x:f32[4096,393216], the task has x:f32[64,1000]") == 0);
   CHECK(b.tasks.at("relu").error.empty());
-  actors::torch_comparison c = actors::compare_with_torch(&b, "softmax", 4.0);
+  report::torch_comparison c = report::compare_with_torch(&b, "softmax", 4.0);
   CHECK(c.eager_ms == 0);
   CHECK(c.speedup_vs_eager == 0);
   CHECK(c.note.find("timed with inputs") != std::string::npos);
@@ -171,9 +171,9 @@ TEST_CASE("a baseline timed at other shapes than the task's is dropped with a wa
 TEST_CASE("a baselines file of another GPU is flagged and one of the same GPU is not",
           "[torch_baselines]") {
   torch_baselines b = parsed(tool_file);
-  CHECK(actors::device_mismatch(b, {"NVIDIA H100 80GB HBM3"}).empty());
-  CHECK(actors::device_mismatch(b, {}).empty());
-  std::string note = actors::device_mismatch(b, {"NVIDIA H200", "NVIDIA H200"});
+  CHECK(report::device_mismatch(b, {"NVIDIA H100 80GB HBM3"}).empty());
+  CHECK(report::device_mismatch(b, {}).empty());
+  std::string note = report::device_mismatch(b, {"NVIDIA H200", "NVIDIA H200"});
   CHECK(note == "the torch baselines in b.json were measured on \"NVIDIA H100 80GB HBM3\", this "
                 "campaign runs on \"NVIDIA H200\": the vs eager and vs compile columns compare "
                 "times of different GPUs");
@@ -182,24 +182,24 @@ TEST_CASE("a baselines file of another GPU is flagged and one of the same GPU is
 TEST_CASE("a task's speedups over torch are the baseline medians over its best time",
           "[torch_baselines]") {
   torch_baselines b = parsed(tool_file);
-  actors::torch_comparison relu = actors::compare_with_torch(&b, "relu", 2.0);
+  report::torch_comparison relu = report::compare_with_torch(&b, "relu", 2.0);
   CHECK(relu.eager_ms == 4.32);
   CHECK(relu.compile_ms == 4.43);
   CHECK(relu.speedup_vs_eager == Approx(2.16));
   CHECK(relu.speedup_vs_compile == Approx(2.215));
   CHECK(relu.note.empty());
 
-  actors::torch_comparison softmax = actors::compare_with_torch(&b, "softmax", 4.32);
+  report::torch_comparison softmax = report::compare_with_torch(&b, "softmax", 4.32);
   CHECK(softmax.speedup_vs_eager == Approx(2.0));
   CHECK(softmax.speedup_vs_compile == 0);
   CHECK(softmax.note == "compile: OutOfMemoryError: CUDA out of memory");
 
-  CHECK(actors::compare_with_torch(&b, "matmul", 1.0).note == "not in the baselines file");
-  CHECK(actors::compare_with_torch(&b, "bad", 1.0).speedup_vs_eager == 0);
-  actors::torch_comparison untimed = actors::compare_with_torch(&b, "relu", 0);
+  CHECK(report::compare_with_torch(&b, "matmul", 1.0).note == "not in the baselines file");
+  CHECK(report::compare_with_torch(&b, "bad", 1.0).speedup_vs_eager == 0);
+  report::torch_comparison untimed = report::compare_with_torch(&b, "relu", 0);
   CHECK(untimed.eager_ms == 4.32);
   CHECK(untimed.speedup_vs_eager == 0);
-  actors::torch_comparison none = actors::compare_with_torch(nullptr, "relu", 2.0);
+  report::torch_comparison none = report::compare_with_torch(nullptr, "relu", 2.0);
   CHECK(none.eager_ms == 0);
   CHECK(none.note.empty());
 }
@@ -209,26 +209,26 @@ TEST_CASE("a task trails torch beyond the noise only when its p10 is above torch
   torch_baselines b = parsed(tool_file); // relu: eager p10-p90 4.30-4.35, compile 4.40-4.50
   // 4.46 ms with a 1% spread: slower than eager beyond the noise, within compile's.
   engine::timing tight{4.46, 4.4154, 4.50, 20, {}};
-  actors::torch_comparison c = actors::compare_with_torch(&b, "relu", 4.46, &tight);
+  report::torch_comparison c = report::compare_with_torch(&b, "relu", 4.46, &tight);
   CHECK(c.trails_eager_beyond_noise);
   CHECK_FALSE(c.trails_compile_beyond_noise);
   // The same median with a 5% spread overlaps eager's: within the noise.
   engine::timing wide{4.46, 4.237, 4.70, 20, {}};
-  CHECK_FALSE(actors::compare_with_torch(&b, "relu", 4.46, &wide).trails_eager_beyond_noise);
+  CHECK_FALSE(report::compare_with_torch(&b, "relu", 4.46, &wide).trails_eager_beyond_noise);
   // Far slower than both: both flagged; without a spread the median stands for its p10.
-  actors::torch_comparison slow = actors::compare_with_torch(&b, "relu", 5.0);
+  report::torch_comparison slow = report::compare_with_torch(&b, "relu", 5.0);
   CHECK(slow.trails_eager_beyond_noise);
   CHECK(slow.trails_compile_beyond_noise);
   // Faster than torch: never flagged.
-  actors::torch_comparison fast = actors::compare_with_torch(&b, "relu", 2.0, &tight);
+  report::torch_comparison fast = report::compare_with_torch(&b, "relu", 2.0, &tight);
   CHECK_FALSE(fast.trails_eager_beyond_noise);
   CHECK_FALSE(fast.trails_compile_beyond_noise);
 }
 
 TEST_CASE("the geometric mean skips ratios that are missing", "[torch_baselines]") {
-  CHECK(actors::geometric_mean({2.0, 0.5}) == Approx(1.0));
-  CHECK(actors::geometric_mean({4.0, 0, 1.0}) == Approx(2.0));
-  CHECK(actors::geometric_mean({0.71}) == Approx(0.71));
-  CHECK(actors::geometric_mean({}) == 0);
-  CHECK(actors::geometric_mean({0, 0}) == 0);
+  CHECK(report::geometric_mean({2.0, 0.5}) == Approx(1.0));
+  CHECK(report::geometric_mean({4.0, 0, 1.0}) == Approx(2.0));
+  CHECK(report::geometric_mean({0.71}) == Approx(0.71));
+  CHECK(report::geometric_mean({}) == 0);
+  CHECK(report::geometric_mean({0, 0}) == 0);
 }

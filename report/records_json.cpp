@@ -1,4 +1,4 @@
-#include "actors/records_json.hpp"
+#include "report/records_json.hpp"
 
 #include "gpu/device_json.hpp"
 #include "json/encode.hpp"
@@ -6,7 +6,7 @@
 #include <boost/json.hpp>
 #include <unistd.h>
 
-namespace ks::actors {
+namespace ks::report {
 
 namespace json = boost::json;
 
@@ -96,4 +96,4 @@ std::string environment_json(const std::vector<gpu_description>& gpus, const std
                                         {"gpus", std::move(list)}});
 }
 
-} // namespace ks::actors
+} // namespace ks::report

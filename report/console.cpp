@@ -1,4 +1,4 @@
-#include "actors/console.hpp"
+#include "report/console.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-namespace ks::actors::console {
+namespace ks::report::console {
 
 namespace {
 
@@ -98,4 +98,4 @@ void clear() {
   block.clear();
 }
 
-} // namespace ks::actors::console
+} // namespace ks::report::console

@@ -8,14 +8,14 @@
 // reads; no actors, so `kernelskill status` uses it too. Files are written to a temporary
 // name and renamed, so a reader never sees half a file.
 
-#include "actors/torch_baselines.hpp"
 #include "engine/error.hpp"
 #include "memory/store.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <filesystem>
 #include <string>
 
-namespace ks::actors {
+namespace ks::report {
 
 /// Writes results.json, best/<task>.cu and report.md into `output_dir` from `store`, each
 /// task compared with `baselines` too unless it is nullptr.
@@ -34,4 +34,4 @@ campaign_results_json(const memory::store& store, const torch_baselines* baselin
 [[nodiscard]] engine::expected<std::string>
 describe_campaign(const memory::store& store, const torch_baselines* baselines = nullptr);
 
-} // namespace ks::actors
+} // namespace ks::report

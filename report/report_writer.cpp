@@ -22,7 +22,7 @@
 // one (rename is atomic within a file system), so a reader, or a campaign killed while
 // writing, never leaves half a file behind.
 
-#include "actors/report_writer.hpp"
+#include "report/report_writer.hpp"
 
 #include "agents/usage_file.hpp"
 #include "gpu/vendor_libraries.hpp"
@@ -42,7 +42,7 @@
 #include <optional>
 #include <sstream>
 
-namespace ks::actors {
+namespace ks::report {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -766,4 +766,4 @@ engine::expected<std::string> describe_campaign(const memory::store& store,
   return out.str();
 }
 
-} // namespace ks::actors
+} // namespace ks::report

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::actors::console {
+namespace ks::report::console {
 
 /// Names the stream a line goes to.
 enum class stream { out, err };
@@ -32,4 +32,4 @@ void show(const std::vector<std::string>& lines);
 /// Erases the live block; lines written afterwards stay where they are.
 void clear();
 
-} // namespace ks::actors::console
+} // namespace ks::report::console

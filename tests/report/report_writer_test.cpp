@@ -1,6 +1,6 @@
-#include "actors/report_writer.hpp"
-#include "actors/torch_baselines.hpp"
 #include "memory/store.hpp"
+#include "report/report_writer.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -63,8 +63,8 @@ memory::store campaign_store(const test::test_context& ctx, const std::string& g
 }
 
 /// relu: eager 4 ms, compile 3 ms; sum: eager 1.5 ms, compile failed; cumsum absent.
-actors::torch_baselines baselines() {
-  auto b = actors::parse_torch_baselines(R"json({
+report::torch_baselines baselines() {
+  auto b = report::parse_torch_baselines(R"json({
     "format": "kernelskill-torch-baselines", "version": 1,
     "device": "NVIDIA H100 80GB HBM3", "torch_version": "2.11.0", "date": "2026-11-20",
     "tasks": {
@@ -101,8 +101,8 @@ TEST_CASE("results.json gives each task its torch times, speedups over them and 
           "[report]") {
   test::test_context ctx;
   memory::store store = campaign_store(ctx, "NVIDIA H100 80GB HBM3");
-  actors::torch_baselines b = baselines();
-  REQUIRE(actors::write_campaign_outputs(store, ctx.dir() / "out", &b));
+  report::torch_baselines b = baselines();
+  REQUIRE(report::write_campaign_outputs(store, ctx.dir() / "out", &b));
   json::object results = results_of(ctx.dir() / "out");
 
   const json::object& relu = task_of(results, "relu");
@@ -141,8 +141,8 @@ TEST_CASE("report.md has vs eager and vs compile columns, a geomean row and what
           "[report]") {
   test::test_context ctx;
   memory::store store = campaign_store(ctx, "NVIDIA H100 80GB HBM3");
-  actors::torch_baselines b = baselines();
-  REQUIRE(actors::write_campaign_outputs(store, ctx.dir() / "out", &b));
+  report::torch_baselines b = baselines();
+  REQUIRE(report::write_campaign_outputs(store, ctx.dir() / "out", &b));
   std::string report = test::read_file(ctx.dir() / "out" / "report.md");
   INFO(report);
   CHECK(report.find("| task | state | reference | best | speedup | vs eager | vs compile | "
@@ -167,7 +167,7 @@ TEST_CASE("without baselines the reports have no torch columns and results.json 
           "[report]") {
   test::test_context ctx;
   memory::store store = campaign_store(ctx, "NVIDIA H100 80GB HBM3");
-  REQUIRE(actors::write_campaign_outputs(store, ctx.dir() / "out"));
+  REQUIRE(report::write_campaign_outputs(store, ctx.dir() / "out"));
   std::string report = test::read_file(ctx.dir() / "out" / "report.md");
   CHECK(report.find("vs eager") == std::string::npos);
   CHECK(report.find("| task | state | reference | best | speedup | roofline | nodes |") !=
@@ -178,7 +178,7 @@ TEST_CASE("without baselines the reports have no torch columns and results.json 
   CHECK(task_of(results, "relu").at("speedup_vs_eager").is_null());
   CHECK(results.at("geomeans").at("speedup_vs_eager").is_null());
 
-  auto status = actors::describe_campaign(store);
+  auto status = report::describe_campaign(store);
   REQUIRE(status);
   CHECK(status->find("vs eager") == std::string::npos);
   CHECK(status->find("geomean") != std::string::npos);
@@ -188,8 +188,8 @@ TEST_CASE("baselines of another GPU are shown but flagged in both files and in s
           "[report]") {
   test::test_context ctx;
   memory::store store = campaign_store(ctx, "NVIDIA H200");
-  actors::torch_baselines b = baselines();
-  REQUIRE(actors::write_campaign_outputs(store, ctx.dir() / "out", &b));
+  report::torch_baselines b = baselines();
+  REQUIRE(report::write_campaign_outputs(store, ctx.dir() / "out", &b));
   json::object results = results_of(ctx.dir() / "out");
   const json::object& origin = results.at("torch_baselines").get_object();
   CHECK_FALSE(origin.at("device_matches").get_bool());
@@ -200,7 +200,7 @@ TEST_CASE("baselines of another GPU are shown but flagged in both files and in s
   CHECK(report.find("**Warning: the torch baselines in /data/h100.json were measured on") !=
         std::string::npos);
 
-  auto status = actors::describe_campaign(store, &b);
+  auto status = report::describe_campaign(store, &b);
   REQUIRE(status);
   INFO(*status);
   CHECK(status->find("vs eager vs compile") != std::string::npos);
@@ -216,7 +216,7 @@ TEST_CASE("a winner measured with a vendor library is labelled in results.json a
   detail.verify_json = R"({"passed":true,"trials":3,"vendor_libraries":)"
                        R"(["/usr/local/cuda/lib64/libcublas.so.13"]})";
   REQUIRE(store.put_node("relu", timed_node(1, 0, 2.0), detail));
-  REQUIRE(actors::write_campaign_outputs(store, ctx.dir()));
+  REQUIRE(report::write_campaign_outputs(store, ctx.dir()));
 
   json::object results = results_of(ctx.dir());
   const json::object& relu = task_of(results, "relu");

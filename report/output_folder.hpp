@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::actors {
+namespace ks::report {
 
 /// Names the lock file inside an output folder.
 inline constexpr std::string_view output_lock_file = ".kernelskill.lock";
@@ -44,4 +44,4 @@ std::optional<engine::error> refuse_foreign(const std::filesystem::path& folder,
 open_output_folder(const std::filesystem::path& folder, foreign_output foreign,
                    std::string_view owner);
 
-} // namespace ks::actors
+} // namespace ks::report

@@ -8,20 +8,20 @@
 // way, so the two cannot drift apart: where run_campaign has a function for a step, this calls
 // it; where the step writes, this checks what the write needs.
 
-#include "actors/preflight.hpp"
+#include "campaign/preflight.hpp"
 
-#include "actors/campaign_steps.hpp"
-#include "actors/campaign_store.hpp"
-#include "actors/output_folder.hpp"
 #include "agents/backend_registry.hpp"
 #include "agents/prompt_library.hpp"
 #include "agents/usage_file.hpp"
 #include "base/folder_lock.hpp"
 #include "base/writable_folder.hpp"
+#include "campaign/settings.hpp"
 #include "engine/skill_library.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/worker_client.hpp"
 #include "memory/skill_store.hpp"
+#include "report/campaign_store.hpp"
+#include "report/output_folder.hpp"
 
 #include <unistd.h>
 
@@ -29,7 +29,7 @@
 #include <filesystem>
 #include <string>
 
-namespace ks::actors {
+namespace ks::campaign {
 
 namespace fs = std::filesystem;
 using engine::errc;
@@ -52,13 +52,13 @@ void check_output(const config::campaign_config& config, const run_options& opti
                      "campaign.output " + folder.string() + " is a file, not a folder");
     return;
   }
-  if (auto holder = base::folder_lock::holder(folder, output_lock_file))
+  if (auto holder = base::folder_lock::holder(folder, report::output_lock_file))
     out.emplace_back(errc::io, base::folder_lock::busy_message(folder, *holder));
-  if (auto refused = refuse_foreign(folder, options.foreign))
+  if (auto refused = report::refuse_foreign(folder, options.foreign))
     out.push_back(*refused);
   // A damaged store, or a lost one beside a campaign's results (a dry run has no store).
   if (!options.dry_run)
-    if (auto refused = refuse_lost_store(folder, options.foreign))
+    if (auto refused = report::refuse_lost_store(folder, options.foreign))
       out.push_back(*refused);
   if (auto why = base::cannot_create_in(folder))
     out.emplace_back(errc::io, "campaign.output " + folder.string() + ": " + *why);
@@ -161,4 +161,4 @@ std::vector<campaign_error> preflight(const config::campaign_config& config,
   return problems;
 }
 
-} // namespace ks::actors
+} // namespace ks::campaign

@@ -8,7 +8,7 @@
 // the same. A task entry that holds an error is kept as such: it is a result of the tool
 // ("the expression failed") that the reports show, not a problem of the file.
 
-#include "actors/torch_baselines.hpp"
+#include "report/torch_baselines.hpp"
 
 #include "base/text.hpp"
 #include "json/encode.hpp"
@@ -21,7 +21,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace ks::actors {
+namespace ks::report {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -387,4 +387,4 @@ double geometric_mean(const std::vector<double>& ratios) {
   return count == 0 ? 0 : std::exp(log_sum / static_cast<double>(count));
 }
 
-} // namespace ks::actors
+} // namespace ks::report

@@ -43,7 +43,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ks::actors {
+namespace ks::report {
 
 /// The name of a campaign's checked copy of its baselines file, in its output folder.
 inline constexpr std::string_view campaign_baselines_file = "torch-baselines.json";
@@ -139,4 +139,4 @@ torch_comparison compare_with_torch(const torch_baselines* b, const std::string&
 /// Returns the geometric mean of the positive values of `ratios`, or 0 when there are none.
 double geometric_mean(const std::vector<double>& ratios);
 
-} // namespace ks::actors
+} // namespace ks::report

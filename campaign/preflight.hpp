@@ -4,13 +4,14 @@
 // (which stops on them before anything is written) and `config --check` (which prints them
 // all), so that "ok" from the check means `run` gets as far as the GPUs. See preflight.cpp.
 
-#include "actors/run_campaign.hpp"
+#include "campaign/campaign_error.hpp"
+#include "campaign/run_options.hpp"
 #include "config/campaign_config.hpp"
 #include "engine/error.hpp"
 
 #include <vector>
 
-namespace ks::actors {
+namespace ks::campaign {
 
 /// Returns every problem `run` with `options` would stop on before it needs a GPU, past its
 /// tasks and baselines (load_tasks): the search limits and policy; the output folder (a file,
@@ -27,4 +28,4 @@ namespace ks::actors {
 [[nodiscard]] std::vector<campaign_error> preflight(const config::campaign_config& config,
                                                     const run_options& options);
 
-} // namespace ks::actors
+} // namespace ks::campaign

@@ -9,18 +9,18 @@
 // --overwrite. Then the lock (base/folder_lock.hpp) is taken and held until the run ends; the
 // kernel drops it when the process dies, so a killed campaign resumes without a stale lock.
 
-#include "actors/output_folder.hpp"
+#include "report/output_folder.hpp"
 
-#include "actors/campaign_store.hpp"
-#include "actors/torch_baselines.hpp"
 #include "report/bench_trace.hpp"
+#include "report/campaign_store.hpp"
 #include "report/gpu_stability.hpp"
+#include "report/torch_baselines.hpp"
 
 #include <algorithm>
 #include <array>
 #include <system_error>
 
-namespace ks::actors {
+namespace ks::report {
 
 namespace fs = std::filesystem;
 using engine::errc;
@@ -105,4 +105,4 @@ engine::expected<output_folder> open_output_folder(const fs::path& folder, forei
   return output_folder{folder, std::move(*lock)};
 }
 
-} // namespace ks::actors
+} // namespace ks::report
