@@ -123,6 +123,8 @@ PY
 
 if [ "$part" = html ]; then
   check_report out/report.html campaign || fail "out/report.html: see above"
+  "$py" "$src/scripts/check-report.py" out/report.html out/results.json \
+    || fail "out/report.html does not show what out/results.json says: see above"
   check_report out/dry-run/report.html dry-run || fail "out/dry-run/report.html: see above"
 else
   artifacts="$build/test-artifacts"
