@@ -61,6 +61,8 @@ std::vector<trace_run> read_bench_trace(const std::filesystem::path& path) {
     job.end_s = number_of(o, "end_s");
     const json::value* ok = o.if_contains("ok");
     job.ok = ok == nullptr || !ok->is_bool() || ok->get_bool();
+    if (o.contains("median_ms"))
+      job.median_ms = number_of(o, "median_ms");
     runs.back().jobs.push_back(std::move(job));
   }
   return runs;

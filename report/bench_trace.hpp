@@ -34,6 +34,7 @@ struct trace_job {
   double start_s = 0; ///< since the run's start
   double end_s = 0;
   bool ok = true;
+  double median_ms = 0; ///< a timing's median; 0 for other jobs and failed ones
 };
 
 /// The jobs of one run of a campaign.

@@ -338,9 +338,13 @@ void write_page(markup& m, const report_input& input) {
 
   m.open("section", {{"id", "tasks"}});
   m.element("h2", {}, "Tasks");
+  const auto rounds = final_rounds_of(input.trace);
   for (const json::value& v : array_at(results, "tasks"))
-    if (v.is_object())
-      write_task_section(m, v.get_object(), input.winner_sources, dry);
+    if (v.is_object()) {
+      auto mine = rounds.find(string_at(v.get_object(), "name"));
+      write_task_section(m, v.get_object(), input.winner_sources, dry,
+                         mine != rounds.end() ? &mine->second : nullptr);
+    }
   m.close();
 
   m.open("section", {{"id", "timeline-section"}});

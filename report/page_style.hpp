@@ -46,6 +46,7 @@ stroke-width:3}svg a:focus circle,svg a:hover circle{stroke:var(--best);stroke-w
 svg .best-so-far{fill:none;stroke:var(--best);stroke-width:2}
 svg .spread line{stroke:var(--muted);stroke-width:3}svg .spread circle{fill:var(--text)}
 svg .spread.winner circle{fill:var(--best)}svg .final path{fill:var(--compile)}
+svg .round line{stroke:var(--compile);stroke-width:1.5}
 svg .lane{fill:#f6f8fa}svg .job.not-ok rect{stroke:var(--failed);stroke-width:2}
 .p-verify,svg .p-verify rect{fill:#0969da;background:#0969da}
 .p-reference_time,svg .p-reference_time rect{fill:#57606a;background:#57606a}

@@ -62,15 +62,31 @@ void write_search_tree(markup& m, const boost::json::object& task, const std::st
 /// timed).
 void write_progress_plot(markup& m, const boost::json::object& task, const std::string& id);
 
-/// Writes the fastest candidates of `task` with the spread of their trials and the winner's
-/// median from the finals (nothing when fewer than one candidate was timed).
-void write_spread_plot(markup& m, const boost::json::object& task, const std::string& id);
+/// One round of a task's finals: a finalist re-timed (its median), as the bench trace has it.
+struct final_round {
+  int64_t node = 0;
+  int32_t gpu = 0;
+  double ms = 0;
+};
 
-/// Writes the section of `task`: its numbers, search tree, progress and spread plots, its
-/// winner's counter diagnosis and source (`sources`: by task name), or in a dry run (`dry_run`)
-/// what the dry run printed for it.
+/// Returns the finals' rounds of each task (by name) in `trace`: its final_round jobs that
+/// timed, labelled TASK#NODE (final). A task whose finals ran in several runs (a resume) keeps
+/// the last run's.
+std::map<std::string, std::vector<final_round>>
+final_rounds_of(const std::vector<trace_run>& trace);
+
+/// Writes the fastest candidates of `task` with the spread of their trials, the winner's
+/// median from the finals and each finalist's rounds in them (`rounds`, from the bench trace;
+/// null or empty: none) (nothing when fewer than one candidate was timed).
+void write_spread_plot(markup& m, const boost::json::object& task, const std::string& id,
+                       const std::vector<final_round>* rounds = nullptr);
+
+/// Writes the section of `task`: its numbers, search tree, progress and spread plots (with the
+/// finals' `rounds`), its winner's counter diagnosis and source (`sources`: by task name), or
+/// in a dry run (`dry_run`) what the dry run printed for it.
 void write_task_section(markup& m, const boost::json::object& task,
-                        const std::map<std::string, std::string>& sources, bool dry_run);
+                        const std::map<std::string, std::string>& sources, bool dry_run,
+                        const std::vector<final_round>* rounds = nullptr);
 
 /// Writes a timeline per GPU of the bench jobs of the last run in `trace`, with each GPU's
 /// busy and idle time; a paragraph instead when the trace holds no job.

@@ -115,7 +115,35 @@ void write_progress_plot(markup& m, const json::object& task, const std::string&
   m.close();
 }
 
-void write_spread_plot(markup& m, const json::object& task, const std::string& id) {
+std::map<std::string, std::vector<final_round>>
+final_rounds_of(const std::vector<trace_run>& trace) {
+  std::map<std::string, std::vector<final_round>> all;
+  for (const trace_run& run : trace) {
+    std::map<std::string, std::vector<final_round>> this_run;
+    for (const trace_job& j : run.jobs) {
+      constexpr std::string_view tail = " (final)";
+      const std::string& label = j.label;
+      if (j.purpose != "final_round" || !j.ok || !(j.median_ms > 0) ||
+          label.size() <= tail.size() ||
+          label.compare(label.size() - tail.size(), tail.size(), tail) != 0)
+        continue;
+      const size_t hash = label.rfind('#');
+      if (hash == std::string::npos)
+        continue;
+      const std::string digits = label.substr(hash + 1, label.size() - tail.size() - hash - 1);
+      if (digits.empty() || digits.size() > 12 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      this_run[j.task].push_back(final_round{std::stoll(digits), j.gpu, j.median_ms});
+    }
+    for (auto& [task, rounds] : this_run)
+      all[task] = std::move(rounds);
+  }
+  return all;
+}
+
+void write_spread_plot(markup& m, const json::object& task, const std::string& id,
+                       const std::vector<final_round>* rounds) {
   std::vector<timed_node> timed = timed_nodes(task);
   const json::object* winner = object_at(task, "winner");
   const auto winner_id = winner != nullptr ? static_cast<int64_t>(number_at(*winner, "node")) : -1;
@@ -152,6 +180,16 @@ void write_spread_plot(markup& m, const json::object& task, const std::string& i
     lo = std::min(lo, final_ms);
     hi = std::max(hi, final_ms);
   }
+  // Each shown finalist's rounds in the finals.
+  std::map<int64_t, std::vector<double>> rounds_of;
+  if (rounds != nullptr)
+    for (const final_round& r : *rounds)
+      for (const timed_node& row : rows)
+        if (row.id == r.node) {
+          rounds_of[r.node].push_back(r.ms);
+          lo = std::min(lo, r.ms);
+          hi = std::max(hi, r.ms);
+        }
   plot_frame frame;
   frame.left = 200;
   constexpr double row_height = 26;
@@ -166,8 +204,11 @@ void write_spread_plot(markup& m, const json::object& task, const std::string& i
                      " fastest accepted candidates, each its median (dot) between the 10th and "
                      "90th percentiles of its trials (bar)" +
                      (final_ms > 0 ? "; the winner's median from the interleaved finals, " +
-                                         format_ms(final_ms) + ", as a diamond."
-                                   : ".");
+                                         format_ms(final_ms) + ", as a diamond"
+                                   : "") +
+                     (rounds_of.empty() ? "."
+                                        : "; each finalist's rounds in the finals (re-timed in "
+                                          "turn with the others) as ticks under its bar.");
   text.x_label = std::string("time (ms") + (x.logarithmic ? ", log)" : ")");
   text.y_label = "";
   m.open("figure");
@@ -198,6 +239,21 @@ void write_spread_plot(markup& m, const json::object& task, const std::string& i
                        {"y2", coordinate(cy)}});
     m.element("circle", {{"cx", coordinate(x.at(r.ms))}, {"cy", coordinate(cy)}, {"r", "4.5"}});
     m.close();
+    if (auto mine = rounds_of.find(r.id); mine != rounds_of.end()) {
+      std::string times;
+      for (double ms : mine->second)
+        times += (times.empty() ? "" : ", ") + format_ms(ms);
+      m.open("g", {{"class", "point round"}});
+      m.element("title", {},
+                label + ": " + std::to_string(mine->second.size()) +
+                    " rounds in the finals: " + times);
+      for (double ms : mine->second)
+        m.element("line", {{"x1", coordinate(x.at(ms))},
+                           {"x2", coordinate(x.at(ms))},
+                           {"y1", coordinate(cy + 5)},
+                           {"y2", coordinate(cy + 11)}});
+      m.close();
+    }
     if (r.id == winner_id && final_ms > 0) {
       m.open("g", {{"class", "point final"}});
       m.element("title", {}, "the winner's median in the finals: " + format_ms(final_ms));

@@ -129,7 +129,8 @@ void write_diagnosis(markup& m, const json::object& task) {
 } // namespace
 
 void write_task_section(markup& m, const json::object& task,
-                        const std::map<std::string, std::string>& sources, bool dry_run) {
+                        const std::map<std::string, std::string>& sources, bool dry_run,
+                        const std::vector<final_round>* rounds) {
   const std::string name = string_at(task, "name");
   const std::string id = "task-" + id_part(name);
   m.open("section", {{"id", id}, {"class", "task"}, {"aria-labelledby", id + "-h"}});
@@ -151,7 +152,7 @@ void write_task_section(markup& m, const json::object& task,
   }
   m.element("h4", {}, "Search progress");
   write_progress_plot(m, task, id);
-  write_spread_plot(m, task, id);
+  write_spread_plot(m, task, id, rounds);
   write_diagnosis(m, task);
   if (auto source = sources.find(name); source != sources.end()) {
     const json::object* winner = object_at(task, "winner");

@@ -2,6 +2,7 @@
 #include "report/html_report.hpp"
 #include "report/html_writer.hpp"
 #include "report/plot_axis.hpp"
+#include "report/report_parts.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -164,6 +165,41 @@ TEST_CASE("a task's progress, spread, diagnosis and source are in its section", 
   CHECK(count_of(spread.front(), "class=\"point final\"") == 1);
   CHECK_THAT(html, Contains("<strong>memory</strong>: DRAM at 91% of its peak"));
   CHECK_THAT(html, Contains("The winner&#39;s source (best/relu.cu)"));
+}
+
+TEST_CASE("the spread plot shows each finalist's rounds in the finals, from the bench trace",
+          "[report]") {
+  report::report_input input = campaign_input();
+  // Two runs: the first's finals were cut short, the resume's count; jobs that are no final
+  // round, failed, or carry a label of another form are not rounds.
+  report::trace_run first;
+  first.jobs = {{0, "time", "final_round", "relu", "relu#3 (final)", 1, 2, true, 9.0}};
+  report::trace_run resume;
+  resume.jobs = {{0, "time", "final_round", "relu", "relu#3 (final)", 1, 2, true, 1.01},
+                 {1, "time", "final_round", "relu", "relu#0 (final)", 2, 3, true, 2.02},
+                 {0, "time", "final_round", "relu", "relu#3 (final)", 3, 4, true, 0.99},
+                 {1, "time", "final_round", "relu", "relu#0 (final)", 4, 5, false, 0},
+                 {0, "time", "branch_time", "relu", "relu#3", 5, 6, true, 1.5},
+                 {0, "time", "final_round", "relu", "relu#x (final)", 6, 7, true, 1.5}};
+  input.trace = {first, resume};
+  auto rounds = report::final_rounds_of(input.trace);
+  REQUIRE(rounds.count("relu") == 1);
+  REQUIRE(rounds["relu"].size() == 3);
+  CHECK(rounds["relu"][0].node == 3);
+  CHECK(rounds["relu"][0].ms == 1.01);
+  CHECK(rounds["relu"][1].node == 0);
+  CHECK(rounds["relu"][1].gpu == 1);
+  std::string html = report::render_report_html(input);
+  std::vector<std::string> spread = plots_of(html, "spread");
+  REQUIRE_FALSE(spread.empty());
+  // The winner (node 3) and the reference each get their rounds' ticks, named in a tooltip.
+  CHECK(count_of(spread.front(), "class=\"point round\"") == 2);
+  CHECK_THAT(spread.front(), Contains("node 3 (winner): 2 rounds in the finals: "));
+  CHECK_THAT(spread.front(), Contains("as ticks under its bar"));
+  // Without a trace the plot says nothing of rounds.
+  input.trace.clear();
+  std::string plain = report::render_report_html(input);
+  CHECK(count_of(plots_of(plain, "spread").front(), "class=\"point round\"") == 0);
 }
 
 TEST_CASE("the speedup table sorts by data and ends with the geomeans", "[report]") {
