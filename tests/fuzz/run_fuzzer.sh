@@ -100,17 +100,34 @@ if [ "$stale" = 1 ]; then
   fi
   flags=(-std=c++20 -g "$optimize" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
          -DBOOST_JSON_NO_LIB -DBOOST_CONTAINER_NO_LIB $defines -I"$src")
+  # The objects compile KS_FUZZ_JOBS at a time (default: the cores): on a fresh clone the
+  # fuzz tests come last in ctest's order, with the cores otherwise idle.
   objects=()
   : >"$out/build.log"
+  mkdir -p "$out/obj"
+  rm -f "$out"/obj/*.failed
+  jobs=${KS_FUZZ_JOBS:-$(nproc)}
+  running=0
   for input in $inputs; do
     object="$out/obj/$(basename "${input%.cpp}").o"
-    mkdir -p "$out/obj"
-    if ! "${launcher[@]}" "$cxx" "${flags[@]}" -c "$input" -o "$object" >>"$out/build.log" 2>&1; then
-      cat "$out/build.log" >&2
-      echo "FAIL: cannot build the $name fuzzer ($input)" >&2
+    objects+=("$object")
+    { "${launcher[@]}" "$cxx" "${flags[@]}" -c "$input" -o "$object" >"$object.log" 2>&1 ||
+        echo "$input" >"$object.failed"; } &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+      wait -n
+      running=$((running - 1))
+    fi
+  done
+  wait
+  for object in "${objects[@]}"; do
+    cat "$object.log" >>"$out/build.log"
+    if [ -e "$object.failed" ]; then
+      cat "$object.log" >&2
+      echo "FAIL: cannot build the $name fuzzer ($(cat "$object.failed"))" >&2
+      rm -f "$object.failed"
       exit 1
     fi
-    objects+=("$object")
   done
   if ! "$cxx" "${flags[@]}" "${objects[@]}" -o "$binary.tmp" >>"$out/build.log" 2>&1; then
     cat "$out/build.log" >&2
