@@ -260,6 +260,10 @@ CLI::App* add_import_command(CLI::App& app, import_options& opt) {
   cmd->add_option("--python", opt.python,
                   "Python interpreter with torch (default: $KS_PYTHON, else python3)")
       ->type_name("PY");
+  cmd->add_flag("--eval", opt.eval_mode,
+                "Take every module in eval mode (module.eval()), as inference runs it: dropout "
+                "is the identity and batch norm reads its running statistics (default: as the "
+                "file leaves it, nn.Module's training mode)");
   cmd->add_flag("--verify", opt.verify,
                 "On a GPU host: compile each task's reference and run it and the module on the "
                 "same inputs; a task whose reference does not agree within its tolerance is "
@@ -304,6 +308,8 @@ command_result run_import(const import_options& opt) {
     argv.insert(argv.end(), {"--input", spec});
   if (!opt.init.empty())
     argv.insert(argv.end(), {"--init", opt.init});
+  if (opt.eval_mode)
+    argv.emplace_back("--eval");
   argv.insert(argv.end(), opt.paths.begin(), opt.paths.end());
   auto child = gpu::child_process::spawn(argv);
   if (!child)

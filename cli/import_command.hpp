@@ -20,6 +20,7 @@ struct import_options {
   std::string init;                ///< --init: the constructor's arguments (a Python literal)
   std::string python;              ///< --python; empty: $KS_PYTHON, else python3
   bool verify = false;             ///< check each reference against its module on the GPU
+  bool eval_mode = false;          ///< --eval: the modules in eval mode, as inference runs them
   std::string arch = "sm_90a";     ///< what references are compiled for (--verify)
   std::filesystem::path cache_dir; ///< empty: the default compile cache
   std::string devices = "0";       ///< the GPUs --verify runs on: "0", "0,1,2,3"

@@ -282,6 +282,7 @@ class Problem:
     def __init__(self, path, entry, label):
         self.path, self.entry, self.label = path, entry, label
         self.init_args = None     # constructor arguments (a list)
+        self.eval_mode = False    # --eval: the module in eval mode, as inference runs it
         self.input_specs = None   # for FILE:NAME: parsed --input specs
         self.init_text = None     # for FILE:NAME: --init as given
 
@@ -289,6 +290,11 @@ class Problem:
 def task_name_of(text):
     name = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
     return name or "task"
+
+
+DROPOUT_IN_TRAINING = ("dropout with p > 0 in training mode (a random op: torch draws a new mask "
+                       "every call, so no kernel can match it); import with --eval to take "
+                       "the module as inference runs it, where dropout is the identity")
 
 
 def build(problem, module):
@@ -346,7 +352,9 @@ def build(problem, module):
             else:
                 raise ImportFailure("no example inputs: the file has no get_inputs() and no "
                                     "--input was given")
-    model.train(model.training)  # as the problem leaves it (nn.Module default: training)
+    # As the problem leaves it (nn.Module default: training), or in eval mode with --eval:
+    # dropout is then the identity and a batch norm reads its running statistics.
+    model.train(model.training and not problem.eval_mode)
     return model, args, tracker
 
 
@@ -678,7 +686,7 @@ class Lowering:
             return self.combine(pattern, [x], shape_of(node))
         if name in IDENTITY_OPS:
             if name == "dropout" and (arg(node, 1, "p", 0.0) not in (0, 0.0)) and arg(node, 2, "train", True):
-                raise ImportFailure("dropout with p > 0 in training mode (a random op)")
+                raise ImportFailure(DROPOUT_IN_TRAINING)
             src = node.args[0]
             if dtype_of(node) not in ("f32", "u8", "i64", "i32"):
                 raise ImportFailure(f"a cast to {dtype_of(node)} (only float32 tasks are imported)")
@@ -690,6 +698,9 @@ class Lowering:
                                 [self.value(node.args[0]), self.value(node.args[1])], shape_of(node))
         if name in BINARY:
             return self.binary(node, BINARY[name])
+        if name == "native_dropout" and arg(node, 2, "train", True) and \
+                arg(node, 1, "p", 0.0) not in (0, 0.0):
+            raise ImportFailure(DROPOUT_IN_TRAINING)
         # Name every op without a rule at once (the first one found, then the rest of the
         # program's), so a report over many problems says what is missing in full.
         missing = [name] + [m for m in self.unknown_ops() if m != name]
@@ -2357,6 +2368,9 @@ def main(argv=None):
                         help="the constructor's arguments of FILE.py:NAME as a Python literal, "
                              "e.g. '[1024, 4]'")
     parser.add_argument("--json", action="store_true", help="one JSON object per problem on stdout")
+    parser.add_argument("--eval", action="store_true",
+                        help="import every module in eval mode (module.eval()), as inference runs "
+                             "it: dropout is the identity, batch norm uses its running statistics")
     args = parser.parse_args(argv)
     if torch is None:
         print("ks_import: torch is not installed for " + sys.executable + "; install it with `" +
@@ -2376,6 +2390,8 @@ def main(argv=None):
         print(f"ks_import: {e}", file=sys.stderr)
         return 1
     problems = collect_problems(args.paths, specs)
+    for problem in problems:
+        problem.eval_mode = args.eval
     if args.init is not None:
         for problem in problems:
             problem.init_text = args.init

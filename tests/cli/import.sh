@@ -5,6 +5,7 @@
 #     a manifest per imported problem that `task check` accepts (references compiled), and
 #     campaign.toml naming exactly those;
 #   - FILE.py:NAME with --input and --init: exit 0;
+#   - nn.Dropout: refused in training mode, pointing at --eval, which imports it;
 #   - an interpreter without torch: exit 3 and the command that installs it;
 #   - a path that does not exist: exit 1.
 # Usage: import.sh KERNELSKILL SOURCE_DIR
@@ -50,6 +51,18 @@ manifests=(); for m in out/*.toml; do [ "$m" = out/campaign.toml ] || manifests+
   --input 'f32[64,512]' --init '[512]' --out user >user.txt 2>&1; rc=$?
 [ "$rc" -eq 0 ] || fail "FILE.py:NAME: exit $rc: $(cat user.txt)"
 grep -q '^imported  my_blocks_scaledresidual: elementwise$' user.txt || fail "FILE.py:NAME: $(cat user.txt)"
+
+# A module with nn.Dropout: refused in training mode with the way out, imported with --eval.
+printf '%s\n' 'import torch' 'import torch.nn as nn' 'class Model(nn.Module):' \
+  '    def __init__(self):' '        super().__init__()' '        self.drop = nn.Dropout(0.2)' \
+  '    def forward(self, x):' '        return torch.tanh(self.drop(x))' \
+  'def get_inputs():' '    return [torch.rand(32, 256)]' 'def get_init_inputs():' '    return []' \
+  >dropout.py
+"$ks" import dropout.py --out drop >drop.txt 2>&1; rc=$?
+[ "$rc" -eq 2 ] && grep -q 'import with --eval' drop.txt || fail "dropout in training mode: exit $rc: $(cat drop.txt)"
+"$ks" import --eval dropout.py --out drop-eval >drop-eval.txt 2>&1; rc=$?
+[ "$rc" -eq 0 ] && grep -q '^imported  dropout: elementwise$' drop-eval.txt ||
+  fail "dropout with --eval: exit $rc: $(cat drop-eval.txt)"
 
 if ! python3 -c "import torch" 2>/dev/null; then
   "$ks" import "$src/tests/tools/import_problems/01_gelu_tanh.py" --out none --python python3 \

@@ -311,6 +311,23 @@ class Chains(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("dropout", records[0]["reason"])
 
+    def test_a_dropout_module_in_training_mode_points_at_eval_which_imports_it(self):
+        path = write_problem(self.folder, "drop_module",
+                             "class Model(nn.Module):\n    def __init__(self, p):\n"
+                             "        super().__init__()\n        self.drop = nn.Dropout(p)\n"
+                             "    def forward(self, x):\n        return torch.relu(self.drop(x))\n"
+                             "def get_inputs():\n    return [torch.rand(64, 128)]\n"
+                             "def get_init_inputs():\n    return [0.2]\n")
+        rc, records, _ = run_import(path)
+        self.assertEqual(rc, 2)
+        self.assertIn("training mode", records[0]["reason"])
+        self.assertIn("--eval", records[0]["reason"])
+        rc, records, _ = run_import("--eval", path)
+        self.assertEqual(rc, 0, records)
+        table = manifest(records[0])
+        self.assertEqual(table["family"], "elementwise")
+        self.assertTrue(table["module"]["eval"])  # the baselines and --verify run it so too
+
     def test_a_file_that_does_not_run_says_so(self):
         path = write_problem(self.folder, "broken", "raise ValueError('nope')\n")
         rc, records, _ = run_import(path)
