@@ -15,12 +15,22 @@
 
 #include <algorithm>
 #include <array>
+#include <vector>
 
 namespace ks::report {
 
 namespace json = boost::json;
 
 namespace {
+
+/// The box a label of the roofline takes, in the plot's coordinates.
+struct label_box {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+
+  bool overlaps(const label_box& o) const {
+    return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1;
+  }
+};
 
 /// One of the four times a task is placed by.
 struct marker_kind {
@@ -146,16 +156,16 @@ void write_roofline(markup& m, const std::string& gpu_name, int64_t index, doubl
                        coordinate(x.at(ridge)) + "," + coordinate(y.at(peak_gflops)) + " " +
                        coordinate(x.at(x.hi)) + "," + coordinate(y.at(peak_gflops));
   m.element("polyline", {{"class", "ceiling"}, {"points", points}});
-  m.element("text",
-            {{"class", "ceiling-label"},
-             {"x", coordinate(x.at(ridge) + 6)},
-             {"y", coordinate(y.at(peak_gflops) - 5)}},
-            "FP32 " + number(peak_gflops, 4) + " GFLOP/s");
-  m.element("text",
-            {{"class", "ceiling-label"},
-             {"x", coordinate(x.at(start) + 6)},
-             {"y", coordinate(y.at(start * gbps) - 8)}},
-            "DRAM " + number(gbps, 4) + " GB/s");
+  // The ceilings' names, and the boxes they take, which the tasks' names keep clear of.
+  std::vector<label_box> labels;
+  auto ceiling_label = [&](double lx, double ly, const std::string& name) {
+    m.element("text", {{"class", "ceiling-label"}, {"x", coordinate(lx)}, {"y", coordinate(ly)}},
+              name);
+    labels.push_back({lx, ly - 10, lx + 6.2 * static_cast<double>(name.size()), ly + 3});
+  };
+  ceiling_label(x.at(ridge) + 6, y.at(peak_gflops) - 5,
+                "FP32 " + number(peak_gflops, 4) + " GFLOP/s");
+  ceiling_label(x.at(start) + 6, y.at(start * gbps) - 8, "DRAM " + number(gbps, 4) + " GB/s");
 
   for (const placed_task& t : tasks) {
     const double px = x.at(t.intensity);
@@ -180,12 +190,26 @@ void write_roofline(markup& m, const std::string& gpu_name, int64_t index, doubl
       write_marker(m, k, px, y.at(gflops));
       m.close();
     }
-    if (t.ms[1] > 0 && tasks.size() <= 16)
-      m.element("text",
-                {{"class", "point-label"},
-                 {"x", coordinate(px + 9)},
-                 {"y", coordinate(y.at(gflops_at(t.flops, t.ms[1])) + 4)}},
-                t.name);
+    if (t.ms[1] > 0 && tasks.size() <= 16) {
+      // The best kernel's name beside it, right of the point or, where it would leave the
+      // frame, left of it; a name that would cover one already written is left to the point's
+      // tooltip and the table below (tasks of one family often share a place).
+      const double width = 6.2 * static_cast<double>(t.name.size()); // 11px sans, about
+      const double py = y.at(gflops_at(t.flops, t.ms[1]));
+      const bool left = px + 9 + width > frame.width;
+      const label_box box{left ? px - 9 - width : px + 9, py - 8, left ? px - 9 : px + 9 + width,
+                          py + 6};
+      if (std::none_of(labels.begin(), labels.end(),
+                       [&](const label_box& b) { return b.overlaps(box); })) {
+        labels.push_back(box);
+        m.element("text",
+                  {{"class", "point-label"},
+                   {"x", coordinate(left ? px - 9 : px + 9)},
+                   {"y", coordinate(py + 4)},
+                   {"text-anchor", left ? "end" : "start"}},
+                  t.name);
+      }
+    }
   }
   m.close(); // svg
   m.element("figcaption", {}, text.title + ": " + text.description);

@@ -136,6 +136,21 @@ TEST_CASE("report.html draws a roofline per GPU with each task's four times", "[
                             "results.json): sum."));
 }
 
+TEST_CASE("the roofline writes a task's name only where it covers no other name", "[report]") {
+  report::report_input input = campaign_input();
+  // Three tasks at relu's place: three points, one name; the ceilings keep their names.
+  json::array& tasks = input.results["tasks"].as_array();
+  for (const char* name : {"relu_again", "relu_once_more"}) {
+    json::object copy = tasks.front().as_object();
+    copy["name"] = name;
+    tasks.push_back(copy);
+  }
+  std::string plot = plots_of(report::render_report_html(input), "roofline").front();
+  CHECK(count_of(plot, "class=\"point m-best\"") == 3);
+  CHECK(count_of(plot, "class=\"point-label\"") == 1);
+  CHECK(count_of(plot, "class=\"ceiling-label\"") == 2);
+}
+
 TEST_CASE("a task's tree shows every node and highlights the winning lineage", "[report]") {
   std::string html = report::render_report_html(campaign_input());
   std::vector<std::string> trees = plots_of(html, "tree");
