@@ -5,7 +5,8 @@ why the others do not (grouped by reason). KernelBench's files stay in the user'
 nothing of theirs is copied into ours.
 
 Usage: import-coverage.py KERNELSKILL KERNELBENCH_DIR OUT_DIR [LEVEL...]
-  KERNELBENCH_DIR holds level1/ level2/ level3/ (KernelBench's KernelBench/ folder)
+  KERNELBENCH_DIR holds level1/ level2/ level3/ (KernelBench's KernelBench/ folder);
+  KS_IMPORT_ARGS: more arguments of `kernelskill import`, e.g. --eval
 """
 
 import collections
@@ -25,7 +26,8 @@ def main(argv):
     reasons = {}
     for level in levels:
         folder = os.path.join(bench, level)
-        done = subprocess.run([ks, "import", folder, "--out", os.path.join(out, level)],
+        done = subprocess.run([ks, "import", *os.environ.get("KS_IMPORT_ARGS", "").split(), folder,
+                               "--out", os.path.join(out, level)],
                               capture_output=True, text=True)
         lines = done.stdout.splitlines()
         imported = [l for l in lines if l.startswith("imported  ")]
