@@ -359,15 +359,41 @@ def build(problem, module):
 
 
 def export(model, args):
-    """Returns the ExportedProgram of model(*args) (training IR, no decompositions)."""
+    """Returns the ExportedProgram of model(*args) (training IR, no decompositions), with
+    `ks_scalar_constants`: the value of each 0-dim constant tensor the module made from a
+    Python number in forward (torch.tensor(0.5, device=x.device)), by its name in the program;
+    lowering takes it as the number, as export folds a scalar argument."""
+    # On the meta device such a tensor has no value, so torch.tensor is watched while tracing:
+    # a tensor made from a number is remembered with it, and found again among the program's
+    # constants (the same object).
+    made = []
+    original = torch.tensor
+
+    def watched(data, *rest, **options):
+        t = original(data, *rest, **options)
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            made.append((t, data))
+        return t
+
+    torch.tensor = watched
     try:
         # run_decompositions with an empty table only functionalizes: in-place ops (relu_, a
         # buffer's += 1) become their functional forms, the ops themselves stay as written.
-        return torch.export.export(model, tuple(args), strict=False).run_decompositions({})
+        program = torch.export.export(model, tuple(args), strict=False).run_decompositions({})
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise ImportFailure(f"torch.export could not trace the module: {type(e).__name__}: "
                             f"{first[:300]}")
+    finally:
+        torch.tensor = original
+    program.ks_scalar_constants = {
+        name: value for name, c in program.constants.items() for (t, value) in made if t is c}
+    # One made without a device (torch.tensor(0.5)) is a real CPU tensor, copied as it is lifted.
+    for name, c in program.constants.items():
+        if name not in program.ks_scalar_constants and isinstance(c, torch.Tensor) and \
+                c.device.type != "meta" and c.dim() == 0 and c.dtype != torch.bool:
+            program.ks_scalar_constants[name] = c.item()
+    return program
 
 
 # -- the graph being built ----------------------------------------------------------------------
@@ -2104,6 +2130,8 @@ def lower_program(problem, program, tracker_ranges, user_ranges):
         if not isinstance(val, torch.Tensor):
             return val  # a Python scalar argument: export folded it into the ops
         kind, target = bindings[ph]
+        if kind == "constant_tensor" and target in getattr(program, "ks_scalar_constants", {}):
+            return program.ks_scalar_constants[target]  # a number, as a folded scalar is
         if kind in ("constant_tensor", "custom_obj", "token"):
             raise ImportFailure(f"a constant tensor made inside the module ({target}): its "
                                 f"values are not known on the meta device")

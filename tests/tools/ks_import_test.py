@@ -328,6 +328,21 @@ class Chains(unittest.TestCase):
         self.assertEqual(table["family"], "elementwise")
         self.assertTrue(table["module"]["eval"])  # the baselines and --verify run it so too
 
+    def test_a_scalar_tensor_made_in_forward_is_the_number_it_holds(self):
+        # On the meta device torch.tensor(0.5, device=x.device) has no value; made without a
+        # device it is a real CPU tensor: either way the op holds the number.
+        path = write_problem(self.folder, "made_scalars",
+                             "class Model(nn.Module):\n    def forward(self, x):\n"
+                             "        x = torch.min(x, torch.tensor(0.5, device=x.device))\n"
+                             "        return torch.max(x, torch.tensor(0.25))\n"
+                             "def get_inputs():\n    return [torch.rand(64, 128)]\n"
+                             "def get_init_inputs():\n    return []\n")
+        rc, records, _ = run_import(path)
+        self.assertEqual(rc, 0, records)
+        op = manifest(records[0])["params"]["op"]
+        self.assertIn("0.5", op)
+        self.assertIn("0.25", op)
+
     def test_a_file_that_does_not_run_says_so(self):
         path = write_problem(self.folder, "broken", "raise ValueError('nope')\n")
         rc, records, _ = run_import(path)
