@@ -322,7 +322,20 @@ def build(problem, module):
             try:
                 model = entry(*init_args)
             except Exception as e:
-                raise ImportFailure(f"{problem.entry}(*{init_args!r}) failed: {type(e).__name__}: {e}")
+                # A constructor that reads values (torch.linspace(...)[i].item()) cannot run on
+                # the meta device: it runs on the CPU once, and its module moves to meta (the
+                # weights are inputs of the task, drawn afresh anyway).
+                if "meta" not in str(e):
+                    raise ImportFailure(f"{problem.entry}(*{init_args!r}) failed: "
+                                        f"{type(e).__name__}: {e}")
+                try:
+                    with torch.device("cpu"):
+                        model = entry(*init_args)
+                    model = model.to("meta")
+                except Exception as e2:
+                    raise ImportFailure(f"{problem.entry}(*{init_args!r}) failed on the meta "
+                                        f"device ({type(e).__name__}: {e}) and on the CPU: "
+                                        f"{type(e2).__name__}: {e2}")
         elif callable(entry) and not inspect.isclass(entry):
             fn = entry
 

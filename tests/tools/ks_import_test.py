@@ -343,6 +343,19 @@ class Chains(unittest.TestCase):
         self.assertIn("0.5", op)
         self.assertIn("0.25", op)
 
+    def test_a_constructor_that_reads_values_runs_on_the_cpu_then_moves_to_meta(self):
+        path = write_problem(self.folder, "reads_values",
+                             "class Model(nn.Module):\n    def __init__(self):\n"
+                             "        super().__init__()\n"
+                             "        self.scale = torch.linspace(0, 1, 5)[2].item()\n"
+                             "        self.lin = nn.Linear(64, 32)\n"
+                             "    def forward(self, x):\n        return self.lin(x) * self.scale\n"
+                             "def get_inputs():\n    return [torch.rand(16, 64)]\n"
+                             "def get_init_inputs():\n    return []\n")
+        rc, records, _ = run_import(path)
+        self.assertEqual(rc, 0, records)
+        self.assertIn("0.5", json.dumps(manifest(records[0])))
+
     def test_a_file_that_does_not_run_says_so(self):
         path = write_problem(self.folder, "broken", "raise ValueError('nope')\n")
         rc, records, _ = run_import(path)
