@@ -219,7 +219,7 @@ struct bench_job {
   std::string reference; ///< verify and time: the reference's shared object
   std::string kernel;    ///< verify: the candidate's shared object; time: the one to time
   int32_t gpu = -1;      ///< the bench actor (GPU index) that must run it; -1: any
-  std::string label;     ///< for people: "softmax#12"
+  std::string label;     ///< "softmax#12", "softmax#12 (final)": for people and the bench trace
   std::vector<int32_t> prefer = {}; ///< GPUs to take when one is idle, best first (with gpu =
                                     ///< -1, or where the GPU it is pinned to is gone)
   double priority = 0; ///< queued jobs start highest first, a job's priority growing by the

@@ -11,7 +11,7 @@
 // The probe (the bench worker's "probe" job, gpu/worker/calibration.cu): a float4 grid-stride
 // copy between two buffers of four times the L2 (64 to 256 MiB each), 32 copies queued back to
 // back after a warm-up of at least 10 ms, in four windows of eight between CUDA events (a window
-// holds another context's ~2.5 ms time slice; one copy rarely did). A copy, not the reference:
+// holds another context's ~2.5 ms time slice; one copy rarely does). A copy, not the reference:
 // the same on every card and task, no compile, a known cost; and a copy barely depends on the
 // SM clock, so a quiet card's own load (a hot matmul just before) does not move it; on a
 // quiet H100 its median moves by about 1% between probes. What does move it is what makes other

@@ -10,8 +10,11 @@
 //              "task": STR, "label": STR, "start_s": REAL, "end_s": REAL, "queued_ms": REAL,
 //              "ok": BOOL, ["median_ms": REAL, "p10_ms": REAL, "p90_ms": REAL, "trials": INT]}
 //
-// start_s and end_s are seconds since the run's dispatcher started. A line that does not parse
-// (the last one of a campaign killed while writing it) is skipped by the reader.
+// A label is the supervisor's TASK#NODE, "TASK#NODE (final)" for a round of the finals, from
+// which report.html reads the finalist (final_rounds_of; the test "cli: html_report" checks a
+// campaign's rounds reach its report). start_s and end_s are seconds since the run's dispatcher
+// started. A line that does not parse (the last one of a campaign killed while writing it) is
+// skipped by the reader.
 
 #include <cstdint>
 #include <filesystem>

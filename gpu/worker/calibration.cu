@@ -92,10 +92,11 @@ constexpr int64_t mib = int64_t{1} << 20;
 
 // Times `copies` copies of `n4` float4s back to back after a warm-up of at least 10 ms, in
 // windows of `window` copies between two events each; fills `times` with each window's time per
-// copy (ms, in order). Windows, not single copies: another context's time slice (about 2.5 ms
-// on an H100) lands between two copies, so per-copy samples hid it (2 of 32 copies took 2.7
-// ms, the median and p90 stayed at 0.150 ms), while a window of eight that holds one takes
-// about 2.7x as long per copy.
+// copy (ms, in order; copies beyond a whole number of windows are not run). Windows, not single
+// copies: another context's time slice (about 2.5 ms on an H100) lands between two copies, so
+// per-copy samples miss it (measured under ks-gpu-noise: 2 of 32 copies take 2.7 ms, the median
+// and p90 stay at 0.150 ms), while a window of eight that holds one takes about three times
+// as long per copy.
 cudaError_t time_probe_copies(cudaStream_t stream, int blocks, const float4* src, float4* dst,
                               int64_t n4, int32_t copies, int32_t window,
                               std::vector<double>& times) {

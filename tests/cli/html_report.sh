@@ -76,6 +76,12 @@ grep -q '"run_started_unix_s"' out/bench-trace.jsonl 2>/dev/null \
   || fail "campaign: no run header in out/bench-trace.jsonl"
 grep -q '"purpose": "reference_time"' out/bench-trace.jsonl 2>/dev/null \
   || fail "campaign: no job in out/bench-trace.jsonl"
+# The finals' rounds reach the spread plots: the report reads the finalist's node from the
+# supervisor's label of a final round (TASK#NODE (final)), so this ties the two together.
+grep -q '"purpose": "final_round"' out/bench-trace.jsonl 2>/dev/null \
+  || fail "campaign: no final round in out/bench-trace.jsonl"
+grep -q 'class="point round"' out/report.html \
+  || fail "campaign: no finalist's rounds in the spread plots of out/report.html"
 timeout 120 "$ks" run campaign.toml --dry-run --progress 0 >dry.out 2>dry.err; rc=$?
 [ "$rc" -eq 0 ] || fail "dry run: exit $rc: $(cat dry.out dry.err | tail -20)"
 [ -s out/dry-run/report.html ] || fail "dry run: no out/dry-run/report.html: $(ls -R out/dry-run)"
