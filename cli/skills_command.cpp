@@ -1,10 +1,12 @@
 // `kernelskill skills`: the long-term skill memory from the command line. Every action but
-// `check` opens the memory a campaign would ([memory] path of --config, or --memory, or
+// `check` and `render` opens the memory a campaign would ([memory] path of --config, or --memory,
+// or
 // ./kernelskill-memory) and seeds it from the built-in skills first, as `run` does, so that what
 // it shows is what the next campaign sees. `check` reads a folder someone wrote and reports
 // every problem as FILE:LINE:COL; with --tasks it also renders every template for every task
 // of its family, which is how a template error that only a real shape shows is found before a
-// campaign does.
+// campaign does. `render` prints one template's source for one task, with parameters set by
+// hand, so that a chosen variant can be timed with `eval`.
 
 #include "cli/skills_command.hpp"
 
@@ -21,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -388,6 +391,66 @@ command_result check(const fs::path& dir, const fs::path& tasks_path) {
   return {};
 }
 
+/// Prints template `name` (default: the first) of the one skill in `dir` rendered for the task
+/// of `manifest`, with its first valid instantiation but for the parameters `sets` names
+/// (NAME=VALUE each); the values used go to stderr. For timing a chosen variant by hand
+/// (`kernelskill eval TASK.toml rendered.cu`).
+command_result render_one(const fs::path& dir, const fs::path& manifest, const std::string& name,
+                          const std::vector<std::string>& sets) {
+  auto folders = engine::read_skill_folders(dir);
+  if (!folders)
+    return stop(stop_reason::usage, folders.error().message());
+  if (folders->size() != 1)
+    return stop(stop_reason::usage, dir.string() + " holds " + std::to_string(folders->size()) +
+                                        " skills: give the folder of one");
+  auto s = engine::load_skill(folders->front());
+  if (!s)
+    return stop(stop_reason::task, s.error().message());
+  auto tasks = engine::load_task_suite(manifest);
+  if (!tasks)
+    return stop(stop_reason::task, tasks.error().message());
+  if (tasks->size() != 1)
+    return stop(stop_reason::usage, manifest.string() + ": give one task manifest");
+  const engine::task& t = engine::search_target(tasks->front());
+  std::string reference = engine::read_reference(t).value_or("");
+  auto tp =
+      std::find_if(s->templates.begin(), s->templates.end(),
+                   [&](const engine::skill_template& x) { return name.empty() || x.name == name; });
+  if (tp == s->templates.end())
+    return stop(stop_reason::usage, s->id + " has no template '" + name + "'");
+  auto space = engine::space_of(*tp, t, reference);
+  if (!space)
+    return stop(stop_reason::task, space.error().message());
+  auto first = engine::first_valid(*tp, *space, t);
+  engine::param_values values = first && *first ? **first : engine::defaults_of(*space);
+  for (const std::string& set : sets) {
+    size_t eq = set.find('=');
+    int64_t value = 0;
+    const char* end = set.data() + set.size();
+    if (eq == std::string::npos || std::from_chars(set.data() + eq + 1, end, value).ptr != end)
+      return stop(stop_reason::usage, "--set " + set + ": give NAME=INTEGER");
+    std::string key = set.substr(0, eq);
+    if (values.count(key) == 0)
+      return stop(stop_reason::usage, "--set " + set + ": " + s->id + "/" + tp->name +
+                                          " has no parameter '" + key + "'");
+    values[key] = value;
+  }
+  auto invalid = engine::check_params(*tp, *space, values, t);
+  if (!invalid)
+    return stop(stop_reason::task, invalid.error().message());
+  if (*invalid)
+    return stop(stop_reason::usage, s->id + "/" + tp->name + ": " + **invalid);
+  auto text = engine::render(*s, *tp, t, values, reference);
+  if (!text)
+    return stop(stop_reason::task, text.error().message());
+  std::string used;
+  for (const auto& [key, value] : values)
+    used += (used.empty() ? "" : ", ") + key + "=" + std::to_string(value);
+  std::cerr << s->id << "/" << tp->name << " for " << t.name << ": " << used << "\n";
+  std::cout << *text;
+  return {};
+}
+
 } // namespace
 
 CLI::App* add_skills_command(CLI::App& app, skills_options& opt) {
@@ -441,12 +504,29 @@ CLI::App* add_skills_command(CLI::App& app, skills_options& opt) {
   check_cmd->footer("Exit codes: 0 every skill is valid; 1 bad command line or no such "
                     "folder; 2 a skill is invalid (each problem printed as FILE:LINE:COL).");
   check_cmd->callback([&opt] { opt.action = "check"; });
+  CLI::App* render_cmd = cmd->add_subcommand(
+      "render", "Prints the source that the skill in folder DIR renders for the task of "
+                "TASK.toml: its first valid instantiation, with --set parameters by hand");
+  render_cmd->add_option("dir", opt.dir, "The skill's folder")->required();
+  render_cmd->add_option("--task", opt.task, "The task manifest")
+      ->required()
+      ->type_name("TASK.toml");
+  render_cmd->add_option("--template", opt.template_name, "The template (default: the first)")
+      ->type_name("NAME");
+  render_cmd->add_option("--set", opt.sets, "A parameter's value, one of its listed values")
+      ->type_name("NAME=VALUE");
+  render_cmd->footer("Exit codes: 0 rendered (the source on stdout, the values used on "
+                     "stderr); 1 bad command line, no such folder or parameter, or values that "
+                     "break the template's constraints; 2 an invalid skill or task.");
+  render_cmd->callback([&opt] { opt.action = "render"; });
   return cmd;
 }
 
 command_result run_skills(const skills_options& opt) {
   if (opt.action == "check")
     return check(opt.dir, opt.tasks);
+  if (opt.action == "render")
+    return render_one(opt.dir, opt.task, opt.template_name, opt.sets);
   auto p = places_of(opt);
   if (!p)
     return tl::unexpected(p.error());
@@ -461,7 +541,7 @@ command_result run_skills(const skills_options& opt) {
   if (opt.action == "import")
     return import_from(*p, opt.file);
   return stop(stop_reason::usage,
-              "skills: give an action: list, show, stats, export, import, check");
+              "skills: give an action: list, show, stats, export, import, check, render");
 }
 
 } // namespace ks::cli

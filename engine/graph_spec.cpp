@@ -87,12 +87,15 @@ double nominal_roofline_s(const task_cost& cost) noexcept {
 }
 
 size_t default_main_node(const std::vector<graph_node>& nodes) noexcept {
-  // An elementwise node is the prologue or epilogue of its neighbours: the op a search can
-  // make faster is the other kind, even where a pointwise pass over a larger tensor would
-  // take longer at the nominal peaks (a masked scan's multiply).
-  auto better = [&nodes](size_t i, size_t best) {
-    bool pointwise_i = nodes[i].op.family == "elementwise";
-    bool pointwise_best = nodes[best].op.family == "elementwise";
+  // An elementwise or concat node is the prologue or epilogue of its neighbours: the op a
+  // search can make faster is another kind, even where a pointwise pass over a larger tensor
+  // would take longer at the nominal peaks (a masked scan's multiply).
+  auto pointwise = [&nodes](size_t i) {
+    return nodes[i].op.family == "elementwise" || nodes[i].op.family == "concat";
+  };
+  auto better = [&nodes, &pointwise](size_t i, size_t best) {
+    bool pointwise_i = pointwise(i);
+    bool pointwise_best = pointwise(best);
     if (pointwise_i != pointwise_best)
       return pointwise_best;
     return nominal_roofline_s(nodes[i].op.cost) > nominal_roofline_s(nodes[best].op.cost);

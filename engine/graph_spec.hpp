@@ -74,7 +74,7 @@ struct graph_spec {
 double nominal_roofline_s(const task_cost& cost) noexcept;
 
 /// Returns the index of the node with the largest nominal roofline time among those that are
-/// not elementwise (among all where every node is), the first on a tie; 0 for no nodes.
+/// not elementwise or concat (among all where every node is), the first on a tie; 0 for none.
 size_t default_main_node(const std::vector<graph_node>& nodes) noexcept;
 
 /// Returns the useful work of `g` over the task's `inputs` and `outputs`: the nodes' flops

@@ -28,8 +28,9 @@ struct family_entry {
 };
 
 // Sorted by name.
-constexpr std::array<family_entry, 11> families{{
+constexpr std::array<family_entry, 12> families{{
     {"channel_norm", family_detail::analyze_channel_norm},
+    {"concat", family_detail::analyze_concat},
     {"conv", family_detail::analyze_conv},
     {"elementwise", family_detail::analyze_elementwise},
     {"gather", family_detail::analyze_gather},

@@ -189,8 +189,9 @@ std::vector<std::string> split_maps(const std::string& map);
 /// counts() has held.
 std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map);
 
-// One function per family (op_family_axis.cpp, op_family_channel_norm.cpp, op_family_conv.cpp,
-// op_family_elementwise.cpp, op_family_gather.cpp, op_family_pool.cpp, op_family_products.cpp).
+// One function per family (op_family_axis.cpp, op_family_channel_norm.cpp, op_family_concat.cpp,
+// op_family_conv.cpp, op_family_elementwise.cpp, op_family_gather.cpp, op_family_pool.cpp,
+// op_family_products.cpp).
 void analyze_softmax(family_reader& r);
 void analyze_norm(family_reader& r);
 void analyze_reduce(family_reader& r);
@@ -202,5 +203,6 @@ void analyze_matmul(family_reader& r);
 void analyze_channel_norm(family_reader& r);
 void analyze_conv(family_reader& r);
 void analyze_gather(family_reader& r);
+void analyze_concat(family_reader& r);
 
 } // namespace ks::engine::family_detail

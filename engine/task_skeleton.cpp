@@ -481,6 +481,20 @@ expected<family_manifest> gather(const request& r) {
   return m;
 }
 
+expected<family_manifest> concat(const request& r) {
+  std::vector<int64_t> both = r.shape;
+  both.back() *= 2;
+  family_manifest m;
+  m.section = "Concatenation";
+  m.what = "torch.cat of a and b " + list_text(r.shape) + " along the last dim";
+  m.inputs = {tensor("a", r.shape), tensor("b", r.shape)};
+  m.outputs = {tensor("y", both)};
+  m.outputs_note = "inputs: the output's extents but along dim; y: their extents there added";
+  m.tunables = threads_and_blocks;
+  m.params = {last_dim("they are laid along")};
+  return m;
+}
+
 // -- the table -------------------------------------------------------------------------------
 
 struct skeleton_entry {
@@ -495,6 +509,7 @@ struct skeleton_entry {
 const std::vector<skeleton_entry>& skeletons() {
   static const std::vector<skeleton_entry> table{
       {"channel_norm", "x [N, C, spatial...]", {16, 64, 32, 32}, 2, 8, channel_norm},
+      {"concat", "a and b, laid along their last dim", {1024, 1024}, 1, 8, concat},
       {"conv",
        "x [N, C, H, W] (or [N, C, W], [N, C, D, H, W]): a C to C conv",
        {16, 64, 56, 56},

@@ -978,11 +978,17 @@ class Lowering:
         return self.permuted(node, perm)
 
     def narrowed(self, node, dim, start, length):
-        v = self.value(node.args[0])
-        shape = list(shape_of(node.args[0]))
+        return self.narrowed_value(node.args[0], dim, start, length)
+
+    def narrowed_value(self, base, dim, start, length):
+        import torch.fx
+        v = self.value(base)
+        shape = list(shape_of(base))
         if start == 0 and length == shape[dim]:
             return v
         t = self.tensor(v)
+        if isinstance(base, torch.fx.Node):
+            self.values[base] = t  # written once, whatever else reads it (the other splits)
         if not t.contiguous:
             t = self.copy(t)
         out_shape = list(shape)
@@ -1768,8 +1774,78 @@ class Lowering:
                         (y,) = self.graph.add_node("scan", "cumsum", xs, [("cumsum", shape_of(node), "f32")],
                                                    {"op": "cumsum", "dim": dim, "exclusive": True, **mapped})
                         return y
-        raise ImportFailure("torch.cat (no family concatenates; an exclusive scan written as "
-                            "cat(zeros, cumsum(x[:-1])) is recognized)")
+        return self.concatenate([self.value(p) for p in parts], dim, shape_of(node))
+
+    def concatenate(self, values, dim, shape):
+        """A concat node over `values` along `dim`: each a contiguous tensor, a repeated one
+        read through an alias of its own (a node reads each name once); an empty part (torch
+        allows a [0] tensor in a cat) is left out."""
+        rank = len(shape)
+        parts, seen = [], set()
+        for v in values:
+            if isinstance(v, (int, float)):
+                raise ImportFailure("a number in torch.cat")
+            t = self.contiguous_input(v, "part")
+            if t.shape == (0,) and rank != 1:
+                continue  # torch.cat's legacy empty tensor, of any rank
+            if len(t.shape) != rank:
+                raise ImportFailure(f"torch.cat of a rank-{len(t.shape)} tensor into rank {rank}")
+            if t.shape[dim] == 0:
+                continue
+            if t.name in seen:
+                t = self.graph.add_view(t, "shape", list(t.shape), t.shape)
+            seen.add(t.name)
+            parts.append(t)
+        if not parts:
+            raise ImportFailure("torch.cat of empty tensors only")
+        if len(parts) == 1:
+            return parts[0]
+        (y,) = self.graph.add_node("concat", "cat", parts, [("cat", shape, parts[0].dtype)], {"dim": dim})
+        return y
+
+    def op_stack(self, node):
+        parts = list(node.args[0])
+        shape = shape_of(node)
+        dim = arg(node, 1, "dim", 0) % len(shape)
+        piece = list(shape)
+        piece[dim] = 1
+        return self.concatenate([self.reshape(self.value(p), piece) for p in parts], dim, shape)
+
+    def pieces(self, node, dim, lengths):
+        """Narrow views of node.args[0] along `dim`, one per length, one after another."""
+        base = node.args[0]
+        out, start = [], 0
+        for n in lengths:
+            out.append(self.narrowed_value(base, dim, start, n))
+            start += n
+        return out
+
+    def op_split(self, node):
+        shape = shape_of(node.args[0])
+        dim = arg(node, 2, "dim", 0) % len(shape)
+        size = node.args[1]
+        if isinstance(size, (list, tuple)):
+            return self.pieces(node, dim, list(size))
+        extent = shape[dim]
+        return self.pieces(node, dim, [min(size, extent - s) for s in range(0, extent, size)] or [0])
+
+    def op_split_with_sizes(self, node):
+        shape = shape_of(node.args[0])
+        return self.pieces(node, arg(node, 2, "dim", 0) % len(shape), list(node.args[1]))
+
+    def op_chunk(self, node):
+        shape = shape_of(node.args[0])
+        dim = arg(node, 2, "dim", 0) % len(shape)
+        extent, chunks = shape[dim], node.args[1]
+        size = -(-extent // chunks) if extent else 0
+        return self.pieces(node, dim, [min(size, extent - s) for s in range(0, extent, size)]
+                           if size else [0])
+
+    def op_unbind(self, node):
+        shape = shape_of(node.args[0])
+        dim = arg(node, 1, "dim", 0) % len(shape)
+        rest = shape[:dim] + shape[dim + 1:]
+        return [self.reshape(p, rest) for p in self.pieces(node, dim, [1] * shape[dim])]
 
     @staticmethod
     def starts_at_zero(part, dim, rank):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `kernelskill skills`: list seeds a fresh memory with the built-in skills; a user's import
 # survives a later seeding; export and import round-trip; check reports a broken skill as
-# FILE:LINE:COL lines and exits 2, a good one prints "ok", and --tasks renders its templates.
+# FILE:LINE:COL lines and exits 2, a good one prints "ok", and --tasks renders its templates;
+# render prints one template for one task with parameters set by hand.
 # Usage: skills.sh KERNELSKILL SOURCE_DIR
 set -uo pipefail
 ks=${1:?usage: skills.sh KERNELSKILL SOURCE_DIR}
@@ -107,6 +108,22 @@ grep -qE "^bad/one/skill.toml:[0-9]+:[0-9]+: templates\[0\].constraints\[0\]: un
 "$ks" skills check "$src/skills" --tasks "$src/tasks/quickstart" >out 2>err; rc=$?
 [ "$rc" -eq 0 ] || fail "skills check of the built-in skills: exit $rc: $(cat out err)"
 grep -q '^ok: .* template(s) rendered' out || fail "skills check --tasks: $(cat out)"
+
+# render: one template's source for one task, the values used on stderr; --set picks a listed
+# value, and one outside the list or breaking a constraint is refused with the reason.
+"$ks" skills render "$src/skills/matmul_split_k" --task "$src/tasks/quickstart/1_matmul.toml" \
+  --set split_k=8 --set stages=3 >out 2>err; rc=$?
+[ "$rc" -eq 0 ] || fail "skills render: exit $rc: $(cat err)"
+grep -q 'constexpr int kSplitK = 8;' out || fail "skills render --set split_k=8: $(grep -m1 kSplitK out)"
+grep -q '^matmul_split_k/tf32x3_mma_sync for .*split_k=8, stages=3' err \
+  || fail "skills render: the values used are not on stderr: $(cat err)"
+"$ks" skills render "$src/skills/matmul_split_k" --task "$src/tasks/quickstart/1_matmul.toml" \
+  --set split_k=7 >out 2>err; rc=$?
+[ "$rc" -eq 1 ] || fail "skills render --set split_k=7 (not a listed value): exit $rc, wanted 1"
+grep -q 'split_k' err || fail "skills render --set split_k=7: no reason: $(cat err)"
+"$ks" skills render "$src/skills/matmul_split_k" --task "$src/tasks/quickstart/1_matmul.toml" \
+  --set nope=1 >out 2>err; rc=$?
+[ "$rc" -eq 1 ] && grep -q "has no parameter 'nope'" err || fail "skills render --set nope=1: exit $rc: $(cat err)"
 
 if [ "$failures" -ne 0 ]; then
   echo "skills.sh: $failures check(s) failed" >&2

@@ -253,6 +253,19 @@ std::vector<double> gather(const engine::task& t, const values& in) {
   return y;
 }
 
+/// A concatenation: the inputs' lines one after another along the output's axis.
+std::vector<double> concat(const engine::task& t, const values& in) {
+  const int64_t outer = integer(t, "outer"), inner = integer(t, "inner");
+  std::vector<double> y;
+  for (int64_t o = 0; o < outer; ++o)
+    for (const std::vector<double>& x : in) {
+      const auto slab = static_cast<int64_t>(x.size()) / outer;
+      y.insert(y.end(), x.begin() + o * slab, x.begin() + (o + 1) * slab);
+    }
+  (void)inner;
+  return y;
+}
+
 /// A convolution as its definition says, independently of the reference's gather: a standard
 /// one sums, for each output element, the products its window reads; a transposed one
 /// scatters each product of an input element and a weight tap onto the output it lands on.
@@ -465,6 +478,17 @@ std::vector<emulated_case> cases() {
            tensor("index", "[7, 3, 2]", "dtype = \"i64\", init = \"randint\", low = 0, high = 5")},
           tensor("y", "[7, 3, 2]"), "{ dim = -3 }"),
       gather);
+  // concat: three inputs of different extents along a middle dim, with the small grid so that
+  // each input's loop wraps; one input along the last dim.
+  add("concat of three along dim 1",
+      manifest("concat",
+               {tensor("a", "[3, 2, 5]"), tensor("b", "[3, 4, 5]"), tensor("c", "[3, 1, 5]")},
+               tensor("y", "[3, 7, 5]"), "{ dim = 1 }"),
+      concat, {"", "#define KS_MAX_BLOCKS 2\n#define KS_BLOCK_THREADS 32\n"});
+  add("concat along the last dim",
+      manifest("concat", {tensor("a", "[4, 3]"), tensor("b", "[4, 6]")}, tensor("y", "[4, 9]"),
+               "{ dim = -1 }"),
+      concat);
   // conv: standard with stride 2, padding 1, dilation 2 and 2 groups; transposed with output
   // padding (below the stride, or below the dilation only); 1-d and 3-d; odd sizes; one
   // channel; depthwise; pointwise. Each also with a grid of 2 blocks of 96 threads, so that

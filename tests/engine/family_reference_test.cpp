@@ -186,6 +186,9 @@ std::vector<family_case> spread() {
                           "{ name = \"i\", dtype = \"i64\", shape = [4, 1], init = \"randint\", "
                           "low = 0, high = 10 }"},
                          tensor("y", "[4, 1]"), "{ dim = 1 }"));
+  add("concat, i64, along dim 0",
+      manifest("concat", {tensor("a", "[2, 3]", "i64"), tensor("b", "[5, 3]", "i64")},
+               tensor("y", "[7, 3]", "i64"), "{ dim = 0 }"));
   add("elementwise with u8, i32 and i64 inputs",
       manifest("elementwise",
                {tensor("x", "[4, 6]"), tensor("m", "[4, 6]", "u8"), tensor("i", "[6]", "i32"),

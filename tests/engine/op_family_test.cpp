@@ -63,10 +63,10 @@ T derived(const task& t, const std::string& name) {
 
 } // namespace
 
-TEST_CASE("docs/tasks.md's eleven families are known, sorted", "[engine][family]") {
-  CHECK(family_names() == std::vector<std::string_view>{"channel_norm", "conv", "elementwise",
-                                                        "gather", "matmul", "matvec", "norm",
-                                                        "pool", "reduce", "scan", "softmax"});
+TEST_CASE("docs/tasks.md's twelve families are known, sorted", "[engine][family]") {
+  CHECK(family_names() == std::vector<std::string_view>{
+                              "channel_norm", "concat", "conv", "elementwise", "gather", "matmul",
+                              "matvec", "norm", "pool", "reduce", "scan", "softmax"});
   CHECK(is_family("pool"));
   CHECK(is_family("conv"));
   CHECK_FALSE(is_family("fft"));
@@ -872,7 +872,7 @@ TEST_CASE("a task of another family keeps free params and needs its own referenc
   CHECK(problems(ctx, manifest) ==
         at(ctx, 1, 1) +
             "missing required key 'reference' (a string: the reference .cu, relative "
-            "to this file): family 'fft' is none of docs/tasks.md's (channel_norm, conv, "
+            "to this file): family 'fft' is none of docs/tasks.md's (channel_norm, concat, conv, "
             "elementwise, gather, matmul, matvec, norm, pool, reduce, scan, softmax), whose "
             "references are rendered\n" +
             at(ctx, 1, 1) + "missing required key 'cost' (a table: { flops = ..., bytes = ... })");
@@ -1041,4 +1041,51 @@ inputs = [ { name = "x", dtype = "f32", shape = [4, 9] } ]
 outputs = [ { name = "y", dtype = "f32", shape = [4, 9] } ]
 params = { op = "cumsum", dim = 1, map = "x * 2.0; x" }
 )") == at(ctx, 5, 42) + "a scan takes one expression in params.map (';' separates a reduce's)");
+}
+
+TEST_CASE("a concat lays its inputs one after another along dim, any dtype", "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"(name = "t"
+family = "concat"
+inputs = [
+  { name = "a", dtype = "f32", shape = [2, 3, 4] },
+  { name = "b", dtype = "f32", shape = [2, 5, 4] },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [2, 8, 4] } ]
+params = { dim = -2 }
+)";
+  task t = loaded(ctx, manifest);
+  CHECK(derived<int64_t>(t, "outer") == 2);
+  CHECK(derived<int64_t>(t, "axis") == 8);
+  CHECK(derived<int64_t>(t, "inner") == 4);
+  CHECK(derived<int64_t>(t, "dim") == 1);
+  CHECK(derived<std::string>(t, "word") == "uint32_t");
+  std::vector<template_record> records = tensor_records(t, "inputs");
+  REQUIRE(records.size() == 2);
+  CHECK(std::get<int64_t>(records[1].at("start")) == 3);
+  CHECK(std::get<int64_t>(records[1].at("extent")) == 5);
+  CHECK(t.torch == "torch.cat([a, b], dim=1)");
+  CHECK(t.cost.flops == 0);
+  CHECK(t.cost.bytes == (24.0 + 40.0 + 64.0) * 4);
+
+  std::string shape = manifest;
+  shape.replace(shape.find("[2, 5, 4]"), 9, "[3, 5, 4]");
+  CHECK(problems(ctx, shape) ==
+        at(ctx, 5, 40) +
+            "inputs[1] ('b') has shape [3, 5, 4], but a concatenation along dim 1 into [2, 8, "
+            "4] needs the output's extents but along dim 1 (as [2, 5, 4])");
+  std::string sum = manifest;
+  sum.replace(sum.find("[2, 8, 4]"), 9, "[2, 9, 4]");
+  CHECK(problems(ctx, sum) == at(ctx, 7, 50) +
+                                  "outputs[0] ('y') has extent 9 along dim 1, but the inputs' "
+                                  "extents there add up to 8");
+  std::string type = manifest;
+  type.replace(type.find("\"f32\", shape = [2, 5"), 5, "\"i64\"");
+  CHECK(problems(ctx, type) ==
+        at(ctx, 5, 25) + "inputs[1] ('b') is i64, but the output is f32: a concatenation keeps "
+                         "the dtype");
+  std::string dim = manifest;
+  dim.replace(dim.find("dim = -2"), 8, "dim = 3");
+  CHECK(problems(ctx, dim) ==
+        at(ctx, 8, 18) + "params.dim: dim 3 is out of range for rank 3 (-3 to 2)");
 }

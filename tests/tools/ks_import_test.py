@@ -66,7 +66,7 @@ class Folder(unittest.TestCase):
         self.assertEqual(failed, ["18_sort_unsupported"])
         reason = self.records["18_sort_unsupported"]["reason"]
         self.assertIn("no family states aten.sort", reason)
-        self.assertEqual(len(self.records), 19)
+        self.assertEqual(len(self.records), 20)
 
     def test_single_ops_become_family_manifests_with_their_params(self):
         m = manifest(self.records["02_log_softmax_dim0"])
@@ -125,6 +125,15 @@ class Folder(unittest.TestCase):
         # triu(A @ B.T) is a triangular matmul with B transposed.
         m = manifest(self.records["12_upper_product"])
         self.assertEqual(m["params"], {"transpose_b": True, "triangle": "upper"})
+
+    def test_an_rnn_cells_cat_feeds_its_linear_layer_and_its_split_halves_are_narrow_views(self):
+        m = manifest(self.records["20_rnn_cell_cat"])
+        # tanh(linear) is written once, whatever reads it; each half is copied, then added.
+        self.assertEqual([n["family"] for n in m["nodes"]],
+                         ["concat", "matmul"] + ["elementwise"] * 4)
+        self.assertEqual(m["nodes"][0]["params"], {"dim": 1})
+        self.assertEqual(sorted(v["narrow"] for v in m["views"] if "narrow" in v),
+                         [[1, 0, 256], [1, 256, 256]])
 
     def test_a_losss_pointwise_terms_are_the_reductions_map(self):
         # The terms are never written: the sum reads the two inputs through its map.
@@ -245,6 +254,37 @@ class Chains(unittest.TestCase):
                      "def get_inputs():\n    return [torch.rand(64, 128)]\n"
                      "def get_init_inputs():\n    return []\n")
         self.assertEqual(m["params"], {"op": "cumsum", "dim": 1, "exclusive": True})
+
+    def test_cat_is_a_concat_node_and_a_tensor_given_twice_is_read_through_an_alias(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
+                     "        return torch.cat([torch.relu(x), x, x], dim=1)\n"
+                     "def get_inputs():\n    return [torch.rand(8, 16, 4)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertEqual(m["family"], "graph")
+        cat = [n for n in m["nodes"] if n["family"] == "concat"]
+        self.assertEqual(len(cat), 1)
+        self.assertEqual(cat[0]["params"], {"dim": 1})
+        self.assertEqual(len(set(cat[0]["inputs"])), 3)
+        self.assertEqual(m["outputs"][0]["shape"], [8, 48, 4])
+        self.assertIn({"name": cat[0]["inputs"][2], "of": "x", "shape": [8, 16, 4]}, m["views"])
+
+    def test_split_chunk_and_unbind_are_narrow_views_and_stack_a_concat(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
+                     "        a, b = x.split(48, dim=1)\n"
+                     "        c, d = torch.chunk(x, 2, dim=0)\n"
+                     "        rows = x.unbind(0)\n"
+                     "        return torch.stack([a.sum(1), b.sum(1), rows[3][:8] + rows[5][:8],"
+                     " torch.cat([c.sum(1), d.sum(1)])], dim=1)\n"
+                     "def get_inputs():\n    return [torch.rand(8, 64)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        narrows = [v["narrow"] for v in m["views"] if "narrow" in v]
+        self.assertIn([1, 0, 48], narrows)
+        self.assertIn([1, 48, 16], narrows)
+        self.assertIn([0, 4, 4], narrows)
+        self.assertIn([0, 3, 1], narrows)
+        cat = [n for n in m["nodes"] if n["family"] == "concat"]
+        self.assertEqual([n["params"] for n in cat], [{"dim": 0}, {"dim": 1}])
+        self.assertEqual(m["outputs"][0]["shape"], [8, 4])
 
     def test_a_scalar_argument_becomes_a_constant_of_the_op(self):
         m = self.one("class Model(nn.Module):\n    def forward(self, a, s):\n"
