@@ -198,12 +198,12 @@ std::string shortest(Real value) {
 
 std::string cuda_number(double value) {
   auto single = static_cast<float>(value);
-  std::string text = shortest(std::fabs(single)) + "f";
+  std::string text = std::isinf(single) ? "INFINITY" : shortest(std::fabs(single)) + "f";
   return std::signbit(single) ? "(-" + text + ")" : text;
 }
 
 std::string python_number(double value) {
-  std::string text = shortest(std::fabs(value));
+  std::string text = std::isinf(value) ? "float('inf')" : shortest(std::fabs(value));
   return std::signbit(value) ? "(-" + text + ")" : text;
 }
 
@@ -296,9 +296,9 @@ private:
     default:
       return n;
     }
-    if (!std::isfinite(value) || std::isinf(static_cast<float>(value)))
-      throw parse_problem{n->at, "'" + std::string(text_of(n)) +
-                                     "' uses no input and is not a finite float32 number"};
+    // An infinity is a number torch computes with too (a mask's -inf); NaN is a mistake.
+    if (std::isnan(value))
+      throw parse_problem{n->at, "'" + std::string(text_of(n)) + "' uses no input and is NaN"};
     return number(value, n->at);
   }
 
@@ -454,7 +454,10 @@ private:
     bool called = pos_ < text_.size() && text_[pos_] == '(';
     if (called)
       return call(name, at);
-    if (std::find(inputs_.begin(), inputs_.end(), name) == inputs_.end()) {
+    bool input = std::find(inputs_.begin(), inputs_.end(), name) != inputs_.end();
+    if (!input && name == "inf")
+      return number(std::numeric_limits<double>::infinity(), at);
+    if (!input) {
       std::string what = "unknown name '" + name + "'";
       if (find_function(name) != nullptr)
         what = "'" + name + "' is a function: write " + name + "(...)";

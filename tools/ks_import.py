@@ -541,13 +541,15 @@ def paren(text):
 
 
 def number_text(value):
-    """Returns `value` as an expression literal; an infinite or NaN constant cannot be one."""
+    """Returns `value` as an expression literal (`inf` for an infinity); NaN cannot be one."""
     if isinstance(value, bool):
         return "1.0" if value else "0.0"
     value = float(value)
-    if not math.isfinite(value):
-        raise ImportFailure(f"a constant {value} in a pointwise op (the elementwise grammar "
-                            f"has finite numbers only)")
+    if math.isinf(value):
+        return "inf" if value > 0 else "(-inf)"
+    if math.isnan(value):
+        raise ImportFailure("a constant NaN in a pointwise op (the elementwise grammar has "
+                            "numbers and inf only)")
     text = repr(value)
     return text if value >= 0 else f"({text})"
 

@@ -126,7 +126,18 @@ TEST_CASE("a wrong expression is refused with the offset of the problem", "[engi
   CHECK(error_of("x = y") == "2: '=' is not an operator: compare with '=='");
   CHECK(error_of("1 + 2") == "0: the operation uses no input; it is the number 3.0");
   CHECK(error_of("x * 1e39") == "4: '1e39' does not fit a float32");
-  CHECK(error_of("x / 0 * 0 + log(0)").starts_with("12: 'log' uses no input"));
+  CHECK(error_of("x + 0 * inf") == "6: '*' uses no input and is NaN");
+}
+
+TEST_CASE("inf is a number, as in a mask's fill, unless an input has that name",
+          "[engine][elementwise]") {
+  elementwise_expression e = parsed("where(x > 0.5, y, -inf) + log(0)");
+  CHECK(e.cuda() == "(((v_x > 0.5f ? 1.0f : 0.0f) != 0.0f ? v_y : (-INFINITY)) + (-INFINITY))");
+  CHECK(e.torch() == "(torch.where((x > 0.5).float() != 0, y, torch.tensor((-float('inf')), "
+                     "dtype=torch.float32, device=x.device)) + (-float('inf')))");
+  expected<elementwise_expression> named = elementwise_expression::parse("inf * 2", {"inf"});
+  REQUIRE(named.has_value());
+  CHECK(named->cuda() == "(v_inf * 2.0f)");
 }
 
 TEST_CASE("nesting and size are bounded: a deep operation is refused, not a crash",
