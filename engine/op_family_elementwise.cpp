@@ -1,7 +1,8 @@
 // The elementwise family: one output computed element by element from an expression over the
 // inputs (elementwise_expression.hpp), the inputs broadcast to the output's shape by numpy's
-// rules. Each input gets `offset`, the CUDA expression of the output's flat index `i` that
-// gives the input's own flat index: "i" for an input of the output's shape, "0" for one
+// rules (the output may be larger than what they broadcast to together: an expand). Each input
+// gets `offset`, the CUDA expression of the output's flat index `i` that gives the input's own
+// flat index: "i" for an input of the output's shape, "0" for one
 // element, and otherwise one term per dimension the input spans, (i / out_stride % extent) *
 // in_stride, leaving out what is 1. An input may be an integer tensor (u8: a bool mask; i32,
 // i64), which the expression reads as float.
@@ -30,17 +31,16 @@ void analyze_elementwise(family_reader& r) {
   }
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& y = r.tensor(role::output, 0);
+  // Each input broadcasts to the output's shape; the output may be larger than what they
+  // broadcast to together (torch's expand: a [1, 1, C] token repeated over a batch).
   bool shapes_ok = true;
-  std::vector<int64_t> reach(y.shape.size(), 1); // the shape the inputs broadcast to
   for (size_t i = 0; i < r.subject().inputs.size(); ++i) {
     const tensor_spec& x = r.tensor(role::input, i);
     bool fits = x.shape.size() <= y.shape.size();
     if (fits) {
       std::vector<int64_t> in = aligned(x.shape, y.shape.size());
-      for (size_t d = 0; d < in.size(); ++d) {
+      for (size_t d = 0; d < in.size(); ++d)
         fits = fits && (in[d] == 1 || in[d] == y.shape[d]);
-        reach[d] = std::max(reach[d], in[d]);
-      }
     }
     if (!fits) {
       r.at_shape(role::input, i,
@@ -49,12 +49,6 @@ void analyze_elementwise(family_reader& r) {
                      shape_text(y.shape) + " (aligned from the last dim, each extent equal or 1)");
       shapes_ok = false;
     }
-  }
-  if (shapes_ok && reach != y.shape) {
-    r.at_shape(role::output, 0,
-               "outputs[0] ('" + y.name + "') has shape " + shape_text(y.shape) +
-                   ", but the inputs broadcast to " + shape_text(reach));
-    shapes_ok = false;
   }
   if (!op)
     return;

@@ -234,6 +234,10 @@ std::vector<manifest_case> cases() {
                   {"elementwise_broadcast_rows"}),
       family_task("outer_sum", "elementwise", {tensor("a", "[7, 1]"), tensor("b", "[1, 13]")},
                   tensor("y", "[7, 13]"), "{ op = \"a + b\" }", ew, {"elementwise_broadcast_rows"}),
+      // an expand: the output larger than what the inputs broadcast to (a token over a batch)
+      family_task("token_expand", "elementwise", {tensor("t", "[1, 1, 67]")},
+                  tensor("y", "[5, 1, 67]"), "{ op = \"t * 2.0\" }", ew,
+                  {"elementwise_broadcast_rows"}),
       // scan: rows (odd, long, a single one, one element), a middle dim, reverse, exclusive,
       // cumprod
       family_task("cumsum_rows", "scan", {tensor("x", "[5, 1001]")}, tensor("y", "[5, 1001]"),
