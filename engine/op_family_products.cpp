@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace ks::engine::family_detail {
 
@@ -88,9 +89,14 @@ void analyze_matmul(family_reader& r) {
   std::optional<std::string> triangle =
       r.has("triangle") ? r.choice("triangle", triangles, std::nullopt) : std::nullopt;
   std::optional<double> alpha = r.real("alpha", 1.0);
-  if (!r.counts(2, 2, 1, "A and B"))
+  if (!r.counts(2, std::numeric_limits<size_t>::max(), 1, "A and B, then the epilogue's inputs"))
     return;
-  r.require_type(role::input, 0, dtype::f32);
+  for (size_t i = 0; i < 2; ++i)
+    if (r.tensor(role::input, i).type != dtype::f32)
+      r.at_type(role::input, i,
+                "inputs[" + std::to_string(i) + "] ('" + r.tensor(role::input, i).name +
+                    "') must be f32 for family matmul, got " +
+                    to_string(r.tensor(role::input, i).type));
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& a = r.tensor(role::input, 0);
   const tensor_spec& b = r.tensor(role::input, 1);
@@ -165,6 +171,16 @@ void analyze_matmul(family_reader& r) {
                                "and B a batch dim ([batch, rows, cols] each) instead");
     return;
   }
+  std::string torch = "torch.matmul(" + a.name + (transpose_a ? ".mT" : "") + ", " + b.name +
+                      (transpose_b ? ".mT" : "") + ")";
+  if (*alpha != 1.0)
+    torch = torch + " * " + python_float(*alpha);
+  if (triangle)
+    torch = std::string(triangle == "upper" ? "torch.triu(" : "torch.tril(") + torch + ")";
+  std::optional<epilogue_analysis> epilogue =
+      analyze_epilogue(r, c_shape, triangle.has_value(), torch);
+  if (!epilogue)
+    return;
   r.set("m", m);
   r.set("n", n);
   r.set("k", k);
@@ -194,14 +210,9 @@ void analyze_matmul(family_reader& r) {
                                                       : std::min<int64_t>(i + 1, n));
   }
   set_cost(r, static_cast<double>(batch) * kept *
-                  (2.0 * static_cast<double>(k) + (*alpha != 1.0 ? 1.0 : 0.0)));
-  std::string torch = "torch.matmul(" + a.name + (transpose_a ? ".mT" : "") + ", " + b.name +
-                      (transpose_b ? ".mT" : "") + ")";
-  if (*alpha != 1.0)
-    torch = torch + " * " + python_float(*alpha);
-  if (triangle)
-    torch = std::string(triangle == "upper" ? "torch.triu(" : "torch.tril(") + torch + ")";
-  r.out().torch = torch;
+                      (2.0 * static_cast<double>(k) + (*alpha != 1.0 ? 1.0 : 0.0)) +
+                  epilogue->operations);
+  r.out().torch = epilogue->torch;
 }
 
 } // namespace ks::engine::family_detail

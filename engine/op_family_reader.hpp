@@ -189,6 +189,21 @@ std::vector<std::string> split_maps(const std::string& map);
 /// counts() has held.
 std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map);
 
+/// What a matmul's params.epilogue adds: its operations over C, and the torch expression of
+/// the whole (the epilogue's, its `acc` the product's expression).
+struct epilogue_analysis {
+  double operations = 0;
+  std::string torch;
+};
+
+/// Reads a matmul's optional params.epilogue over the inputs after A and B (op_family_epilogue.cpp)
+/// and sets task.epilogue_source and task.has_epilogue; without one, the inputs must be A and B
+/// only. Returns nullopt after reporting a problem.
+std::optional<epilogue_analysis> analyze_epilogue(family_reader& r,
+                                                  const std::vector<int64_t>& c_shape,
+                                                  bool triangular,
+                                                  const std::string& product_torch);
+
 // One function per family (op_family_axis.cpp, op_family_channel_norm.cpp, op_family_concat.cpp,
 // op_family_conv.cpp, op_family_elementwise.cpp, op_family_gather.cpp, op_family_pool.cpp,
 // op_family_products.cpp).

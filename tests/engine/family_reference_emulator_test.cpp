@@ -241,6 +241,18 @@ std::vector<double> matmul(const engine::task& t, const values& in) {
   return y;
 }
 
+/// The product with the epilogue "relu(acc + bias) - 0.5 * s" of a bias [n] and an s [.., m, 1].
+std::vector<double> matmul_bias_relu(const engine::task& t, const values& in) {
+  std::vector<double> y = matmul(t, in);
+  const int64_t m = integer(t, "m"), n = integer(t, "n");
+  for (size_t e = 0; e < y.size(); ++e) {
+    const auto i = static_cast<int64_t>(e) / n % m, j = static_cast<int64_t>(e) % n;
+    y[e] =
+        std::max(y[e] + in[2][static_cast<size_t>(j)], 0.0) - 0.5 * in[3][static_cast<size_t>(i)];
+  }
+  return y;
+}
+
 std::vector<double> gather(const engine::task& t, const values& in) {
   const int64_t axis = integer(t, "axis"), inner = integer(t, "inner");
   const int64_t extent = integer(t, "index_extent");
@@ -463,6 +475,14 @@ std::vector<emulated_case> cases() {
                tensor("C", "[2, 7, 5]"),
                "{ triangle = \"lower\", transpose_b = true, alpha = -2 }"),
       matmul);
+  // an epilogue: a bias over the columns and a term per row, batched, B transposed
+  add("matmul with an epilogue, batched",
+      manifest("matmul",
+               {tensor("A", "[2, 5, 7]"), tensor("B", "[2, 4, 7]"), tensor("bias", "[4]"),
+                tensor("s", "[5, 1]")},
+               tensor("C", "[2, 5, 4]"),
+               "{ transpose_b = true, epilogue = \"relu(acc + bias) - 0.5 * s\" }"),
+      matmul_bias_relu);
   // gather: one element per row (cross-entropy's pick), several along dim 0.
   add("gather one per row",
       manifest(

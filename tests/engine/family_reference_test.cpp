@@ -186,6 +186,11 @@ std::vector<family_case> spread() {
                           "{ name = \"i\", dtype = \"i64\", shape = [4, 1], init = \"randint\", "
                           "low = 0, high = 10 }"},
                          tensor("y", "[4, 1]"), "{ dim = 1 }"));
+  add("matmul with an epilogue over a bias and a u8 mask",
+      manifest("matmul",
+               {tensor("A", "[6, 5]"), tensor("B", "[5, 6]"), tensor("bias", "[6]"),
+                tensor("keep", "[6, 6]", "u8")},
+               tensor("C", "[6, 6]"), "{ epilogue = \"where(keep, gelu(acc + bias), -inf)\" }"));
   add("concat, i64, along dim 0",
       manifest("concat", {tensor("a", "[2, 3]", "i64"), tensor("b", "[5, 3]", "i64")},
                tensor("y", "[7, 3]", "i64"), "{ dim = 0 }"));

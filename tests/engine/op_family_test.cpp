@@ -1090,3 +1090,44 @@ params = { dim = -2 }
   CHECK(problems(ctx, dim) ==
         at(ctx, 8, 18) + "params.dim: dim 3 is out of range for rank 3 (-3 to 2)");
 }
+
+TEST_CASE("a matmul's epilogue reads the inputs after A and B where C is stored",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"toml(name = "t"
+family = "matmul"
+inputs = [
+  { name = "x", dtype = "f32", shape = [8, 16] },
+  { name = "w", dtype = "f32", shape = [32, 16] },
+  { name = "bias", dtype = "f32", shape = [32] },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [8, 32] } ]
+params = { transpose_b = true, epilogue = "relu(acc + bias)" }
+)toml";
+  task t = loaded(ctx, manifest);
+  CHECK(derived<bool>(t, "has_epilogue"));
+  const std::string source = derived<std::string>(t, "epilogue_source");
+  CHECK_THAT(source, Catch::Contains("static constexpr int kInputs = 1;"));
+  CHECK_THAT(source, Catch::Contains("const float v_bias = (float)in_bias[(i % 32)];"));
+  CHECK_THAT(source, Catch::Contains("if (in[2].shape[0] != 32) return 7;"));
+  CHECK(t.torch == "torch.relu(((torch.matmul(x, w.mT)) + bias))");
+  CHECK(t.cost.flops == 8.0 * 32 * (2 * 16) + 8.0 * 32 * 2);
+
+  std::string plain = manifest;
+  plain.replace(plain.find(", epilogue = \"relu(acc + bias)\""), 31, "");
+  CHECK(problems(ctx, plain) ==
+        at(ctx, 6, 43) + "inputs[2] ('bias') comes after A and B: the inputs after them are "
+                         "params.epilogue's, and there is none");
+  std::string no_acc = manifest;
+  no_acc.replace(no_acc.find("relu(acc + bias)"), 16, "relu(bias)");
+  CHECK(problems(ctx, no_acc) == at(ctx, 9, 43) + "params.epilogue does not use acc, the product");
+  std::string wide = manifest;
+  wide.replace(wide.find("[32] }"), 4, "[33]");
+  CHECK(problems(ctx, wide) ==
+        at(ctx, 6, 43) + "inputs[2] ('bias') has shape [33], which does not broadcast to C [8, "
+                         "32] (aligned from the last dim, each extent equal or 1)");
+  std::string triangle = manifest;
+  triangle.replace(triangle.find("transpose_b = true"), 18,
+                   "transpose_b = true, triangle = \"upper\"");
+  CHECK_THAT(problems(ctx, triangle), Catch::Contains("params.epilogue with params.triangle"));
+}

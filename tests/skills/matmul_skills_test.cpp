@@ -67,6 +67,7 @@ struct shape_case {
   double alpha = 1.0;        ///< C = alpha * A @ B
   int triangle = 0;          ///< 1: torch.triu of the product, -1: torch.tril, 0: all of it
   bool shared_a = false;     ///< A is 2-D while B and C are batched
+  bool epilogue = false;     ///< C = relu(alpha * A @ B + bias) - 0.5 * s, bias [n], s [m, 1]
 
   /// Checks whether C[i][j] is 0 for the triangle kept.
   bool zeroed(int64_t i, int64_t j) const {
@@ -114,10 +115,16 @@ engine::task make_task(const test::test_context& context, const shape_case& c) {
     params += ", alpha = " + toml_float(c.alpha);
   if (c.triangle != 0)
     params += std::string(", triangle = ") + (c.triangle > 0 ? "\"upper\"" : "\"lower\"");
+  std::string extra;
+  if (c.epilogue) {
+    params += ", epilogue = \"relu(acc + bias) - 0.5 * s\"";
+    extra = ", { name = \"bias\", dtype = \"f32\", shape = [" + std::to_string(c.n) +
+            "] }, { name = \"s\", dtype = \"f32\", shape = [" + std::to_string(c.m) + ", 1] }";
+  }
   const std::string manifest =
       "name = \"matmul_" + c.label + "\"\nfamily = \"matmul\"\n" +
       "inputs = [ { name = \"A\", dtype = \"f32\", shape = " + toml_shape(a) +
-      " }, { name = \"B\", dtype = \"f32\", shape = " + toml_shape(b) + " } ]\n" +
+      " }, { name = \"B\", dtype = \"f32\", shape = " + toml_shape(b) + " }" + extra + " ]\n" +
       "outputs = [ { name = \"C\", dtype = \"f32\", shape = " + toml_shape(out) + " } ]\n" +
       "params = { " + params + " }\n" +
       "tolerance = { atol = 2e-4, rtol = 1e-4, norm_rel = 1e-5 }\n";
@@ -168,11 +175,17 @@ double run_and_compare(emulated_candidate& candidate, const engine::task& subjec
     out.data()[i] = std::nanf("");
   std::vector<float> a_copy(a.data(), a.data() + numel(a_shape));
   std::vector<float> b_copy(b.data(), b.data() + numel(b_shape));
+  std::vector<float> bias(static_cast<size_t>(c.n)), s(static_cast<size_t>(c.m));
+  for (float& v : bias)
+    v = normal(rng);
+  for (float& v : s)
+    v = normal(rng);
 
-  ks_tensor inputs[2] = {tensor_of(a.data(), a_shape), tensor_of(b.data(), b_shape)};
+  ks_tensor inputs[4] = {tensor_of(a.data(), a_shape), tensor_of(b.data(), b_shape),
+                         tensor_of(bias.data(), {c.n}), tensor_of(s.data(), {c.m, 1})};
   ks_tensor outputs[1] = {tensor_of(out.data(), c_shape)};
   candidate.configure(deferred_copies ? 1 : 0, truncating_mma ? 1 : 0, seed);
-  const int code = candidate.forward(inputs, 2, outputs, 1, nullptr);
+  const int code = candidate.forward(inputs, c.epilogue ? 4 : 2, outputs, 1, nullptr);
   INFO("ks_forward returned " << code << "; emulator: " << candidate.error());
   REQUIRE(code == 0);
   CHECK(std::equal(a_copy.begin(), a_copy.end(), a.data()));
@@ -195,7 +208,10 @@ double run_and_compare(emulated_candidate& candidate, const engine::task& subjec
                                                      (c.transpose_b ? j * c.k + q : q * c.n + j))];
           sum += static_cast<double>(x) * static_cast<double>(y);
         }
-        const double want = c.zeroed(i, j) ? 0.0 : c.alpha * sum;
+        double want = c.zeroed(i, j) ? 0.0 : c.alpha * sum;
+        if (c.epilogue) // in float32, as the kernels apply it to the float they store
+          want = std::max(static_cast<float>(want) + bias[static_cast<size_t>(j)], 0.0f) -
+                 0.5f * s[static_cast<size_t>(i)];
         const double got = out.data()[(p * c.m + i) * c.n + j];
         if (c.zeroed(i, j)) {
           ++zeroed;
@@ -293,6 +309,16 @@ const std::vector<shape_case>& shape_cases() {
        .transpose_b = true,
        .alpha = 0.20412414523193151},
       {.label = "alpha_negative_odd", .m = 33, .n = 50, .k = 70, .alpha = -2.5},
+      // A linear layer's bias and activation, and a per-row term, applied as C is stored:
+      // batched (the index runs over batches), odd and scaled.
+      {.label = "epilogue_batched_tb",
+       .batch = 2,
+       .m = 37,
+       .n = 45,
+       .k = 40,
+       .transpose_b = true,
+       .epilogue = true},
+      {.label = "epilogue_odd_alpha", .m = 67, .n = 33, .k = 70, .alpha = 0.5, .epilogue = true},
       {.label = "folded4_alpha", .m = 90, .n = 40, .k = 36, .fold = {2, 3}, .alpha = 0.5},
       // Triangular products (torch.triu / tril): square and not, sizes off the tiles, so that
       // tiles lie wholly in the zeroed triangle, on the diagonal, and wholly kept; batched,
