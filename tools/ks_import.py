@@ -2061,6 +2061,37 @@ def fuse_sibling_reductions(graph):
             i += 1
 
 
+def fuse_matmul_epilogues(graph, output_names):
+    """A matmul whose product only one elementwise node reads, at the product's shape, takes that
+    node's expression as its epilogue over `acc` (docs/tasks.md): a linear layer's bias and
+    activation are computed where C is stored, not in a pass of their own. The merged node takes
+    the elementwise node's place, after everything either reads."""
+    fused = True
+    while fused:
+        fused = False
+        for m in graph.nodes:
+            p = m["params"]
+            if m["family"] != "matmul" or "epilogue" in p or "triangle" in p:
+                continue
+            c = m["outputs"][0]
+            readers = [node for node in graph.nodes if c in node["inputs"]]
+            if c in output_names or len(readers) != 1 or any(v["of"] == c for v in graph.views):
+                continue
+            e = readers[0]
+            extra = [n for n in e["inputs"] if n != c]
+            if e["family"] != "elementwise" or "acc" in extra or set(extra) & set(m["inputs"]) or \
+                    tuple(graph.tensors[e["outputs"][0]].shape) != tuple(graph.tensors[c].shape):
+                continue
+            p["epilogue"] = re.sub(rf"\b{re.escape(c)}\b", "acc", e["params"]["op"])
+            merged = dict(m, inputs=m["inputs"] + extra, outputs=e["outputs"], params=p)
+            graph.nodes[graph.nodes.index(e)] = merged
+            graph.nodes.remove(m)
+            del graph.tensors[c]
+            graph.producer = {n: k for k, node in enumerate(graph.nodes) for n in node["outputs"]}
+            fused = True
+            break
+
+
 def accumulation(graph):
     """Returns (the longest accumulation of any node, whether an output sums without
     normalizing): what the tolerance scales with."""
@@ -2289,6 +2320,7 @@ def lower_program(problem, program, tracker_ranges, user_ranges):
         outputs.append({"name": final, "dtype": t.dtype, "shape": list(t.shape)})
 
     fuse_sibling_reductions(graph)
+    fuse_matmul_epilogues(graph, {o["name"] for o in outputs})
     # Drop views nothing reads (an idiom may have made one and then absorbed it).
     read = {n for node in graph.nodes for n in node["inputs"]} | {v["of"] for v in graph.views}
     graph.views = [v for v in graph.views if v["name"] in read or v["name"] in graph.output_views]

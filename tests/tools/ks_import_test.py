@@ -92,17 +92,15 @@ class Folder(unittest.TestCase):
         self.assertEqual(m["module"]["init"], "[96, 12]")
         self.assertEqual(m["module"]["arguments"], [{"input": "x"}])
 
-    def test_a_linear_layer_is_a_transposed_matmul_and_its_bias_and_activation_one_epilogue(self):
+    def test_a_linear_layer_is_a_transposed_matmul_its_bias_and_activation_its_epilogue(self):
         m = manifest(self.records["07_linear_gelu"])
-        self.assertEqual(m["family"], "graph")
-        families = [n["family"] for n in m["nodes"]]
-        self.assertEqual(families, ["matmul", "elementwise"])
-        self.assertEqual(m["nodes"][0]["params"], {"transpose_b": True})
-        op = m["nodes"][1]["params"]["op"]
+        self.assertEqual(m["family"], "matmul")
+        self.assertEqual([i["name"] for i in m["inputs"]], ["x", "fc_weight", "fc_bias"])
+        self.assertTrue(m["params"]["transpose_b"])
+        op = m["params"]["epilogue"]
         self.assertIn("gelu(", op)
-        self.assertIn("fc_bias", op)
+        self.assertIn("acc + fc_bias", op)
         self.assertIn("0.5", op)
-        self.assertEqual(m["nodes"][1]["outputs"], ["y"])
 
     def test_a_bool_mask_is_a_u8_input_drawn_as_0_or_1(self):
         m = manifest(self.records["08_masked_mean"])
@@ -128,9 +126,10 @@ class Folder(unittest.TestCase):
 
     def test_an_rnn_cells_cat_feeds_its_linear_layer_and_its_split_halves_are_narrow_views(self):
         m = manifest(self.records["20_rnn_cell_cat"])
-        # tanh(linear) is written once, whatever reads it; each half is copied, then added.
+        # tanh(linear) is the product's epilogue; each half is copied, then added.
         self.assertEqual([n["family"] for n in m["nodes"]],
-                         ["concat", "matmul"] + ["elementwise"] * 4)
+                         ["concat", "matmul"] + ["elementwise"] * 3)
+        self.assertEqual(m["nodes"][1]["params"]["epilogue"], "tanh((acc + i2h_bias))")
         self.assertEqual(m["nodes"][0]["params"], {"dim": 1})
         self.assertEqual(sorted(v["narrow"] for v in m["views"] if "narrow" in v),
                          [[1, 0, 256], [1, 256, 256]])
@@ -231,6 +230,15 @@ class Chains(unittest.TestCase):
         self.assertEqual(len(records), 1, records)
         self.assertEqual(records[0]["status"], "imported", records[0].get("reason"))
         return manifest(records[0])
+
+    def test_a_product_read_twice_keeps_its_epilogue_a_node_of_its_own(self):
+        m = self.one("class Model(nn.Module):\n    def forward(self, x, w):\n"
+                     "        c = x @ w\n        return torch.relu(c) + torch.sigmoid(c).sum(1, keepdim=True)\n"
+                     "def get_inputs():\n    return [torch.rand(64, 32), torch.rand(32, 48)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        product = [n for n in m["nodes"] if n["family"] == "matmul"]
+        self.assertEqual(len(product), 1)
+        self.assertNotIn("epilogue", product[0]["params"])
 
     def test_x_times_sigmoid_x_is_one_elementwise_op(self):
         m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
