@@ -310,6 +310,14 @@ write_campaign_record(caf::scoped_actor& self, const store_side& store, const ca
                       const std::string& arch, const gpu::compiler& compiler) {
   memory::campaign_record record =
       store.prior.found ? store.prior.record : memory::campaign_record{};
+  // Resuming under another config is allowed (a longer wall time), but never silent: the
+  // store's tasks stay in the campaign and its results whatever the new config lists.
+  if (store.prior.found && record.config_text != config_text_of(config))
+    console::line(console::stream::err,
+                  "kernelskill: " + config.campaign.output + " holds a campaign started " +
+                      record.started_at + " with another config: this run resumes it, and its " +
+                      "tasks stay in the campaign and its results (name another [campaign] " +
+                      "output to start afresh)");
   if (!store.prior.found) {
     record.started_at = state.started_at;
     record.config_text = config_text_of(config);

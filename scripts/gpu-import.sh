@@ -81,6 +81,10 @@ fi
 
 if step campaign; then
   campaign=${CAMPAIGN_DIR:-$work/campaign}
+  # A fresh campaign and skill memory unless CAMPAIGN_DIR names one to resume: on a machine
+  # kept warm, an earlier call's store would add its tasks to this one's results, and its
+  # memory would steer this one's planning.
+  [ -n "${CAMPAIGN_DIR:-}" ] || rm -rf "$campaign" "$campaign-memory"
   cfg=$work/run.toml
   python3 - "$cfg" "$campaign" "$work/baselines.json" "${BUDGET:-16}" "${WALL:-480}" $manifests <<'PY'
 import json, sys

@@ -126,6 +126,14 @@ KS_SCRIPTED_JOB_MS=0 timeout 300 "$ks" run campaign.toml --worker "$worker" --pr
   >out.txt 2>err.txt; rc=$?
 [ "$rc" -eq 0 ] || fail "resumed campaign: exit $rc: $(cat err.txt)"
 grep -q "(resumed)" out.txt || fail "resumed campaign: does not say it resumed: $(cat out.txt)"
+! grep -q "with another config" err.txt || fail "the same config resumed is warned about: $(cat err.txt)"
+# Resumed under another config, the campaign says that the store's tasks stay in it.
+sed 's/^candidates_per_task = 8/candidates_per_task = 9/' campaign.toml >edited.toml
+KS_SCRIPTED_JOB_MS=0 timeout 300 "$ks" run edited.toml --worker "$worker" --progress 0 \
+  >out.txt 2>err.txt; rc=$?
+[ "$rc" -eq 0 ] || fail "resumed under another config: exit $rc: $(cat err.txt)"
+grep -q "holds a campaign started .* with another config: this run resumes it" err.txt \
+  || fail "resumed under another config: not said: $(cat err.txt)"
 
 # A full disk under nvcc is the host's fault: the campaign stops after its retries with exit 24
 # naming it, no candidate is stored as failed, and the same command on a healthy disk resumes
