@@ -457,9 +457,9 @@ CLI::App* add_skills_command(CLI::App& app, skills_options& opt) {
   CLI::App* cmd = app.add_subcommand(
       "skills",
       "Shows and edits the long-term skill memory: the skills a campaign chooses from and how "
-      "each fared per op family and GPU. Every action but check opens the memory of --config "
-      "([memory] path) or --memory (default ./kernelskill-memory) and seeds it from the "
-      "built-in skills first, as `run` does.");
+      "each fared per op family and GPU. Every action but check and render opens the memory of "
+      "--config ([memory] path) or --memory (default ./kernelskill-memory) and seeds it from "
+      "the built-in skills first, as `run` does.");
   cmd->require_subcommand(1);
   auto common = [&](CLI::App* sub) {
     sub->add_option("--config", opt.config, "A campaign config: its [memory] path and skills")
