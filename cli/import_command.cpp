@@ -139,6 +139,7 @@ void verify_all(const std::string& python, const fs::path& tools,
       }
       if (job == nullptr)
         break;
+      std::string how; // what decided an agreement, when more than the float32 comparison did
       if (!job->problem) {
         std::optional<std::string> answer;
         if (!child) {
@@ -156,8 +157,11 @@ void verify_all(const std::string& python, const fs::path& tools,
               line && *line ? boost::json::parse(**line, ec) : boost::json::value();
           if (!ec && v.is_object() && v.as_object().contains("ok")) {
             const boost::json::object& o = v.as_object();
+            std::string message = text_field(o, "message");
             if (!o.at("ok").as_bool())
-              answer = text_field(o, "message");
+              answer = message;
+            else if (size_t open = message.find(" ("); open != std::string::npos)
+              how = message.substr(open);
           } else {
             answer = "the verifier on device " + std::to_string(device) +
                      " gave no answer: " + std::string(base::trim(child->stderr_tail()));
@@ -171,7 +175,8 @@ void verify_all(const std::string& python, const fs::path& tools,
       if (job->problem)
         std::cout << "not verified  " << job->task->name << ": " << *job->problem << "\n";
       else
-        std::cout << "verified  " << job->task->name << ": its reference agrees with the module\n";
+        std::cout << "verified  " << job->task->name << ": its reference agrees with the module"
+                  << how << "\n";
       std::cout << std::flush;
     }
     if (child)
