@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace ks::engine::family_detail {
 
@@ -107,13 +108,27 @@ void analyze_conv(family_reader& r) {
                "params.output_padding is for transposed convolutions only (transposed = true)");
   // A param that breaks a rule makes any output size a guess: the tensors are checked, not sized.
   bool params_ok = r.problems() == problems_before;
-  if (!r.counts(2, 3, 1, "x, the weight and an optional bias"))
+  // With an epilogue, params.bias says whether inputs[2] is the conv's bias (the inputs after
+  // it are the epilogue's); without one, a third input is the bias.
+  const bool epilogue_given = r.has("epilogue");
+  const bool bias_param = r.flag("bias", false);
+  if (!r.counts(2, epilogue_given ? std::numeric_limits<size_t>::max() : 3, 1,
+                "x, the weight and an optional bias, then the epilogue's inputs"))
     return;
-  r.require_type(role::input, 0, dtype::f32);
+  const bool has_bias = epilogue_given ? bias_param : r.subject().inputs.size() == 3;
+  if (!epilogue_given && r.has("bias") && bias_param != has_bias)
+    r.at_param("bias", std::string("params.bias is ") + (bias_param ? "true" : "false") +
+                           ", but the conv has " +
+                           (has_bias ? "a third input, its bias" : "no bias input"));
+  for (size_t i = 0; i < std::min<size_t>(r.subject().inputs.size(), has_bias ? 3 : 2); ++i)
+    if (r.tensor(role::input, i).type != dtype::f32)
+      r.at_type(role::input, i,
+                "inputs[" + std::to_string(i) + "] ('" + r.tensor(role::input, i).name +
+                    "') must be f32 for family conv, got " +
+                    to_string(r.tensor(role::input, i).type));
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& x = r.tensor(role::input, 0);
   const tensor_spec& w = r.tensor(role::input, 1);
-  bool has_bias = r.subject().inputs.size() == 3;
   auto rank = static_cast<int64_t>(x.shape.size());
   int64_t dims = rank - 2;
   if (dims < 1 || dims > 3) {
@@ -272,8 +287,6 @@ void analyze_conv(family_reader& r) {
                                : n * static_cast<double>(out_channels * out_spatial) *
                                      static_cast<double>(in_per_group * kernel_volume);
   double outputs = n * static_cast<double>(out_channels * out_spatial);
-  set_cost(r, 2.0 * products + (has_bias ? outputs : 0.0));
-
   std::string torch = "torch.nn.functional.conv" + std::string(transposed ? "_transpose" : "") +
                       std::to_string(dims) + "d(" + x.name + ", " + w.name;
   if (has_bias)
@@ -284,7 +297,13 @@ void analyze_conv(family_reader& r) {
              ", dilation=" + torch_value(*d, dims);
   else
     torch += ", dilation=" + torch_value(*d, dims) + ", groups=" + std::to_string(groups);
-  r.out().torch = torch + ")";
+  std::optional<epilogue_analysis> epilogue = analyze_epilogue(
+      r, r.tensor(role::output, 0).shape, has_bias ? 3 : 2,
+      has_bias ? "x, the weight and the bias" : "x and the weight", false, torch + ")");
+  if (!epilogue)
+    return;
+  set_cost(r, 2.0 * products + (has_bias ? outputs : 0.0) + epilogue->operations);
+  r.out().torch = epilogue->torch;
 }
 
 } // namespace ks::engine::family_detail

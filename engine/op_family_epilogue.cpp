@@ -1,7 +1,8 @@
-// A matmul's epilogue (params.epilogue): an elementwise expression of `acc`, the product's
-// element (alpha applied), and of the inputs after A and B, each broadcast to C by numpy's
-// rules: a linear layer's bias and activation, a residual add, a scale, computed where the
-// product is stored instead of in a pass of its own over C. The templates read it through
+// The epilogue of a matmul or a conv (params.epilogue): an elementwise expression of `acc`,
+// the op's element (a product with alpha applied, a convolution with its bias), and of the
+// inputs after the op's own (A and B; x, the weight and a bias), each broadcast to the output
+// by numpy's rules: a linear layer's bias and activation, a residual add, a scale, computed where
+// the product is stored instead of in a pass of its own over C. The templates read it through
 // task.epilogue_source, one CUDA struct ks_epilogue (written here, so that every template
 // applies the same code): kInputs, its pointers, operator()(acc, i) for C's flat index i,
 // check(inputs) (the ABI's codes for an epilogue input that is not the task's) and
@@ -27,12 +28,12 @@ struct ks_epilogue {
 )";
 
 /// Returns the CUDA struct of an epilogue computing `expr` (over v_acc and v_<input>) with the
-/// task's inputs from index 2 on, each read at its offset for C's flat index i.
+/// task's inputs from index `own` on, each read at its offset for C's flat index i.
 std::string epilogue_source(const std::string& text, const std::string& expr,
-                            const std::vector<tensor_spec>& inputs,
+                            const std::vector<tensor_spec>& inputs, size_t own,
                             const std::vector<int64_t>& c_shape) {
   std::string members, reads, checks, sets;
-  for (size_t k = 2; k < inputs.size(); ++k) {
+  for (size_t k = own; k < inputs.size(); ++k) {
     const tensor_spec& x = inputs[k];
     const std::string at = std::to_string(k);
     members += "  const " + std::string(c_type(x.type)) + "* in_" + x.name + ";\n";
@@ -51,11 +52,11 @@ std::string epilogue_source(const std::string& text, const std::string& expr,
     }
     sets += "    e.in_" + x.name + " = (const " + c_type(x.type) + "*)in[" + at + "].data;\n";
   }
-  return "// params.epilogue: C = " + text +
-         ", of acc (alpha * A @ B, per element) and the inputs after A and B.\n"
+  return "// params.epilogue: the output = " + text +
+         ", of acc (the op's element) and the inputs after the op's own.\n"
          "struct ks_epilogue {\n"
          "  static constexpr int kInputs = " +
-         std::to_string(inputs.size() - 2) + ";\n" + members +
+         std::to_string(inputs.size() - own) + ";\n" + members +
          "  __device__ __forceinline__ float operator()(float v_acc, int64_t i) const {\n" + reads +
          "    return " + expr +
          ";\n  }\n"
@@ -66,11 +67,11 @@ std::string epilogue_source(const std::string& text, const std::string& expr,
          sets + "    return e;\n  }\n};\n";
 }
 
-/// Checks that every input after A and B is of a type the epilogue reads and broadcasts to C.
-bool extra_inputs_fit(family_reader& r, const std::vector<int64_t>& c_shape) {
+/// Checks that every input from `own` on is of a type the epilogue reads and broadcasts to C.
+bool extra_inputs_fit(family_reader& r, const std::vector<int64_t>& c_shape, size_t own) {
   bool ok = true;
   const std::vector<tensor_spec>& inputs = r.subject().inputs;
-  for (size_t i = 2; i < inputs.size(); ++i) {
+  for (size_t i = own; i < inputs.size(); ++i) {
     const tensor_spec& x = inputs[i];
     const std::string label = "inputs[" + std::to_string(i) + "] ('" + x.name + "')";
     if (x.type != dtype::f32 && x.type != dtype::u8 && x.type != dtype::i32 &&
@@ -103,15 +104,15 @@ bool extra_inputs_fit(family_reader& r, const std::vector<int64_t>& c_shape) {
 } // namespace
 
 std::optional<epilogue_analysis> analyze_epilogue(family_reader& r,
-                                                  const std::vector<int64_t>& c_shape,
-                                                  bool triangular,
+                                                  const std::vector<int64_t>& c_shape, size_t own,
+                                                  const std::string& own_text, bool triangular,
                                                   const std::string& product_torch) {
   const std::vector<tensor_spec>& inputs = r.subject().inputs;
   if (!r.has("epilogue")) {
-    if (inputs.size() > 2) {
-      r.at_shape(role::input, 2,
-                 "inputs[2] ('" + inputs[2].name + "') comes after A and B: the inputs after " +
-                     "them are params.epilogue's, and there is none");
+    if (inputs.size() > own) {
+      r.at_shape(role::input, own,
+                 "inputs[" + std::to_string(own) + "] ('" + inputs[own].name + "') comes after " +
+                     own_text + ": the inputs after them are params.epilogue's, and there is none");
       return std::nullopt;
     }
     r.set("epilogue_source", std::string(identity_epilogue));
@@ -119,7 +120,7 @@ std::optional<epilogue_analysis> analyze_epilogue(family_reader& r,
     return epilogue_analysis{0.0, product_torch};
   }
   std::optional<std::string> text = r.text("epilogue");
-  if (!text || !extra_inputs_fit(r, c_shape))
+  if (!text || !extra_inputs_fit(r, c_shape, own))
     return std::nullopt;
   if (triangular) {
     r.at_param("epilogue", "params.epilogue with params.triangle: torch.triu or tril comes "
@@ -128,7 +129,7 @@ std::optional<epilogue_analysis> analyze_epilogue(family_reader& r,
     return std::nullopt;
   }
   std::vector<std::string> names{"acc"};
-  for (size_t i = 2; i < inputs.size(); ++i)
+  for (size_t i = own; i < inputs.size(); ++i)
     names.push_back(inputs[i].name);
   expected<elementwise_expression> parsed = elementwise_expression::parse(*text, names);
   if (!parsed) {
@@ -143,7 +144,7 @@ std::optional<epilogue_analysis> analyze_epilogue(family_reader& r,
                                            : "params.epilogue does not use input '" + name + "'");
       return std::nullopt;
     }
-  r.set("epilogue_source", epilogue_source(*text, parsed->cuda(), inputs, c_shape));
+  r.set("epilogue_source", epilogue_source(*text, parsed->cuda(), inputs, own, c_shape));
   r.set("has_epilogue", true);
   return epilogue_analysis{static_cast<double>(parsed->operations()) *
                                static_cast<double>(product(c_shape)),

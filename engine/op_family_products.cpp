@@ -178,7 +178,7 @@ void analyze_matmul(family_reader& r) {
   if (triangle)
     torch = std::string(triangle == "upper" ? "torch.triu(" : "torch.tril(") + torch + ")";
   std::optional<epilogue_analysis> epilogue =
-      analyze_epilogue(r, c_shape, triangle.has_value(), torch);
+      analyze_epilogue(r, c_shape, 2, "A and B", triangle.has_value(), torch);
   if (!epilogue)
     return;
   r.set("m", m);

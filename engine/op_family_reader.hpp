@@ -196,12 +196,13 @@ struct epilogue_analysis {
   std::string torch;
 };
 
-/// Reads a matmul's optional params.epilogue over the inputs after A and B (op_family_epilogue.cpp)
-/// and sets task.epilogue_source and task.has_epilogue; without one, the inputs must be A and B
-/// only. Returns nullopt after reporting a problem.
+/// Reads the optional params.epilogue of a matmul or conv over the inputs after its `own` ones
+/// (`own_text` names them: "A and B") (op_family_epilogue.cpp) and sets task.epilogue_source
+/// and task.has_epilogue; without one, the inputs must be its own only. `triangular`: the
+/// product keeps a triangle, which an epilogue cannot follow. Returns nullopt after reporting.
 std::optional<epilogue_analysis> analyze_epilogue(family_reader& r,
-                                                  const std::vector<int64_t>& c_shape,
-                                                  bool triangular,
+                                                  const std::vector<int64_t>& c_shape, size_t own,
+                                                  const std::string& own_text, bool triangular,
                                                   const std::string& product_torch);
 
 // One function per family (op_family_axis.cpp, op_family_channel_norm.cpp, op_family_concat.cpp,

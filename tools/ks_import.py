@@ -2061,17 +2061,17 @@ def fuse_sibling_reductions(graph):
             i += 1
 
 
-def fuse_matmul_epilogues(graph, output_names):
-    """A matmul whose product only one elementwise node reads, at the product's shape, takes that
-    node's expression as its epilogue over `acc` (docs/tasks.md): a linear layer's bias and
-    activation are computed where C is stored, not in a pass of their own. The merged node takes
-    the elementwise node's place, after everything either reads."""
+def fuse_epilogues(graph, output_names):
+    """A matmul or conv whose output only one elementwise node reads, at the output's shape,
+    takes that node's expression as its epilogue over `acc` (docs/tasks.md): a linear layer's
+    or a convolution's activation is computed where the output is stored, not in a pass of its
+    own. The merged node takes the elementwise node's place, after everything either reads."""
     fused = True
     while fused:
         fused = False
         for m in graph.nodes:
             p = m["params"]
-            if m["family"] != "matmul" or "epilogue" in p or "triangle" in p:
+            if m["family"] not in ("matmul", "conv") or "epilogue" in p or "triangle" in p:
                 continue
             c = m["outputs"][0]
             readers = [node for node in graph.nodes if c in node["inputs"]]
@@ -2083,6 +2083,8 @@ def fuse_matmul_epilogues(graph, output_names):
                     tuple(graph.tensors[e["outputs"][0]].shape) != tuple(graph.tensors[c].shape):
                 continue
             p["epilogue"] = re.sub(rf"\b{re.escape(c)}\b", "acc", e["params"]["op"])
+            if m["family"] == "conv" and len(m["inputs"]) == 3:
+                p["bias"] = True  # inputs[2] is the conv's own bias, the epilogue's follow
             merged = dict(m, inputs=m["inputs"] + extra, outputs=e["outputs"], params=p)
             graph.nodes[graph.nodes.index(e)] = merged
             graph.nodes.remove(m)
@@ -2320,7 +2322,7 @@ def lower_program(problem, program, tracker_ranges, user_ranges):
         outputs.append({"name": final, "dtype": t.dtype, "shape": list(t.shape)})
 
     fuse_sibling_reductions(graph)
-    fuse_matmul_epilogues(graph, {o["name"] for o in outputs})
+    fuse_epilogues(graph, {o["name"] for o in outputs})
     # Drop views nothing reads (an idiom may have made one and then absorbed it).
     read = {n for node in graph.nodes for n in node["inputs"]} | {v["of"] for v in graph.views}
     graph.views = [v for v in graph.views if v["name"] in read or v["name"] in graph.output_views]

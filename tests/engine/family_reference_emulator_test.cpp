@@ -278,6 +278,10 @@ std::vector<double> concat(const engine::task& t, const values& in) {
   return y;
 }
 
+/// The convolution with the epilogue "relu(acc) * scale + 0.5", scale [out_channels, 1, 1] the
+/// last input (defined below).
+std::vector<double> conv_relu_scale(const engine::task& t, const values& in);
+
 /// A convolution as its definition says, independently of the reference's gather: a standard
 /// one sums, for each output element, the products its window reads; a transposed one
 /// scatters each product of an input element and a weight tap onto the output it lands on.
@@ -341,6 +345,17 @@ std::vector<double> conv(const engine::task& t, const values& in) {
     for (size_t e = 0; e < y.size(); ++e)
       y[e] +=
           in[2][e / static_cast<size_t>(outs[0] * outs[1] * outs[2]) % static_cast<size_t>(c_out)];
+  return y;
+}
+
+std::vector<double> conv_relu_scale(const engine::task& t, const values& in) {
+  values own(in.begin(), in.end() - 1);
+  std::vector<double> y = conv(t, own);
+  const int64_t channels = integer(t, "out_channels"), spatial = integer(t, "out_spatial");
+  for (size_t e = 0; e < y.size(); ++e)
+    y[e] = std::max(y[e], 0.0) *
+               in.back()[static_cast<size_t>(static_cast<int64_t>(e) / spatial % channels)] +
+           0.5;
   return y;
 }
 
@@ -515,6 +530,14 @@ std::vector<emulated_case> cases() {
   // the grid-stride loop wraps.
   const std::vector<std::string> small_grid{
       "", "#define KS_MAX_BLOCKS 2\n#define KS_BLOCK_THREADS 96\n"};
+  add("conv 2d with a bias and an epilogue",
+      manifest("conv",
+               {tensor("x", "[2, 4, 9, 10]"), tensor("w", "[6, 2, 3, 3]"), tensor("b", "[6]"),
+                tensor("scale", "[6, 1, 1]")},
+               tensor("y", "[2, 6, 4, 4]"),
+               "{ stride = 2, padding = 1, dilation = 2, groups = 2, bias = true, "
+               "epilogue = \"relu(acc) * scale + 0.5\" }"),
+      conv_relu_scale, small_grid);
   add("conv 2d, stride 2, padding 1, dilation 2, 2 groups, bias",
       manifest(
           "conv", {tensor("x", "[2, 4, 9, 10]"), tensor("w", "[6, 2, 3, 3]"), tensor("b", "[6]")},

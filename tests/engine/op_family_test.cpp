@@ -1131,3 +1131,29 @@ params = { transpose_b = true, epilogue = "relu(acc + bias)" }
                    "transpose_b = true, triangle = \"upper\"");
   CHECK_THAT(problems(ctx, triangle), Catch::Contains("params.epilogue with params.triangle"));
 }
+
+TEST_CASE("a conv's epilogue follows its bias when params.bias says it has one",
+          "[engine][family]") {
+  ks::test::test_context ctx;
+  std::string manifest = R"toml(name = "t"
+family = "conv"
+inputs = [
+  { name = "x", dtype = "f32", shape = [2, 4, 8, 8] },
+  { name = "w", dtype = "f32", shape = [6, 4, 3, 3] },
+  { name = "b", dtype = "f32", shape = [6] },
+  { name = "scale", dtype = "f32", shape = [6, 1, 1] },
+]
+outputs = [ { name = "y", dtype = "f32", shape = [2, 6, 6, 6] } ]
+params = { bias = true, epilogue = "relu(acc) * scale" }
+)toml";
+  task t = loaded(ctx, manifest);
+  CHECK(derived<bool>(t, "has_bias"));
+  CHECK(derived<bool>(t, "has_epilogue"));
+  CHECK_THAT(derived<std::string>(t, "epilogue_source"),
+             Catch::Contains("static constexpr int kInputs = 1;"));
+  CHECK_THAT(t.torch, Catch::StartsWith("(torch.relu((torch.nn.functional.conv2d(x, w, bias=b, "));
+  std::string no_epilogue = manifest;
+  const std::string params = "bias = true, epilogue = \"relu(acc) * scale\"";
+  no_epilogue.replace(no_epilogue.find(params), params.size(), "groups = 1");
+  CHECK_THAT(problems(ctx, no_epilogue), Catch::Contains("x, the weight and an optional bias"));
+}

@@ -59,6 +59,7 @@ struct conv_case {
   int64_t groups = 1;
   bool transposed = false;
   std::vector<int64_t> output_padding; ///< transposed only; empty: 0
+  bool epilogue = false;               ///< "relu(acc) * scale + 0.5", scale [out_channels, 1, ...]
 };
 
 std::string toml_list(const std::vector<int64_t>& v) {
@@ -100,6 +101,13 @@ std::string manifest_of(const conv_case& c) {
   if (c.bias)
     inputs +=
         ", { name = \"bias\", dtype = \"f32\", shape = [" + std::to_string(out_channels) + "] }";
+  if (c.epilogue) {
+    std::vector<int64_t> scale(dims + 1, 1);
+    scale[0] = out_channels;
+    inputs += ", { name = \"scale\", dtype = \"f32\", shape = " + toml_list(scale) + " }";
+    params +=
+        std::string(", epilogue = \"relu(acc) * scale + 0.5\"") + (c.bias ? ", bias = true" : "");
+  }
   return "name = \"conv_" + c.label + "\"\nfamily = \"conv\"\ninputs = [ " + inputs +
          " ]\noutputs = [ { name = \"y\", dtype = \"f32\", shape = " + toml_list(y) +
          " } ]\nparams = { " + params +
@@ -163,6 +171,20 @@ const std::vector<conv_case>& gemm_cases() {
        true,
        {}},
       {"t2d_stride1_dilated", {1, 5, 6, 7}, {5, 8, 3, 2}, false, {}, {2, 0}, {2, 3}, 1, true, {}},
+      // An epilogue (an activation and a per-channel scale) after a bias, and after a
+      // transposed conv without one.
+      {"2d_bias_epilogue", {2, 5, 9, 11}, {12, 5, 3, 3}, true, {}, {1, 1}, {}, 1, false, {}, true},
+      {"t2d_stride2_epilogue",
+       {2, 6, 5, 6},
+       {6, 4, 3, 3},
+       false,
+       {2, 2},
+       {1, 1},
+       {},
+       1,
+       true,
+       {1, 0},
+       true},
   };
   return cases;
 }
@@ -176,6 +198,7 @@ const std::vector<conv_case>& depthwise_cases() {
       {"dw_1d_k7", {2, 5, 31}, {5, 1, 7}, true, {}, {3}, {}, 5},
       {"dw_one_channel", {1, 1, 8, 8}, {1, 1, 3, 3}, false, {}, {}, {}, 1},
       {"dw_asymmetric_strides", {2, 6, 12, 20}, {6, 1, 3, 1}, false, {2, 3}, {1, 0}, {}, 6},
+      {"dw_bias_epilogue", {2, 3, 10, 13}, {3, 1, 3, 3}, true, {}, {1, 1}, {}, 3, false, {}, true},
   };
   return cases;
 }

@@ -201,13 +201,11 @@ class Folder(unittest.TestCase):
         self.assertEqual(m["inputs"][1]["shape"], [32, 1, 7])
         self.assertEqual(m["outputs"][0]["shape"], [8, 32, 1000])
 
-    def test_a_convolution_and_its_activation_are_a_conv_and_an_epilogue(self):
+    def test_a_convolution_and_its_activation_are_one_conv_with_an_epilogue(self):
         m = manifest(self.records["14_conv3x3_relu"])
-        self.assertEqual([n["family"] for n in m["nodes"]], ["conv", "elementwise"])
-        conv = m["nodes"][0]
-        self.assertEqual(conv["params"], {"padding": 1})
-        self.assertEqual(conv["inputs"], ["x", "conv_weight", "conv_bias"])
-        self.assertEqual(m["nodes"][1]["params"]["op"], "relu(y)")
+        self.assertEqual(m["family"], "conv")
+        self.assertEqual(m["params"], {"padding": 1, "epilogue": "relu(acc)", "bias": True})
+        self.assertEqual([i["name"] for i in m["inputs"]], ["x", "conv_weight", "conv_bias"])
 
     def test_the_module_table_keeps_the_source_and_its_hash(self):
         m = manifest(self.records["01_gelu_tanh"])

@@ -3,7 +3,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """A 3x3 convolution with a bias, then a ReLU: a conv and an elementwise epilogue."""
+    """A 3x3 convolution with a bias, then a ReLU: one conv with an epilogue."""
 
     def __init__(self):
         super().__init__()
