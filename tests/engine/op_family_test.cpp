@@ -740,9 +740,8 @@ TEST_CASE("a conv's params and tensors are checked where they are written", "[en
             "[batch, channels, height, width] (2-d) or [batch, channels, depth, height, width] "
             "(3-d)");
   CHECK(problems(ctx, conv("[1, 4, 8]", "[6, 4, 3]", "[1, 6, 6]", "{ kernel_size = 3 }")) ==
-        at(ctx, 8, 26) +
-            "unknown param 'kernel_size' for family conv (its params: dilation, groups, "
-            "output_padding, padding, stride, transposed)");
+        at(ctx, 8, 26) + "unknown param 'kernel_size' for family conv (its params: bias, dilation, "
+                         "epilogue, groups, output_padding, padding, stride, transposed)");
 }
 
 TEST_CASE("a matmul folds A's leading dims into m, scales by alpha and keeps a triangle",
