@@ -2407,15 +2407,18 @@ def import_problem(problem):
     lines = [f"# Written by kernelskill import from {os.path.abspath(problem.path)}; "
              f"edit freely (kernelskill task check lints it).",
              f"name = {toml_value(name)}"]
+    def label(n, op_format):
+        op = n["params"].get("op")
+        shown = op_format.format(op) if isinstance(op, str) and n["family"] != "elementwise" else ""
+        return n["family"] + shown + (" + epilogue" if "epilogue" in n["params"] else "")
+
     if single:
         node = graph.nodes[0]
         lines.append(f"family = {toml_value(node['family'])}")
-        kind = f"{node['family']}" + (f" ({node['params']['op']})" if isinstance(node['params'].get('op'), str) and node['family'] != 'elementwise' else "")
+        kind = label(node, " ({})")
     else:
         lines.append('family = "graph"')
-        kind = f"graph of {len(graph.nodes)} ops: " + " -> ".join(
-            n["family"] + (f" {n['params']['op']}" if n["family"] not in ("elementwise",) and isinstance(n["params"].get("op"), str) else "")
-            for n in graph.nodes)
+        kind = f"graph of {len(graph.nodes)} ops: " + " -> ".join(label(n, " {}") for n in graph.nodes)
     lines.append(f"about = {toml_value(about)}")
     lines.append("inputs = [")
     for spec in graph.inputs:

@@ -30,13 +30,13 @@ imported=$(grep -c '^imported  ' stdout.txt)
 [ "$imported" -eq 19 ] || fail "19 problems imported, got $imported: $(cat stdout.txt)"
 grep -q '^not imported  18_sort_unsupported.py: no family states aten.sort' stdout.txt ||
   fail "the sort's reason: $(cat stdout.txt)"
-grep -q '^imported  07_linear_gelu: matmul$' stdout.txt ||
+grep -q '^imported  07_linear_gelu: matmul + epilogue$' stdout.txt ||
   fail "the linear layer's line: $(cat stdout.txt)"
 grep -q '^imported  19_two_distances_hinge: graph of 2 ops: reduce sum -> reduce mean$' stdout.txt ||
   fail "two sums of one anchor are one reduce: $(cat stdout.txt)"
-grep -q '^imported  14_conv3x3_relu: conv$' stdout.txt ||
+grep -q '^imported  14_conv3x3_relu: conv + epilogue$' stdout.txt ||
   fail "the convolution's line: $(cat stdout.txt)"
-grep -q '^imported  20_rnn_cell_cat: graph of 5 ops: concat -> matmul -> elementwise' stdout.txt ||
+grep -q '^imported  20_rnn_cell_cat: graph of 5 ops: concat -> matmul + epilogue -> elementwise' stdout.txt ||
   fail "the RNN cell's line: $(cat stdout.txt)"
 grep -q '^19 of 20 problems imported' stdout.txt || fail "the summary: $(cat stdout.txt)"
 grep -q '20 problems not imported\|1 of 20 problems not imported' stderr.txt ||
