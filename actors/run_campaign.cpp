@@ -51,6 +51,7 @@
 #include "agents/llm_backend.hpp"
 #include "base/text.hpp"
 #include "campaign/preflight.hpp"
+#include "engine/skill_stats_key.hpp"
 #include "gpu/worker_sandbox.hpp"
 #include "memory/store.hpp"
 #include "report/bench_trace.hpp"
@@ -337,7 +338,7 @@ engine::expected<void> reconcile_skill_tries(caf::scoped_actor& self, store_acto
   reconcile_tries m;
   m.arch = arch;
   for (const auto& [name, t] : *tasks.table) // a graph task's tries count on its main node's
-    m.families.emplace(name, engine::search_target(t).family);
+    m.families.emplace(name, engine::skill_stats_key(t));
   if (auto r = ask<ack>(self, store, std::move(m), errc::io); !r)
     return tl::unexpected(r.error());
   return {};

@@ -31,6 +31,7 @@
 
 #include "actors/actor_error.hpp"
 #include "actors/supervisor_state.hpp"
+#include "engine/skill_stats_key.hpp"
 #include "gpu/compiler.hpp"
 #include "gpu/content_hash.hpp"
 #include "report/console.hpp"
@@ -406,7 +407,7 @@ void supervisor_state::plan(engine::node_id parent, int64_t count) {
     return;
   }
   request_then(
-      setup.team.store, get_skill_stats{engine::search_target(*subject).family, setup.arch},
+      setup.team.store, get_skill_stats{engine::skill_stats_key(*subject), setup.arch},
       [this, parent, count](skill_stats_reply& r) { ask_planner(parent, count, std::move(r)); },
       [this, parent, count](caf::error& e) {
         warn("cannot read the skill statistics (" + describe(e) + "); planning without");

@@ -17,6 +17,7 @@
 
 #include "actors/actor_error.hpp"
 #include "actors/supervisor_state.hpp"
+#include "engine/skill_stats_key.hpp"
 #include "gpu/failure.hpp"
 #include "gpu/profile_report.hpp"
 #include "report/records_json.hpp"
@@ -593,8 +594,8 @@ void supervisor_state::settle(engine::node_id id, engine::outcome_kind outcome, 
   batch.nodes.push_back(node_write(id));
   batch.outcomes.push_back(put_outcome{setup.task, n.parent, std::move(o)});
   // The try as long-term memory counts it: its genotype and what came of it, on the family
-  // of the search target (a graph task's main node).
-  const std::string& family = engine::search_target(*subject).family;
+  // of the search target (a graph task's main node) and its shape class.
+  const std::string family = engine::skill_stats_key(*subject);
   engine::skill_try attempt;
   attempt.skill = n.plan.skill;
   attempt.skill_version = n.plan.skill_version;

@@ -153,7 +153,8 @@ command_result list(places& p, const std::string& family) {
       continue;
     int64_t tries = 0;
     for (const memory::stat_row& r : *rows)
-      if (r.skill == s.id && (family.empty() || r.family == family))
+      if (r.skill == s.id && (family.empty() || r.family == family ||
+                              r.family.starts_with(family + ":"))) // a shape class of it
         tries += r.stats.tries;
     std::printf("%-28s %-4lld %-8s %-26s %6lld %s\n", s.id.c_str(),
                 static_cast<long long>(s.version), engine::to_string(s.origin),

@@ -1,4 +1,5 @@
 #include "engine/retrieval.hpp"
+#include "engine/skill_stats_key.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -139,4 +140,30 @@ TEST_CASE("add_try counts each outcome in its column and keeps the fastest kerne
   CHECK(s.best_params == std::map<std::string, std::string>{{"threads", "128"}});
   CHECK(s.geomean_speedup() == Approx(std::sqrt(2.0 * 1.25)));
   CHECK(s.last_used == "2026-01-02T00:00:00Z");
+}
+
+TEST_CASE("skill statistics are kept per shape class where the best skill depends on it",
+          "[engine][retrieval]") {
+  auto with = [](std::string family, std::map<std::string, ks::engine::param_value> derived) {
+    ks::engine::task t;
+    t.family = std::move(family);
+    t.derived.scalars = std::move(derived);
+    return t;
+  };
+  // Four 128 x 128 tiles for 132 SMs, and a product that fills the GPU many times over.
+  CHECK(ks::engine::skill_stats_key(
+            with("matmul", {{"batch", int64_t{1}}, {"m", int64_t{256}}, {"n", int64_t{256}}})) ==
+        "matmul:small");
+  CHECK(ks::engine::skill_stats_key(
+            with("matmul", {{"batch", int64_t{1}}, {"m", int64_t{1024}}, {"n", int64_t{8192}}})) ==
+        "matmul:large");
+  // A batched product counts its batches' rows.
+  CHECK(ks::engine::skill_stats_key(
+            with("matmul", {{"batch", int64_t{64}}, {"m", int64_t{256}}, {"n", int64_t{256}}})) ==
+        "matmul:large");
+  CHECK(ks::engine::skill_stats_key(with("conv", {{"batch", int64_t{1}},
+                                                  {"out_spatial", int64_t{49}},
+                                                  {"out_channels", int64_t{512}}})) ==
+        "conv:small");
+  CHECK(ks::engine::skill_stats_key(with("softmax", {})) == "softmax");
 }
