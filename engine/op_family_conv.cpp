@@ -116,6 +116,10 @@ void analyze_conv(family_reader& r) {
                 "x, the weight and an optional bias, then the epilogue's inputs"))
     return;
   const bool has_bias = epilogue_given ? bias_param : r.subject().inputs.size() == 3;
+  if (has_bias && r.subject().inputs.size() < 3) {
+    r.at_param("bias", "params.bias is true, but the conv has no third input for its bias");
+    return;
+  }
   if (!epilogue_given && r.has("bias") && bias_param != has_bias)
     r.at_param("bias", std::string("params.bias is ") + (bias_param ? "true" : "false") +
                            ", but the conv has " +

@@ -2,9 +2,9 @@
 // inputs (elementwise_expression.hpp), the inputs broadcast to the output's shape by numpy's
 // rules (the output may be larger than what they broadcast to together: an expand). Each input
 // gets `offset`, the CUDA expression of the output's flat index `i` that gives the input's own
-// flat index: "i" for an input of the output's shape, "0" for one
-// element, and otherwise one term per dimension the input spans, (i / out_stride % extent) *
-// in_stride, leaving out what is 1. An input may be an integer tensor (u8: a bool mask; i32,
+// flat index: "i" for an input of the output's shape, "0" for one element, and otherwise one
+// term per dimension the input spans, (i / out_stride % extent) * in_stride, leaving out what
+// is 1. An input may be an integer tensor (u8: a bool mask; i32,
 // i64), which the expression reads as float.
 
 #include "engine/elementwise_expression.hpp"

@@ -189,8 +189,8 @@ std::vector<std::string> split_maps(const std::string& map);
 /// counts() has held.
 std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map);
 
-/// What a matmul's params.epilogue adds: its operations over C, and the torch expression of
-/// the whole (the epilogue's, its `acc` the product's expression).
+/// What the params.epilogue of a matmul or conv adds: its operations over the output, and the
+/// torch expression of the whole (the epilogue's, its `acc` the op's own expression).
 struct epilogue_analysis {
   double operations = 0;
   std::string torch;

@@ -3,9 +3,9 @@
 // The key long-term memory files a skill's statistics under, besides the skill and the GPU:
 // the search target's op family, and for the families whose best skill depends on the shape, its
 // shape class. A matmul whose output fills the GPU with tiles and one that does not (M = N =
-// 256, K = 524288: four 128 x 128 tiles for 132 SMs) want different skills; under one key, a
-// memory that had just seen wgmma win 8192-wide products sent a long-K product down wgmma at
-// 0.14x of torch (docs/benchmarks.md).
+// 256, K = 524288: four 128 x 128 tiles for 132 SMs) want different skills: under one key, what
+// wgmma wins on 8192-wide products would start a long-K product on wgmma, which runs it at 0.14x
+// of torch (docs/benchmarks.md).
 
 #include "engine/task.hpp"
 

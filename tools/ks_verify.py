@@ -10,8 +10,9 @@ differ, the module is run once more in float64 (its parameters and inputs widene
 arbiter: a deep graph drifts in torch's own float32 by more than a tolerance set for one op
 (level 3's GPT blocks by 1e-4 relative), and the reference, which accumulates in double, is
 accepted when it is nowhere farther from the float64 result than torch's float32 output is
-(beyond the tolerance, element by element and in norm). Run by `kernelskill import --verify`; prints one line and exits 0 when they agree, 1 when they do
-not (naming the first differing element), 3 when the host cannot run the check.
+(beyond the tolerance, element by element and in norm). Run by `kernelskill import --verify`;
+prints one line and exits 0 when they agree, 1 when they do not (naming the first differing
+element), 3 when the host cannot run the check.
 """
 
 import argparse

@@ -1155,4 +1155,13 @@ params = { bias = true, epilogue = "relu(acc) * scale" }
   const std::string params = "bias = true, epilogue = \"relu(acc) * scale\"";
   no_epilogue.replace(no_epilogue.find(params), params.size(), "groups = 1");
   CHECK_THAT(problems(ctx, no_epilogue), Catch::Contains("x, the weight and an optional bias"));
+  // params.bias with no third input is refused at the param, not read past the inputs.
+  std::string two = manifest;
+  two.erase(two.find("  { name = \"b\""),
+            two.find("  { name = \"scale\"") - two.find("  { name = \"b\""));
+  two.erase(two.find("  { name = \"scale\""),
+            two.find("]\noutputs") - two.find("  { name = \"scale\""));
+  two.replace(two.find("relu(acc) * scale"), 17, "relu(acc)");
+  CHECK_THAT(problems(ctx, two),
+             Catch::Contains("params.bias is true, but the conv has no third input for its bias"));
 }
