@@ -148,6 +148,8 @@ const std::vector<conv_case>& gemm_cases() {
       {"2d_many_channels_small_plane", {1, 40, 4, 4}, {16, 40, 3, 3}, true, {}, {1, 1}, {}, 1},
       {"2d_asymmetric_odd", {2, 7, 8, 13}, {10, 7, 2, 5}, true, {1, 2}, {0, 2}, {}, 1},
       {"1d_groups_5_dilated", {2, 10, 33}, {15, 2, 3}, false, {}, {2}, {3}, 5},
+      // K past the k table's 2048: the gather decomposes k itself.
+      {"2d_long_k_no_table", {1, 232, 3, 3}, {4, 232, 3, 3}, false, {}, {1, 1}, {}, 1},
       // Transposed: stride phases with one, two and no live taps, output padding, groups.
       {"t2d_stride2_pad1_outpad_bias",
        {2, 6, 5, 6},
