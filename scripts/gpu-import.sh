@@ -10,6 +10,10 @@
 # 3. the campaign over the verified tasks with those baselines (BUDGET candidates per task,
 #    WALL seconds; default config otherwise), and its table (scripts/results-table.py).
 #
+# 4. (STEPS with versus) the winners exported as a package and timed against torch in one
+#    process per GPU, interleaved, ROUNDS rounds (tools/ks_export_check.py --versus-torch):
+#    versus-table.md.
+#
 # STEPS=import,baselines,campaign picks steps (a later call resumes the campaign from OUT's
 # copy when CAMPAIGN_DIR names a carried folder). Logs and results go to $OUT (the device
 # tool's folder) or out/, eight files at most (the device tool brings back no more): the
@@ -103,6 +107,50 @@ PY
   cp "$campaign/report.md" "$out/report-imported.md" 2>/dev/null
   python3 scripts/results-table.py "$campaign/results.json" >"$out/table-imported.md" 2>&1
   tail -n 25 "$out/table-imported.md"
+fi
+
+if step versus; then
+  # The winners against torch in the same process, interleaved (tools/ks_export_check.py
+  # --versus-torch): the campaign's "vs torch" columns compare times taken minutes apart.
+  t0=$(now)
+  campaign=${CAMPAIGN_DIR:-$work/campaign}
+  pkg=$work/versus-package
+  rm -rf "$pkg" "$work/versus-site" "$work"/versus-*.json
+  {
+    "$ks" export "$campaign" --out "$pkg" --name ks_versus --python python3 &&
+      python3 -m pip install --no-build-isolation --no-deps --no-index \
+        --target "$work/versus-site" "$pkg"
+  } >"$out/versus.log" 2>&1
+  rc=$?
+  ops=$(python3 -c "import json,sys;print('\n'.join(json.load(open(sys.argv[1]))['ops']))" \
+    "$pkg/ks_versus/export.json" 2>/dev/null)
+  i=0
+  pids=()
+  for device in ${gpus//,/ }; do
+    share=$(echo "$ops" | awk -v n="$ngpus" -v k="$i" 'NR % n == k' | paste -sd, -)
+    if [ -n "$share" ] && [ $rc -eq 0 ]; then
+      python3 tools/ks_export_check.py "$work/versus-site" --versus-torch "${ROUNDS:-5}" \
+        --device "$device" --ops "$share" --kernelskill "$ks" \
+        --json "$work/versus-$device.json" >>"$out/versus.log" 2>&1 &
+      pids+=($!)
+    fi
+    i=$((i + 1))
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+  python3 - "$work"/versus-*.json >"$out/versus-table.md" 2>&1 <<'PY'
+import json, sys
+sys.path.insert(0, "tools")
+import ks_export_check
+rows, rounds = [], 0
+for path in sys.argv[1:]:
+    doc = json.load(open(path))
+    rows += doc["ops"]
+    rounds = doc["rounds"]
+print(f"{doc['device']}, torch {doc['torch']}")
+ks_export_check.print_versus(sorted(rows, key=lambda r: r["op"]), rounds)
+PY
+  tail -n 12 "$out/versus-table.md"
+  summary+=("| versus torch | rc=$rc | $(($(now) - t0)) s | ROUNDS=${ROUNDS:-5} on $ngpus GPUs |")
 fi
 
 echo

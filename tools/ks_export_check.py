@@ -15,10 +15,20 @@ table (scripts/gpu-export-check.sh runs it after a campaign, an export and a bui
    output with the module swapped for the exported one (state_dict carried over), and both
    are timed.
 
+With --versus-torch R, only this, for each op (or those --ops names): the op, the task's
+torch baseline eagerly (the module for an imported task, else its torch expression) and under
+torch.compile, timed in R interleaved rounds (each round times all three back to back, the
+order rotating), on one set of inputs, with the timer above; the table gives each one's median
+over the rounds, the ratios, the noise (the larger round-to-round spread of the two sides:
+METHOD.md's "time the same version twice") and whether the op is slower than torch beyond it
+(torch_baselines.head_to_head). This is the comparison the campaign's "vs torch" columns
+approximate with times taken minutes apart; exit 0 unless a check could not run.
+
 Exit codes: 0 every check passed, 1 some check failed (the table says which), 3 the host
 cannot run the checks (no torch with CUDA, the package does not import).
 
 Usage: ks_export_check.py PKG_FOLDER [--device N] [--tolerance 0.05] [--json FILE]
+       ks_export_check.py PKG_FOLDER --versus-torch 5 [--ops A,B] [--kernelskill PATH]
 """
 
 import argparse
@@ -122,6 +132,72 @@ def check_swap(torch, pkg, op, timer):
     return row
 
 
+def versus_torch(torch, torch_baselines, pkg, op, timer, rounds, kernelskill):
+    """Returns the row of one op timed against its task's torch baseline, eager and compiled,
+    in `rounds` interleaved rounds (see the top of the file)."""
+    record = pkg.record["ops"][op]
+    row = {"op": op, "campaign_ms": record["measured"].get("median_ms")}
+    fn = args = inputs = compiled = None
+    try:
+        task = torch_baselines.read_tasks([record["manifest"]], kernelskill)[0]
+        fn, args, inputs = timer.torch_function(task, 20261126)
+        with torch.no_grad():
+            compiled = torch.compile(fn)
+            compiled(*args)
+            timer.synchronize()
+            contenders = [("kernel", pkg.ops[op].op, inputs), ("eager", fn, args),
+                          ("compile", compiled, args)]
+            times = {name: [] for name, _, _ in contenders}
+            for r in range(rounds):
+                for name, f, a in contenders[r % 3:] + contenders[:r % 3]:
+                    times[name].append(timer.time_function(f, a)["median_ms"])
+        row.update(torch_baselines.head_to_head(times))
+    except Exception as e:  # one op that cannot be timed is reported, not fatal
+        row["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        del fn, args, inputs, compiled
+        try:
+            torch._dynamo.reset()
+        except Exception:
+            pass
+        torch.cuda.empty_cache()
+    return row
+
+
+def print_versus(rows, rounds):
+    """Prints the head-to-head table and its geomeans; returns how many ops could not run."""
+    import math
+
+    def geomean(values):
+        values = [v for v in values if v]
+        return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+    print(f"| op | kernel ms | torch eager ms | vs eager | torch.compile ms | vs compile | "
+          f"noise vs compile | slower beyond the noise |")
+    print("|---|---|---|---|---|---|---|---|")
+    failed = 0
+    for r in rows:
+        if "error" in r:
+            failed += 1
+            print(f"| {r['op']} | - | - | - | - | - | - | not timed: {r['error'][:100]} |")
+            continue
+        e, c = r["eager"], r["compile"]
+        slower = [n for n in ("eager", "compile") if r[n]["slower_beyond_noise"]]
+        print(f"| {r['op']} | {r['kernel']['median_ms']:.4f} | {e['median_ms']:.4f} | "
+              f"{e['ratio']:.2f}x | {c['median_ms']:.4f} | {c['ratio']:.2f}x | "
+              f"{100 * c['noise']:.1f}% | {', '.join(slower) or 'no'} |")
+    timed = [r for r in rows if "error" not in r]
+    ge = geomean([r["eager"]["ratio"] for r in timed])
+    gc = geomean([r["compile"]["ratio"] for r in timed])
+    print(f"| **geomean** ({len(timed)} ops, {rounds} rounds) | | | {fmt(ge, 3)}x | | "
+          f"{fmt(gc, 3)}x | | |")
+    trailing = [f"{r['op']} ({n}, {100 * (r['kernel']['median_ms'] / r[n]['median_ms'] - 1):.1f}%)"
+                for r in timed for n in ("eager", "compile") if r[n]["slower_beyond_noise"]]
+    print(f"\nSlower than torch beyond the noise: {len(trailing)}"
+          f"{': ' + ', '.join(trailing) if trailing else ''}")
+    return failed
+
+
 def fmt(value, digits=4):
     return f"{value:.{digits}g}" if isinstance(value, (int, float)) else "-"
 
@@ -134,6 +210,13 @@ def main(argv=None):
     p.add_argument("--tolerance", type=float, default=0.05,
                    help="how far the time through PyTorch may be from the campaign's")
     p.add_argument("--json", help="also write every row into this file")
+    p.add_argument("--versus-torch", type=int, default=0, metavar="ROUNDS",
+                   help="only time each op against torch eager and torch.compile in ROUNDS "
+                        "interleaved rounds (see above)")
+    p.add_argument("--ops", help="with --versus-torch: these ops only (comma-separated)")
+    p.add_argument("--kernelskill", help="the kernelskill binary that reads the manifests "
+                                         "(a family task's torch expression; default: as "
+                                         "torch_baselines.py finds it)")
     args = p.parse_args(argv)
     try:
         import torch
@@ -157,6 +240,29 @@ def main(argv=None):
     for op, state in status.items():
         print(f"  {op}: {state}")
     ready = all(state.startswith("ready") for state in status.values())
+    if args.versus_torch > 0:
+        if not ready:
+            print("ks_export_check: the package is not built", file=sys.stderr)
+            return 3
+        wanted = args.ops.split(",") if args.ops else list(pkg.record["ops"])
+        unknown = [op for op in wanted if op not in pkg.record["ops"]]
+        if unknown:
+            print(f"ks_export_check: no op {', '.join(unknown)} in the package", file=sys.stderr)
+            return 3
+        timer.args.max_ms = 500.0  # R rounds of three: each measurement shorter
+        kernelskill = torch_baselines.find_kernelskill(args.kernelskill)
+        rows = []
+        for op in wanted:
+            rows.append(versus_torch(torch, torch_baselines, pkg, op, timer, args.versus_torch,
+                                     kernelskill))
+            print(f"  timed {op}", flush=True)
+        print()
+        failed = print_versus(rows, args.versus_torch)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": timer.name, "torch": torch.__version__,
+                           "rounds": args.versus_torch, "ops": rows}, f, indent=2)
+        return 0 if failed == 0 else 1
     rows, swaps = [], []
     if ready:
         for op in pkg.record["ops"]:

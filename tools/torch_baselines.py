@@ -355,6 +355,42 @@ def measure(run_batch, min_trials=10, max_trials=2000, max_ms=2000.0, stable_rel
     }
 
 
+def head_to_head(rounds):
+    """Reads a kernel timed against torch in interleaved rounds: `rounds` maps "kernel" and
+    each torch contender ("eager", "compile") to one median per round, each round having timed
+    every contender once, back to back. Returns {name: {median_ms, spread}} with, for each
+    torch contender, its ratio (torch / kernel: above 1, the kernel is faster) and whether the
+    kernel is slower beyond the noise.
+
+    The noise is METHOD.md's: the same version timed several times moves by its spread (largest
+    minus smallest round median, over their median); a difference smaller than the larger of
+    the two spreads is noise. The kernel is slower beyond the noise when its median exceeds
+    torch's by more than that, and it was slower in every round: a drift of the card between
+    rounds falls on both sides of each round alike."""
+    def summary(values):
+        ordered = sorted(values)
+        median = percentile(ordered, 0.5)
+        return {"median_ms": median,
+                "spread": (ordered[-1] - ordered[0]) / median if median > 0 else 0.0,
+                "rounds_ms": list(values)}
+
+    kernel = summary(rounds["kernel"])
+    out = {"kernel": kernel}
+    for name, values in rounds.items():
+        if name == "kernel" or not values:
+            continue
+        theirs = summary(values)
+        noise = max(kernel["spread"], theirs["spread"])
+        gap = kernel["median_ms"] / theirs["median_ms"] - 1 if theirs["median_ms"] > 0 else 0.0
+        every_round = all(k > t for k, t in zip(rounds["kernel"], values))
+        theirs["ratio"] = (theirs["median_ms"] / kernel["median_ms"]
+                           if kernel["median_ms"] > 0 else None)
+        theirs["noise"] = noise
+        theirs["slower_beyond_noise"] = gap > noise and every_round
+        out[name] = theirs
+    return out
+
+
 # -- the file ----------------------------------------------------------------------------------
 
 
@@ -522,6 +558,26 @@ class TorchTimer:
                 worst = max(worst, d)
         return worst
 
+    def torch_function(self, task, seed):
+        """Returns (fn, its arguments, the task's inputs): the task's torch baseline as a
+        function and what it is called with, and the tensors of the task's inputs in manifest
+        order (what a kernel of the task takes), drawn from `seed`."""
+        torch = self.torch
+        generator = torch.Generator(device=self.device)
+        generator.manual_seed(seed)
+        inputs = [self.make_input(s, generator) for s in task["inputs"]]
+        table = task.get("module")
+        if table is not None:
+            # The module itself, with its own parameters (their values do not change the
+            # time), called on the task's inputs as its forward takes them.
+            fn = ks_module.load_module(torch, table, self.device)
+            tensors = {s["name"]: t for s, t in zip(task["inputs"], inputs)}
+            return fn, ks_module.call_arguments(torch, table, tensors, self.device,
+                                                generator), inputs
+        scope = {"torch": torch, "F": torch.nn.functional, "math": math}
+        exec(compile(function_source(task), f"{task['manifest']}:torch", "exec"), scope)
+        return scope["torch_expression"], inputs, inputs
+
     def time_task(self, task, seed):
         """Returns the baseline entry of `task`: eager and compile timings or their errors."""
         torch = self.torch
@@ -540,19 +596,7 @@ class TorchTimer:
             return entry
         inputs = eager_out = outs = compiled = compiled_out = None
         try:
-            generator = torch.Generator(device=self.device)
-            generator.manual_seed(seed)
-            inputs = [self.make_input(s, generator) for s in task["inputs"]]
-            if table is not None:
-                # The module itself, with its own parameters (their values do not change the
-                # time), called on the task's inputs as its forward takes them.
-                fn = ks_module.load_module(torch, table, self.device)
-                tensors = {s["name"]: t for s, t in zip(task["inputs"], inputs)}
-                inputs = ks_module.call_arguments(torch, table, tensors, self.device, generator)
-            else:
-                scope = {"torch": torch, "F": torch.nn.functional, "math": math}
-                exec(compile(function_source(task), f"{task['manifest']}:torch", "exec"), scope)
-                fn = scope["torch_expression"]
+            fn, inputs, _ = self.torch_function(task, seed)
             with torch.no_grad():
                 try:
                     eager_out = fn(*inputs)

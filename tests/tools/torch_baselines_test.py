@@ -221,6 +221,27 @@ class Measurement(unittest.TestCase):
         r = tb.measure(run, min_trials=10, max_ms=500.0, stable_rel=0.0)
         self.assertEqual(r["trials"], 10)  # 10 calls of >= 100 ms already pass 500 ms
 
+    def test_head_to_head_calls_a_gap_within_the_same_versions_spread_noise(self):
+        r = tb.head_to_head({"kernel": [1.00, 1.03, 1.01], "compile": [0.99, 1.00, 1.02]})
+        self.assertAlmostEqual(r["kernel"]["median_ms"], 1.01)
+        self.assertAlmostEqual(r["compile"]["ratio"], 1.00 / 1.01)
+        self.assertAlmostEqual(r["compile"]["noise"], 0.03 / 1.00)  # the larger spread
+        self.assertFalse(r["compile"]["slower_beyond_noise"])
+
+    def test_head_to_head_flags_a_kernel_slower_in_every_round_beyond_the_spread(self):
+        r = tb.head_to_head({"kernel": [1.05, 1.06, 1.05], "eager": [1.00, 1.01, 1.00],
+                             "compile": [1.10, 1.04, 1.12]})
+        self.assertTrue(r["eager"]["slower_beyond_noise"])
+        # faster than compile at the median: never flagged, whatever the rounds
+        self.assertFalse(r["compile"]["slower_beyond_noise"])
+        self.assertGreater(r["compile"]["ratio"], 1.0)
+
+    def test_head_to_head_needs_every_round_slower(self):
+        # 5% slower at the median, beyond the kernel's 4.8% spread, but level in round three
+        r = tb.head_to_head({"kernel": [1.05, 1.05, 1.00], "eager": [1.00, 1.00, 1.00]})
+        self.assertGreater(1.05 / 1.00 - 1, r["eager"]["noise"])
+        self.assertFalse(r["eager"]["slower_beyond_noise"])
+
     def test_never_fewer_than_min_trials(self):
         r = tb.measure(lambda n: [5.0] * n, min_trials=25, max_ms=1.0)
         self.assertGreaterEqual(r["trials"], 25)
