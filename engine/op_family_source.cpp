@@ -66,7 +66,23 @@ struct source_operand {
   std::string index; ///< its flat index for element i (offset_of)
   bool whole;        ///< of the acted-on shape: read once, streamed, 16 bytes at a time
   int64_t numel;     ///< its element count
+  /// A broadcast operand's four elements of a quad (i % 4 == 0, the last dim a multiple of 4):
+  /// consecutive (its last dim is the acted-on one's: one 16-byte load), one element (its last
+  /// dim is 1: one load), or neither (four loads).
+  enum class quad_reach { four_loads, consecutive, one_element } reach = quad_reach::four_loads;
 };
+
+/// Returns how a broadcast operand of shape `in` (aligned to the acted-on `shape`) reaches a
+/// quad's four elements.
+source_operand::quad_reach reach_of(const std::vector<int64_t>& in,
+                                    const std::vector<int64_t>& shape, dtype type) {
+  if (shape.empty() || shape.back() % 4 != 0 || type != dtype::f32)
+    return source_operand::quad_reach::four_loads;
+  if (in.back() == 1)
+    return source_operand::quad_reach::one_element;
+  return in.back() == shape.back() ? source_operand::quad_reach::consecutive
+                                   : source_operand::quad_reach::four_loads;
+}
 
 /// Returns `o`'s element at flat index expression `at`, as a float, in CUDA.
 std::string scalar_load(const source_operand& o, const std::string& at) {
@@ -82,6 +98,12 @@ std::string quad_load(const source_operand& o) {
   std::string q = "    const float4 q_" + o.name + " = ";
   if (o.whole && o.type == dtype::f32)
     return q + "__ldcs(reinterpret_cast<const float4*>(in_" + o.name + " + i));\n";
+  if (!o.whole && o.reach == source_operand::quad_reach::consecutive)
+    return q + "__ldg(reinterpret_cast<const float4*>(in_" + o.name + " + (" + o.index + ")));\n";
+  if (!o.whole && o.reach == source_operand::quad_reach::one_element)
+    return "    const float s_" + o.name + " = " + scalar_load(o, o.index) + ";\n" + q +
+           "make_float4(s_" + o.name + ", s_" + o.name + ", s_" + o.name + ", s_" + o.name +
+           ");\n";
   if (o.whole && o.type == dtype::u8)
     return "    const uchar4 u_" + o.name + " = *reinterpret_cast<const uchar4*>(in_" + o.name +
            " + i);\n" + q + "make_float4(u_" + o.name + ".x, u_" + o.name + ".y, u_" + o.name +
@@ -113,7 +135,7 @@ std::string source_struct(const std::vector<source_operand>& operands,
     args += (k == 0 ? "" : ", ") + std::string("q_") + o.name + ".@";
     quads += quad_load(o);
     of += (k == 0 ? "" : ", ") + std::string("(const ") + ctype + "*)inputs[" + K + "].data";
-    if (o.whole) {
+    if (o.whole || o.reach == source_operand::quad_reach::consecutive) {
       int64_t bytes = o.type == dtype::u8 ? 4 : 16;
       aligned_checks +=
           " && (uintptr_t)inputs[" + K + "].data % " + std::to_string(bytes) + " == 0";
@@ -298,7 +320,8 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
   for (const tensor_spec& x : inputs) {
     bool whole = x.shape == shape || aligned(x.shape, rank) == shape;
     std::string index = offset_of(x.shape, shape);
-    operands.push_back({x.name, x.type, index, whole, x.numel()});
+    operands.push_back({x.name, x.type, index, whole, x.numel(),
+                        reach_of(aligned(x.shape, rank), shape, x.type)});
     records.push_back({{"broadcast", !whole}, {"offset", index}});
   }
   std::vector<std::string> cuda;

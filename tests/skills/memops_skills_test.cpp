@@ -483,6 +483,15 @@ std::vector<manifest_case> cases() {
                   {tensor("p", "[3, 40001]"), tensor("t", "[3, 40001]"), tensor("w", "[40001]")},
                   tensor("y", "[]"), "{ op = \"sum\", dims = [0, 1], map = \"(p - t) ** 2 * w\" }",
                   sums, {"reduce_rows"}),
+      // A broadcast row as long as the last dim (a hinge loss's targets: one 16-byte load a
+      // quad) and a per-row scale (one load a quad).
+      family_task("hinge_to_scalar", "reduce", {tensor("p", "[5, 4000]"), tensor("t", "[4000]")},
+                  tensor("y", "[]"),
+                  "{ op = \"mean\", dims = [0, 1], map = \"max(1.0 - p * t, 0.0)\" }", sums,
+                  {"reduce_rows"}),
+      family_task("row_scaled_sums", "reduce", {tensor("p", "[40, 1000]"), tensor("s", "[40, 1]")},
+                  tensor("y", "[40]"), "{ op = \"sum\", dim = 1, map = \"p * s\" }", sums,
+                  {"reduce_rows"}),
       family_task("max_abs_difference_columns", "reduce",
                   {tensor("a", "[4, 33, 5]"), tensor("b", "[4, 1, 5]")}, tensor("y", "[4, 5]"),
                   "{ op = \"max\", dim = 1, map = \"abs(a - b)\" }", exact,
