@@ -438,6 +438,20 @@ class E:
         self.dtype = "f32"
 
 
+def step_plan(extent, start, end, step):
+    """Returns (whole, residue, first, count) for x[start:end:step] along a dim of `extent`
+    (start and end already clamped into it): narrow to the first `whole` elements (whole groups
+    of `step`), view them as [whole // step, step], take `residue` along the second and `count`
+    groups from `first` along the first. Raises ImportFailure where the slice reaches the last
+    partial group."""
+    count = max(0, -(-(end - start) // step))
+    whole = extent // step * step
+    if count and start + (count - 1) * step >= whole:
+        raise ImportFailure(f"a slice with step {step} that reaches the last {extent - whole} "
+                            f"element(s) of a dim of {extent} (not a whole group of {step})")
+    return whole, start % step, start // step, count
+
+
 class Lazy:
     """A permute or flip of a tensor that an op may absorb (a transposed operand of a matmul, a
     reverse scan) before it becomes a strided view."""
@@ -982,6 +996,36 @@ class Lowering:
     def narrowed(self, node, dim, start, length):
         return self.narrowed_value(node.args[0], dim, start, length)
 
+    def narrow_tensor(self, v, shape, dim, start, length):
+        """Returns a narrow view of value `v` (of `shape`) along `dim`, copying a base that is
+        not contiguous first (a view reads a contiguous tensor)."""
+        if start == 0 and length == shape[dim]:
+            return v
+        t = self.tensor(v)
+        if not t.contiguous:
+            t = self.copy(t)
+        out_shape = list(shape)
+        out_shape[dim] = length
+        return self.graph.add_view(t, "narrow", [dim, start, length], out_shape)
+
+    def stepped(self, node, dim, start, end, step):
+        """Returns x[..., start:end:step, ...] along `dim` as views: the dim's whole groups of
+        `step` reshaped into [groups, step], the residue start % step picked along the second,
+        the groups start // step onwards along the first (x[:, 1::2] of an even extent is
+        x.view(n, h // 2, 2)[:, :, 1])."""
+        shape = list(shape_of(node.args[0]))
+        whole, residue, first, count = step_plan(shape[dim], start, end, step)
+        if count == 0:
+            return self.narrowed(node, dim, start, 0)
+        v = self.narrow_tensor(self.value(node.args[0]), shape, dim, 0, whole)
+        grouped = shape[:dim] + [whole // step, step] + shape[dim + 1:]
+        v = self.reshape(v, grouped)
+        v = self.narrow_tensor(v, grouped, dim + 1, residue, 1)
+        picked = list(grouped)
+        picked[dim + 1] = 1
+        v = self.narrow_tensor(v, picked, dim, first, count)
+        return self.reshape(v, shape[:dim] + [count] + shape[dim + 1:])
+
     def narrowed_value(self, base, dim, start, length):
         import torch.fx
         v = self.value(base)
@@ -1009,7 +1053,7 @@ class Lowering:
         start = 0 if start is None else (start + extent if start < 0 else min(start, extent))
         end = extent if end is None else (end + extent if end < 0 else min(end, extent))
         if step != 1:
-            raise ImportFailure(f"a slice with step {step}")
+            return self.stepped(node, dim, start, end, step)
         return self.narrowed(node, dim, start, max(end - start, 0))
 
     def op_select(self, node):

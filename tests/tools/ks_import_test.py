@@ -66,7 +66,7 @@ class Folder(unittest.TestCase):
         self.assertEqual(failed, ["18_sort_unsupported"])
         reason = self.records["18_sort_unsupported"]["reason"]
         self.assertIn("no family states aten.sort", reason)
-        self.assertEqual(len(self.records), 20)
+        self.assertEqual(len(self.records), 21)
 
     def test_single_ops_become_family_manifests_with_their_params(self):
         m = manifest(self.records["02_log_softmax_dim0"])
@@ -291,6 +291,44 @@ class Chains(unittest.TestCase):
         cat = [n for n in m["nodes"] if n["family"] == "concat"]
         self.assertEqual([n["params"] for n in cat], [{"dim": 0}, {"dim": 1}])
         self.assertEqual(m["outputs"][0]["shape"], [8, 4])
+
+    def test_a_slice_with_a_step_is_views_of_whole_groups(self):
+        import ks_import
+        import torch
+        # The plan against torch's own slicing, for steps, starts and ends of every kind.
+        for extent in (6, 7, 9, 12):
+            x = torch.arange(extent)
+            for step in (2, 3, 5):
+                for start in range(0, extent):
+                    for end in (start + 1, extent - 1, extent):
+                        try:
+                            whole, residue, first, count = ks_import.step_plan(
+                                extent, start, end, step)
+                        except ks_import.ImportFailure:
+                            self.assertGreaterEqual(start + ((end - start - 1) // step) * step,
+                                                    extent // step * step)
+                            continue
+                        got = x[:whole].view(whole // step, step)[first:first + count, residue]
+                        self.assertEqual(got.tolist(), x[start:end:step].tolist(),
+                                         (extent, start, end, step))
+        # In a module: x[:, 1::2] of an even extent, and one reaching a partial group refused.
+        m = self.one("class Model(nn.Module):\n    def forward(self, x):\n"
+                     "        return x[:, 1::2] * 2.0\n"
+                     "def get_inputs():\n    return [torch.rand(8, 64, 16)]\n"
+                     "def get_init_inputs():\n    return []\n")
+        self.assertIn({"shape": [8, 32, 2, 16]}, [{k: v for k, v in view.items()
+                                                   if k == "shape"} for view in m["views"]])
+        self.assertIn([2, 1, 1], [v["narrow"] for v in m["views"] if "narrow" in v])
+        self.assertEqual(m["outputs"][0]["shape"], [8, 32, 16])
+        folder = tempfile.mkdtemp(prefix="ks-import-test-")
+        path = write_problem(folder, "odd_step", "class Model(nn.Module):\n"
+                             "    def forward(self, x):\n        return x[:, ::2] * 2.0\n"
+                             "def get_inputs():\n    return [torch.rand(8, 63)]\n"
+                             "def get_init_inputs():\n    return []\n")
+        rc, records, _ = run_import(path)
+        self.assertEqual(rc, 2)
+        self.assertIn("a slice with step 2 that reaches the last 1 element(s) of a dim of 63",
+                      records[0]["reason"])
 
     def test_a_scalar_argument_becomes_a_constant_of_the_op(self):
         m = self.one("class Model(nn.Module):\n    def forward(self, a, s):\n"
