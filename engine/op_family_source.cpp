@@ -102,8 +102,7 @@ std::string quad_load(const source_operand& o) {
     return q + "__ldg(reinterpret_cast<const float4*>(in_" + o.name + " + (" + o.index + ")));\n";
   if (!o.whole && o.reach == source_operand::quad_reach::one_element)
     return "    const float s_" + o.name + " = " + scalar_load(o, o.index) + ";\n" + q +
-           "make_float4(s_" + o.name + ", s_" + o.name + ", s_" + o.name + ", s_" + o.name +
-           ");\n";
+           "make_float4(s_" + o.name + ", s_" + o.name + ", s_" + o.name + ", s_" + o.name + ");\n";
   if (o.whole && o.type == dtype::u8)
     return "    const uchar4 u_" + o.name + " = *reinterpret_cast<const uchar4*>(in_" + o.name +
            " + i);\n" + q + "make_float4(u_" + o.name + ".x, u_" + o.name + ".y, u_" + o.name +
@@ -320,8 +319,8 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
   for (const tensor_spec& x : inputs) {
     bool whole = x.shape == shape || aligned(x.shape, rank) == shape;
     std::string index = offset_of(x.shape, shape);
-    operands.push_back({x.name, x.type, index, whole, x.numel(),
-                        reach_of(aligned(x.shape, rank), shape, x.type)});
+    operands.push_back(
+        {x.name, x.type, index, whole, x.numel(), reach_of(aligned(x.shape, rank), shape, x.type)});
     records.push_back({{"broadcast", !whole}, {"offset", index}});
   }
   std::vector<std::string> cuda;
