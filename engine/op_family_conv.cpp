@@ -88,37 +88,54 @@ std::string weight_layout(const std::string& first, const std::string& second, i
 
 } // namespace
 
-void analyze_conv(family_reader& r) {
-  bool transposed = r.flag("transposed", false);
+namespace {
+
+/// The params of a conv as read, before the tensors give its dims.
+struct conv_params {
+  bool transposed = false;
+  std::optional<std::vector<int64_t>> stride, padding, dilation, output_padding;
+  int64_t groups = 0; ///< 0 when not an integer or below 1 (reported)
+  bool ok = false;    ///< no param broke a rule: the output can be sized
+};
+
+/// Reads and checks the params that do not depend on the tensors.
+conv_params read_params(family_reader& r) {
+  conv_params c;
+  c.transposed = r.flag("transposed", false);
   size_t problems_before = r.problems();
-  std::optional<std::vector<int64_t>> stride = read_list(r, "stride", 1);
-  std::optional<std::vector<int64_t>> padding = read_list(r, "padding", 0);
-  std::optional<std::vector<int64_t>> dilation = read_list(r, "dilation", 1);
+  c.stride = read_list(r, "stride", 1);
+  c.padding = read_list(r, "padding", 0);
+  c.dilation = read_list(r, "dilation", 1);
   bool output_padding_given = r.has("output_padding");
-  std::optional<std::vector<int64_t>> output_padding = read_list(r, "output_padding", 0);
-  // 0 when not an integer or below 1 (reported).
+  c.output_padding = read_list(r, "output_padding", 0);
   std::optional<int64_t> groups_read = r.integer("groups", 1);
-  int64_t groups = groups_read.value_or(0);
-  if (groups_read && groups < 1) {
-    r.at_param("groups", "params.groups must be >= 1, got " + std::to_string(groups));
-    groups = 0;
+  c.groups = groups_read.value_or(0);
+  if (groups_read && c.groups < 1) {
+    r.at_param("groups", "params.groups must be >= 1, got " + std::to_string(c.groups));
+    c.groups = 0;
   }
-  if (output_padding_given && !transposed)
+  if (output_padding_given && !c.transposed)
     r.at_param("output_padding",
                "params.output_padding is for transposed convolutions only (transposed = true)");
   // A param that breaks a rule makes any output size a guess: the tensors are checked, not sized.
-  bool params_ok = r.problems() == problems_before;
-  // With an epilogue, params.bias says whether inputs[2] is the conv's bias (the inputs after
-  // it are the epilogue's); without one, a third input is the bias.
+  c.ok = r.problems() == problems_before;
+  return c;
+}
+
+/// Checks the tensor counts and the conv's own inputs' types; returns whether inputs[2] is
+/// the conv's bias, nullopt when the task cannot be analyzed further. With an epilogue,
+/// params.bias says whether it is (the inputs after it are the epilogue's); without one, a
+/// third input is the bias.
+std::optional<bool> read_bias(family_reader& r) {
   const bool epilogue_given = r.has("epilogue");
   const bool bias_param = r.flag("bias", false);
   if (!r.counts(2, epilogue_given ? std::numeric_limits<size_t>::max() : 3, 1,
                 "x, the weight and an optional bias, then the epilogue's inputs"))
-    return;
+    return std::nullopt;
   const bool has_bias = epilogue_given ? bias_param : r.subject().inputs.size() == 3;
   if (has_bias && r.subject().inputs.size() < 3) {
     r.at_param("bias", "params.bias is true, but the conv has no third input for its bias");
-    return;
+    return std::nullopt;
   }
   if (!epilogue_given && r.has("bias") && bias_param != has_bias)
     r.at_param("bias", std::string("params.bias is ") + (bias_param ? "true" : "false") +
@@ -131,182 +148,237 @@ void analyze_conv(family_reader& r) {
                     "') must be f32 for family conv, got " +
                     to_string(r.tensor(role::input, i).type));
   r.require_type(role::output, 0, dtype::f32);
+  return has_bias;
+}
+
+/// What x and the weight say: the conv's dims and channels.
+struct conv_tensors {
+  int64_t dims = 0;
+  std::string kind; ///< "2-d conv", "3-d transposed conv"
+  int64_t batch = 0, in_channels = 0, in_per_group = 0, out_channels = 0;
+};
+
+/// Checks x's and the weight's ranks, the groups against the channels and the weight's layout
+/// (torch's); nullopt after reporting what does not fit.
+std::optional<conv_tensors> read_tensors(family_reader& r, const conv_params& c) {
   const tensor_spec& x = r.tensor(role::input, 0);
   const tensor_spec& w = r.tensor(role::input, 1);
   auto rank = static_cast<int64_t>(x.shape.size());
-  int64_t dims = rank - 2;
-  if (dims < 1 || dims > 3) {
+  conv_tensors t;
+  t.dims = rank - 2;
+  if (t.dims < 1 || t.dims > 3) {
     r.at_shape(role::input, 0,
                "inputs[0] ('" + x.name + "') has shape " + shape_text(x.shape) +
                    ", but a conv takes [batch, channels, width] (1-d), [batch, channels, "
                    "height, width] (2-d) or [batch, channels, depth, height, width] (3-d)");
-    return;
+    return std::nullopt;
   }
-  std::string kind = std::to_string(dims) + "-d " + (transposed ? "transposed conv" : "conv");
-  std::string layout = transposed ? "[in_channels, out_channels / groups, kernel...]"
-                                  : "[out_channels, in_channels / groups, kernel...]";
-  if (static_cast<int64_t>(w.shape.size()) != rank ||
-      std::any_of(w.shape.begin() + 2, w.shape.end(), [](int64_t k) { return k < 1; })) {
+  t.kind = std::to_string(t.dims) + "-d " + (c.transposed ? "transposed conv" : "conv");
+  std::string layout = c.transposed ? "[in_channels, out_channels / groups, kernel...]"
+                                    : "[out_channels, in_channels / groups, kernel...]";
+  auto wrong_weight = [&](const std::string& what) {
     r.at_shape(role::input, 1,
-               "inputs[1] ('" + w.name + "') has shape " + shape_text(w.shape) + ", but a " + kind +
-                   " of input '" + x.name + "' " + shape_text(x.shape) +
-                   " takes a weight of rank " + std::to_string(rank) +
+               "inputs[1] ('" + w.name + "') has shape " + shape_text(w.shape) + ", but a " +
+                   t.kind + " of input '" + x.name + "' " + shape_text(x.shape) + what +
                    " (torch's layout: " + layout + ")");
-    return;
+    return std::nullopt;
+  };
+  if (static_cast<int64_t>(w.shape.size()) != rank ||
+      std::any_of(w.shape.begin() + 2, w.shape.end(), [](int64_t k) { return k < 1; }))
+    return wrong_weight(" takes a weight of rank " + std::to_string(rank));
+  if (!c.ok || c.groups < 1)
+    return std::nullopt;
+  t.batch = x.shape[0];
+  t.in_channels = x.shape[1];
+  if (t.in_channels % c.groups != 0) {
+    r.at_param("groups", "params.groups " + std::to_string(c.groups) + " does not divide the " +
+                             std::to_string(t.in_channels) + " channels of input '" + x.name + "'");
+    return std::nullopt;
   }
-  if (!params_ok || groups < 1)
-    return;
-  const int64_t batch = x.shape[0];
-  const int64_t in_channels = x.shape[1];
-  if (in_channels % groups != 0) {
-    r.at_param("groups", "params.groups " + std::to_string(groups) + " does not divide the " +
-                             std::to_string(in_channels) + " channels of input '" + x.name + "'");
-    return;
+  t.in_per_group = t.in_channels / c.groups;
+  if (c.transposed) {
+    if (w.shape[0] != t.in_channels)
+      return wrong_weight(" takes a weight " + weight_layout(std::to_string(t.in_channels),
+                                                             "out_channels / groups", t.dims));
+    t.out_channels = w.shape[1] * c.groups;
+    return t;
   }
-  const int64_t in_per_group = in_channels / groups;
-  int64_t out_channels = 0;
-  if (!transposed) {
-    if (w.shape[1] != in_per_group) {
-      r.at_shape(role::input, 1,
-                 "inputs[1] ('" + w.name + "') has shape " + shape_text(w.shape) + ", but a " +
-                     kind + " of input '" + x.name + "' " + shape_text(x.shape) + " in " +
-                     std::to_string(groups) + " group" + (groups == 1 ? "" : "s") +
-                     " takes a weight " +
-                     weight_layout("out_channels", std::to_string(in_per_group), dims) +
-                     " (torch's layout: " + layout + ")");
-      return;
-    }
-    out_channels = w.shape[0];
-    if (out_channels % groups != 0) {
-      r.at_param("groups", "params.groups " + std::to_string(groups) + " does not divide the " +
-                               std::to_string(out_channels) + " output channels of weight '" +
-                               w.name + "' " + shape_text(w.shape));
-      return;
-    }
-  } else {
-    if (w.shape[0] != in_channels) {
-      r.at_shape(role::input, 1,
-                 "inputs[1] ('" + w.name + "') has shape " + shape_text(w.shape) + ", but a " +
-                     kind + " of input '" + x.name + "' " + shape_text(x.shape) +
-                     " takes a weight " +
-                     weight_layout(std::to_string(in_channels), "out_channels / groups", dims) +
-                     " (torch's layout: " + layout + ")");
-      return;
-    }
-    out_channels = w.shape[1] * groups;
+  if (w.shape[1] != t.in_per_group)
+    return wrong_weight(" in " + std::to_string(c.groups) + " group" + (c.groups == 1 ? "" : "s") +
+                        " takes a weight " +
+                        weight_layout("out_channels", std::to_string(t.in_per_group), t.dims));
+  t.out_channels = w.shape[0];
+  if (t.out_channels % c.groups != 0) {
+    r.at_param("groups", "params.groups " + std::to_string(c.groups) + " does not divide the " +
+                             std::to_string(t.out_channels) + " output channels of weight '" +
+                             w.name + "' " + shape_text(w.shape));
+    return std::nullopt;
   }
-  if (has_bias &&
-      !r.require_shape(role::input, 2, {out_channels}, "a bias per output channel of this " + kind))
-    return;
+  return t;
+}
 
-  std::optional<per_dim> s = spread(r, "stride", stride, dims, 1, 1);
-  std::optional<per_dim> p = spread(r, "padding", padding, dims, 0, 0);
-  std::optional<per_dim> d = spread(r, "dilation", dilation, dims, 1, 1);
-  std::optional<per_dim> q = spread(r, "output_padding", output_padding, dims, 0, 0);
+/// The conv's geometry per dim (d, h, w): the params spread over the convolved dims, the
+/// input, kernel and output extents.
+struct conv_geometry {
+  per_dim stride, padding, dilation, output_padding;
+  per_dim in{1, 1, 1}, kernel{1, 1, 1}, out{1, 1, 1};
+};
+
+/// Spreads the params over the dims and sizes the output as torch does; nullopt after
+/// reporting a param or a window that leaves no output.
+std::optional<conv_geometry> size_output(family_reader& r, const conv_params& c,
+                                         const conv_tensors& t) {
+  const tensor_spec& x = r.tensor(role::input, 0);
+  const tensor_spec& w = r.tensor(role::input, 1);
+  std::optional<per_dim> s = spread(r, "stride", c.stride, t.dims, 1, 1);
+  std::optional<per_dim> p = spread(r, "padding", c.padding, t.dims, 0, 0);
+  std::optional<per_dim> d = spread(r, "dilation", c.dilation, t.dims, 1, 1);
+  std::optional<per_dim> q = spread(r, "output_padding", c.output_padding, t.dims, 0, 0);
   if (!s || !p || !d || !q)
-    return;
+    return std::nullopt;
+  conv_geometry g{*s, *p, *d, *q};
   for (size_t i = 0; i < 3; ++i)
-    if ((*q)[i] >= (*s)[i] && (*q)[i] >= (*d)[i]) {
-      r.at_param("output_padding", "params.output_padding " + torch_value(*q, dims) +
-                                       " must be smaller than the stride " + torch_value(*s, dims) +
-                                       " or the dilation " + torch_value(*d, dims) +
-                                       " in every dim (torch's rule)");
-      return;
+    if (g.output_padding[i] >= g.stride[i] && g.output_padding[i] >= g.dilation[i]) {
+      r.at_param("output_padding",
+                 "params.output_padding " + torch_value(g.output_padding, t.dims) +
+                     " must be smaller than the stride " + torch_value(g.stride, t.dims) +
+                     " or the dilation " + torch_value(g.dilation, t.dims) +
+                     " in every dim (torch's rule)");
+      return std::nullopt;
     }
-  per_dim in{1, 1, 1};
-  per_dim k{1, 1, 1};
-  per_dim out{1, 1, 1};
-  for (int64_t i = 0; i < dims; ++i) {
-    auto at = static_cast<size_t>(3 - dims + i);
-    in[at] = x.shape[static_cast<size_t>(2 + i)];
-    k[at] = w.shape[static_cast<size_t>(2 + i)];
+  for (int64_t i = 0; i < t.dims; ++i) {
+    auto at = static_cast<size_t>(3 - t.dims + i);
+    g.in[at] = x.shape[static_cast<size_t>(2 + i)];
+    g.kernel[at] = w.shape[static_cast<size_t>(2 + i)];
   }
   for (size_t i = 0; i < 3; ++i)
-    out[i] = transposed ? (in[i] - 1) * (*s)[i] - 2 * (*p)[i] + (*d)[i] * (k[i] - 1) + (*q)[i] + 1
-                        : floor_div(in[i] + 2 * (*p)[i] - (*d)[i] * (k[i] - 1) - 1, (*s)[i]) + 1;
-  if (std::any_of(out.begin(), out.end(), [](int64_t o) { return o < 1; })) {
-    std::string window = "(kernel " + torch_value(k, dims) + ", stride " + torch_value(*s, dims) +
-                         ", padding " + torch_value(*p, dims) + ", dilation " +
-                         torch_value(*d, dims) + ")";
-    if (transposed)
-      r.at_param("padding", "params.padding " + torch_value(*p, dims) + " leaves no output: " +
-                                kind + " " + window + " of input '" + x.name + "' " +
-                                shape_text(x.shape) + " gives (in - 1) * stride - 2 * padding + " +
-                                "dilation * (kernel - 1) + output_padding + 1 < 1");
-    else
-      r.at_shape(role::input, 1,
-                 "inputs[1] ('" + w.name + "') has shape " + shape_text(w.shape) + ": the window " +
-                     window + " does not fit input '" + x.name + "' " + shape_text(x.shape));
-    return;
-  }
-  std::vector<int64_t> shape{batch, out_channels};
-  for (int64_t i = 0; i < dims; ++i)
-    shape.push_back(out[static_cast<size_t>(3 - dims + i)]);
-  if (!r.require_shape(role::output, 0, shape,
-                       "this " + kind + " of " + shape_text(x.shape) + " by weight " +
-                           shape_text(w.shape)))
-    return;
+    g.out[i] = c.transposed
+                   ? (g.in[i] - 1) * g.stride[i] - 2 * g.padding[i] +
+                         g.dilation[i] * (g.kernel[i] - 1) + g.output_padding[i] + 1
+                   : floor_div(g.in[i] + 2 * g.padding[i] - g.dilation[i] * (g.kernel[i] - 1) - 1,
+                               g.stride[i]) +
+                         1;
+  if (std::all_of(g.out.begin(), g.out.end(), [](int64_t o) { return o >= 1; }))
+    return g;
+  std::string window = "(kernel " + torch_value(g.kernel, t.dims) + ", stride " +
+                       torch_value(g.stride, t.dims) + ", padding " +
+                       torch_value(g.padding, t.dims) + ", dilation " +
+                       torch_value(g.dilation, t.dims) + ")";
+  if (c.transposed)
+    r.at_param("padding", "params.padding " + torch_value(g.padding, t.dims) +
+                              " leaves no output: " + t.kind + " " + window + " of input '" +
+                              x.name + "' " + shape_text(x.shape) +
+                              " gives (in - 1) * stride - 2 * padding + " +
+                              "dilation * (kernel - 1) + output_padding + 1 < 1");
+  else
+    r.at_shape(role::input, 1,
+               "inputs[1] ('" + w.name + "') has shape " + shape_text(w.shape) + ": the window " +
+                   window + " does not fit input '" + x.name + "' " + shape_text(x.shape));
+  return std::nullopt;
+}
 
-  const int64_t out_per_group = out_channels / groups;
-  const int64_t kernel_volume = k[0] * k[1] * k[2];
-  const int64_t in_spatial = in[0] * in[1] * in[2];
-  const int64_t out_spatial = out[0] * out[1] * out[2];
-  r.set("dims", dims);
-  r.set("transposed", transposed);
+/// Sets the facts templates read (docs/tasks.md's conv table).
+void set_facts(family_reader& r, const conv_params& c, const conv_tensors& t, bool has_bias,
+               const conv_geometry& g) {
+  r.set("dims", t.dims);
+  r.set("transposed", c.transposed);
   r.set("has_bias", has_bias);
-  r.set("batch", batch);
-  r.set("in_channels", in_channels);
-  r.set("out_channels", out_channels);
-  r.set("groups", groups);
-  r.set("in_per_group", in_per_group);
-  r.set("out_per_group", out_per_group);
-  r.set("depthwise", groups == in_channels);
-  bool unit = std::all_of(k.begin(), k.end(), [](int64_t e) { return e == 1; }) &&
-              std::all_of(s->begin(), s->end(), [](int64_t e) { return e == 1; }) &&
-              std::all_of(p->begin(), p->end(), [](int64_t e) { return e == 0; });
-  r.set("pointwise", unit && !transposed);
+  r.set("batch", t.batch);
+  r.set("in_channels", t.in_channels);
+  r.set("out_channels", t.out_channels);
+  r.set("groups", c.groups);
+  r.set("in_per_group", t.in_per_group);
+  r.set("out_per_group", t.out_channels / c.groups);
+  r.set("depthwise", c.groups == t.in_channels);
+  auto all = [](const per_dim& v, int64_t e) {
+    return std::all_of(v.begin(), v.end(), [e](int64_t x) { return x == e; });
+  };
+  r.set("pointwise", all(g.kernel, 1) && all(g.stride, 1) && all(g.padding, 0) && !c.transposed);
   static constexpr std::array<std::string_view, 3> axis{"d", "h", "w"};
   for (size_t i = 0; i < 3; ++i) {
     std::string a(axis[i]);
-    r.set("in_" + a, in[i]);
-    r.set("out_" + a, out[i]);
-    r.set("k_" + a, k[i]);
-    r.set("s_" + a, (*s)[i]);
-    r.set("p_" + a, (*p)[i]);
-    r.set("d_" + a, (*d)[i]);
-    r.set("outpad_" + a, (*q)[i]);
+    r.set("in_" + a, g.in[i]);
+    r.set("out_" + a, g.out[i]);
+    r.set("k_" + a, g.kernel[i]);
+    r.set("s_" + a, g.stride[i]);
+    r.set("p_" + a, g.padding[i]);
+    r.set("d_" + a, g.dilation[i]);
+    r.set("outpad_" + a, g.output_padding[i]);
   }
-  r.set("in_spatial", in_spatial);
-  r.set("out_spatial", out_spatial);
-  r.set("kernel_volume", kernel_volume);
+  r.set("in_spatial", g.in[0] * g.in[1] * g.in[2]);
+  r.set("out_spatial", g.out[0] * g.out[1] * g.out[2]);
+  r.set("kernel_volume", g.kernel[0] * g.kernel[1] * g.kernel[2]);
+}
 
-  // An FMA per product of an input element and a weight, padding included: for a standard
-  // conv per output element in_per_group x kernel_volume of them; a transposed conv is the
-  // gradient of a standard one, whose products are counted per INPUT element (out_per_group
-  // x kernel_volume each), the useful work whatever the stride (per output it would count
-  // stride^dims times too many). A bias adds one per output element.
-  auto n = static_cast<double>(batch);
-  double products = transposed ? n * static_cast<double>(in_channels * in_spatial) *
-                                     static_cast<double>(out_per_group * kernel_volume)
-                               : n * static_cast<double>(out_channels * out_spatial) *
-                                     static_cast<double>(in_per_group * kernel_volume);
-  double outputs = n * static_cast<double>(out_channels * out_spatial);
-  std::string torch = "torch.nn.functional.conv" + std::string(transposed ? "_transpose" : "") +
-                      std::to_string(dims) + "d(" + x.name + ", " + w.name;
+/// Returns torch's call of the conv, without its closing parenthesis.
+std::string torch_call(family_reader& r, const conv_params& c, const conv_tensors& t, bool has_bias,
+                       const conv_geometry& g) {
+  std::string torch = "torch.nn.functional.conv" + std::string(c.transposed ? "_transpose" : "") +
+                      std::to_string(t.dims) + "d(" + r.tensor(role::input, 0).name + ", " +
+                      r.tensor(role::input, 1).name;
   if (has_bias)
     torch += ", bias=" + r.tensor(role::input, 2).name;
-  torch += ", stride=" + torch_value(*s, dims) + ", padding=" + torch_value(*p, dims);
-  if (transposed)
-    torch += ", output_padding=" + torch_value(*q, dims) + ", groups=" + std::to_string(groups) +
-             ", dilation=" + torch_value(*d, dims);
-  else
-    torch += ", dilation=" + torch_value(*d, dims) + ", groups=" + std::to_string(groups);
-  std::optional<epilogue_analysis> epilogue = analyze_epilogue(
-      r, r.tensor(role::output, 0).shape, has_bias ? 3 : 2,
-      has_bias ? "x, the weight and the bias" : "x and the weight", false, torch + ")");
+  torch +=
+      ", stride=" + torch_value(g.stride, t.dims) + ", padding=" + torch_value(g.padding, t.dims);
+  if (c.transposed)
+    return torch + ", output_padding=" + torch_value(g.output_padding, t.dims) +
+           ", groups=" + std::to_string(c.groups) + ", dilation=" + torch_value(g.dilation, t.dims);
+  return torch + ", dilation=" + torch_value(g.dilation, t.dims) +
+         ", groups=" + std::to_string(c.groups);
+}
+
+/// Returns the conv's useful arithmetic: an FMA per product of an input element and a weight,
+/// padding included: for a standard conv per output element in_per_group x kernel_volume of
+/// them; a transposed conv is the gradient of a standard one, whose products are counted per
+/// INPUT element (out_per_group x kernel_volume each), the useful work whatever the stride (per
+/// output it would count stride^dims times too many). A bias adds one per output element.
+double conv_operations(const conv_params& c, const conv_tensors& t, bool has_bias,
+                       const conv_geometry& g) {
+  const double n = static_cast<double>(t.batch);
+  const double kernel_volume = static_cast<double>(g.kernel[0] * g.kernel[1] * g.kernel[2]);
+  const double in_spatial = static_cast<double>(g.in[0] * g.in[1] * g.in[2]);
+  const double out_spatial = static_cast<double>(g.out[0] * g.out[1] * g.out[2]);
+  const double out_per_group = static_cast<double>(t.out_channels / c.groups);
+  double products = c.transposed ? n * static_cast<double>(t.in_channels) * in_spatial *
+                                       out_per_group * kernel_volume
+                                 : n * static_cast<double>(t.out_channels) * out_spatial *
+                                       static_cast<double>(t.in_per_group) * kernel_volume;
+  double outputs = n * static_cast<double>(t.out_channels) * out_spatial;
+  return 2.0 * products + (has_bias ? outputs : 0.0);
+}
+
+} // namespace
+
+void analyze_conv(family_reader& r) {
+  const conv_params c = read_params(r);
+  const std::optional<bool> has_bias = read_bias(r);
+  if (!has_bias)
+    return;
+  const std::optional<conv_tensors> t = read_tensors(r, c);
+  if (!t)
+    return;
+  if (*has_bias && !r.require_shape(role::input, 2, {t->out_channels},
+                                    "a bias per output channel of this " + t->kind))
+    return;
+  const std::optional<conv_geometry> g = size_output(r, c, *t);
+  if (!g)
+    return;
+  std::vector<int64_t> shape{t->batch, t->out_channels};
+  for (int64_t i = 0; i < t->dims; ++i)
+    shape.push_back(g->out[static_cast<size_t>(3 - t->dims + i)]);
+  const tensor_spec& x = r.tensor(role::input, 0);
+  if (!r.require_shape(role::output, 0, shape,
+                       "this " + t->kind + " of " + shape_text(x.shape) + " by weight " +
+                           shape_text(r.tensor(role::input, 1).shape)))
+    return;
+  set_facts(r, c, *t, *has_bias, *g);
+  std::optional<epilogue_analysis> epilogue =
+      analyze_epilogue(r, r.tensor(role::output, 0).shape, *has_bias ? 3 : 2,
+                       *has_bias ? "x, the weight and the bias" : "x and the weight", false,
+                       torch_call(r, c, *t, *has_bias, *g) + ")");
   if (!epilogue)
     return;
-  set_cost(r, 2.0 * products + (has_bias ? outputs : 0.0) + epilogue->operations);
+  set_cost(r, conv_operations(c, *t, *has_bias, *g) + epilogue->operations);
   r.out().torch = epilogue->torch;
 }
 
