@@ -118,114 +118,111 @@ std::string quad_load(const source_operand& o) {
   return text + ");\n";
 }
 
-/// Returns the text of struct ks_source over `operands` computing `exprs` (CUDA over v_NAME):
-/// one expression, or several (maps): then `which` picks the one operator[] and quad() give,
-/// and values() and quads() give them all from one load of each input.
-std::string source_struct(const std::vector<source_operand>& operands,
-                          const std::vector<std::string>& exprs, bool mapped) {
-  std::string members, values, params, args, quads, of, aligned_checks, checks;
+/// The per-operand pieces of struct ks_source's text.
+struct operand_texts {
+  std::string members, values, params, args, quads, of, aligned_checks, checks, scalar_args;
+};
+
+operand_texts texts_of(const std::vector<source_operand>& operands) {
+  operand_texts t;
   for (size_t k = 0; k < operands.size(); ++k) {
     const source_operand& o = operands[k];
     std::string K = std::to_string(k);
     std::string ctype = c_type(o.type);
-    members += "  const " + ctype + "* __restrict__ in_" + o.name + ";\n";
-    values += "    const float v_" + o.name + " = " + scalar_load(o, o.index) + ";\n";
-    params += (k == 0 ? "" : ", ") + std::string("float v_") + o.name;
-    args += (k == 0 ? "" : ", ") + std::string("q_") + o.name + ".@";
-    quads += quad_load(o);
-    of += (k == 0 ? "" : ", ") + std::string("(const ") + ctype + "*)inputs[" + K + "].data";
+    std::string comma = k == 0 ? "" : ", ";
+    t.members += "  const " + ctype + "* __restrict__ in_" + o.name + ";\n";
+    t.values += "    const float v_" + o.name + " = " + scalar_load(o, o.index) + ";\n";
+    t.params += comma + "float v_" + o.name;
+    t.args += comma + "q_" + o.name + ".@";
+    t.quads += quad_load(o);
+    t.of += comma + "(const " + ctype + "*)inputs[" + K + "].data";
     if (o.whole || o.reach == source_operand::quad_reach::consecutive) {
       int64_t bytes = o.type == dtype::u8 ? 4 : 16;
-      aligned_checks +=
+      t.aligned_checks +=
           " && (uintptr_t)inputs[" + K + "].data % " + std::to_string(bytes) + " == 0";
     }
-    checks += "    if (inputs[" + K + "].dtype != " + abi_name(o.type) + ") return 3;\n";
+    t.checks += "    if (inputs[" + K + "].dtype != " + abi_name(o.type) + ") return 3;\n";
+    t.scalar_args += comma + "v_" + o.name;
   }
+  return t;
+}
+
+/// Returns map_k<k>() and map(): map(...) is the one operator[] and quad() use, the only map
+/// or map `which`.
+std::string maps_text(const std::vector<std::string>& exprs, const operand_texts& t) {
   const size_t n_maps = exprs.size();
-  const bool several = n_maps > 1;
-  const std::string maps = std::to_string(n_maps);
-  // map(...) is the one operator[] and quad() use: the only map, or map `which`.
-  std::string scalar_args;
-  for (size_t k = 0; k < operands.size(); ++k)
-    scalar_args += (k == 0 ? "" : ", ") + std::string("v_") + operands[k].name;
-  auto component = [&](char c, const std::string& target, const std::string& callee) {
-    std::string call = args;
-    std::replace(call.begin(), call.end(), '@', c);
-    return "    " + target + "." + c + " = " + callee + "(" + call + ");\n";
-  };
-  std::string text;
-  text += "/// What the op reads: element i (flat, row-major in the task's shape) is ";
-  text += mapped ? (several ? "map `which` of params.map's " + maps +
-                                  " expressions of the inputs, computed as it is read"
-                            : std::string("params.map of the inputs, computed as it is read"))
-                 : "input x itself";
-  text += ".\nstruct ks_source {\n" + members;
-  if (several)
-    text += "  int which; ///< the map that operator[] and quad() give: 0 to maps - 1\n";
-  text += "\n  /// The maps (params.map's expressions; without one, the input itself).\n";
-  // An enumerator: nvcc warns (#177) of a static data member a kernel leaves unused.
-  text += "  enum : int { maps = " + maps + " };\n";
-  text += "  template <int k> static __device__ __forceinline__ float map_k(" + params + ") {\n";
+  std::string text =
+      "  template <int k> static __device__ __forceinline__ float map_k(" + t.params + ") {\n";
   for (size_t m = 0; m < n_maps; ++m)
     text += std::string(m == 0 ? "    if" : "    else if") +
             " constexpr (k == " + std::to_string(m) + ") return " + exprs[m] + ";\n";
   text += "    else return 0.0f;\n  }\n";
-  if (!several) {
-    text += "  template <int = 0> static __device__ __forceinline__ float map(" + params +
-            ") { return " + exprs[0] + "; }\n\n";
-  } else {
-    text += "  template <int = 0> __device__ __forceinline__ float map(" + params + ") const {\n";
-    text += "    switch (which) {\n";
-    for (size_t m = 0; m + 1 < n_maps; ++m)
-      text += "      case " + std::to_string(m) + ": return map_k<" + std::to_string(m) + ">(" +
-              scalar_args + ");\n";
-    text += "      default: return map_k<" + std::to_string(n_maps - 1) + ">(" + scalar_args +
-            ");\n    }\n  }\n\n";
-  }
-  text += "  /// Element i.\n  template <int = 0> __device__ __forceinline__ float "
-          "operator[](int64_t i) "
-          "const {\n" +
-          values + "    return map(" + scalar_args + ");\n  }\n\n";
+  if (n_maps == 1)
+    return text + "  template <int = 0> static __device__ __forceinline__ float map(" + t.params +
+           ") { return " + exprs[0] + "; }\n\n";
+  text += "  template <int = 0> __device__ __forceinline__ float map(" + t.params + ") const {\n";
+  text += "    switch (which) {\n";
+  for (size_t m = 0; m + 1 < n_maps; ++m)
+    text += "      case " + std::to_string(m) + ": return map_k<" + std::to_string(m) + ">(" +
+            t.scalar_args + ");\n";
+  return text + "      default: return map_k<" + std::to_string(n_maps - 1) + ">(" + t.scalar_args +
+         ");\n    }\n  }\n\n";
+}
+
+/// Returns operator[], quad(), values() and quads().
+std::string accessors_text(size_t n_maps, const operand_texts& t) {
+  const std::string maps = std::to_string(n_maps);
+  auto component = [&](char c, const std::string& target, const std::string& callee) {
+    std::string call = t.args;
+    std::replace(call.begin(), call.end(), '@', c);
+    return "    " + target + "." + c + " = " + callee + "(" + call + ");\n";
+  };
+  auto all_four = [&](const std::string& target, const std::string& callee) {
+    return component('x', target, callee) + component('y', target, callee) +
+           component('z', target, callee) + component('w', target, callee);
+  };
+  std::string text = "  /// Element i.\n  template <int = 0> __device__ __forceinline__ float "
+                     "operator[](int64_t i) "
+                     "const {\n" +
+                     t.values + "    return map(" + t.scalar_args + ");\n  }\n\n";
   text += "  /// Elements i .. i + 3 (i % 4 == 0, where aligned() holds: 16-byte loads).\n";
   text +=
-      "  template <int = 0> __device__ __forceinline__ float4 quad(int64_t i) const {\n" + quads;
-  text += "    float4 r;\n" + component('x', "r", "map") + component('y', "r", "map") +
-          component('z', "r", "map") + component('w', "r", "map");
+      "  template <int = 0> __device__ __forceinline__ float4 quad(int64_t i) const {\n" + t.quads;
+  text += "    float4 r;\n" + all_four("r", "map");
   text += "    return r;\n  }\n\n";
-  {
-    text += "  /// Element i of every map, each input loaded once.\n";
-    text += "  template <int = 0> __device__ __forceinline__ void values(int64_t i, float (&r)[" +
-            maps + "]) const {\n" + values;
-    for (size_t m = 0; m < n_maps; ++m)
-      text += "    r[" + std::to_string(m) + "] = map_k<" + std::to_string(m) + ">(" + scalar_args +
-              ");\n";
-    text += "  }\n\n";
-    text += "  /// Elements i .. i + 3 of every map (as quad()), each input loaded once.\n";
-    text += "  template <int = 0> __device__ __forceinline__ void quads(int64_t i, float4 (&r)[" +
-            maps + "]) const {\n" + quads;
-    for (size_t m = 0; m < n_maps; ++m) {
-      std::string target = "r[" + std::to_string(m) + "]";
-      std::string callee = "map_k<" + std::to_string(m) + ">";
-      text += component('x', target, callee) + component('y', target, callee) +
-              component('z', target, callee) + component('w', target, callee);
-    }
-    text += "  }\n\n";
-  }
-  text += "  /// Returns this source reading map k (a source of one map: itself).\n";
+  text += "  /// Element i of every map, each input loaded once.\n";
+  text += "  template <int = 0> __device__ __forceinline__ void values(int64_t i, float (&r)[" +
+          maps + "]) const {\n" + t.values;
+  for (size_t m = 0; m < n_maps; ++m)
+    text += "    r[" + std::to_string(m) + "] = map_k<" + std::to_string(m) + ">(" + t.scalar_args +
+            ");\n";
+  text += "  }\n\n";
+  text += "  /// Elements i .. i + 3 of every map (as quad()), each input loaded once.\n";
+  text += "  template <int = 0> __device__ __forceinline__ void quads(int64_t i, float4 (&r)[" +
+          maps + "]) const {\n" + t.quads;
+  for (size_t m = 0; m < n_maps; ++m)
+    text += all_four("r[" + std::to_string(m) + "]", "map_k<" + std::to_string(m) + ">");
+  return text + "  }\n\n";
+}
+
+/// Returns select(), of(), aligned() and check(): what the host and a kernel's entry call.
+std::string host_text(const std::vector<source_operand>& operands, bool several,
+                      const operand_texts& t) {
+  std::string text = "  /// Returns this source reading map k (a source of one map: itself).\n";
   text += "  template <int = 0> __host__ __device__ ks_source select(int k) const {\n";
   text += several ? "    ks_source s = *this;\n    s.which = k;\n    return s;\n  }\n\n"
                   : "    (void)k;\n    return *this;\n  }\n\n";
   text += "  /// Returns the source of the kernel's inputs.\n";
-  text += "  template <int = 0> static ks_source of(const ks_tensor* inputs) { return {" + of +
+  text += "  template <int = 0> static ks_source of(const ks_tensor* inputs) { return {" + t.of +
           (several ? ", 0" : "") + "}; }\n\n";
   text += "  /// Checks whether quad() may load 16 bytes at a time: every input read whole is "
           "aligned.\n";
   text += "  template <int = 0> static bool aligned(const ks_tensor* inputs) { return true" +
-          aligned_checks + "; }\n\n";
+          t.aligned_checks + "; }\n\n";
   text += "  /// Checks the inputs: 0 ok; 1 their count is not the task's; 3 a dtype is not; 5 "
           "an input's\n  /// element count is not; 8 one is not contiguous.\n";
   text += "  template <int = 0> static int check(const ks_tensor* inputs, int32_t n_inputs) {\n";
-  text += "    if (n_inputs != " + std::to_string(operands.size()) + ") return 1;\n" + checks;
+  text += "    if (n_inputs != " + std::to_string(operands.size()) + ") return 1;\n" + t.checks;
   text += "    for (int32_t k = 0; k < n_inputs; ++k) {\n";
   text += "      int64_t expect = 1;\n";
   text += "      for (int32_t d = inputs[k].ndim - 1; d >= 0; --d) {\n";
@@ -234,8 +231,30 @@ std::string source_struct(const std::vector<source_operand>& operands,
   for (size_t k = 0; k < operands.size(); ++k)
     text += "    if (ks_numel(&inputs[" + std::to_string(k) +
             "]) != " + std::to_string(operands[k].numel) + ") return 5;\n";
-  text += "    return 0;\n  }\n};\n";
-  return text;
+  return text + "    return 0;\n  }\n};\n";
+}
+
+/// Returns the text of struct ks_source over `operands` computing `exprs` (CUDA over v_NAME):
+/// one expression, or several (maps): then `which` picks the one operator[] and quad() give,
+/// and values() and quads() give them all from one load of each input.
+std::string source_struct(const std::vector<source_operand>& operands,
+                          const std::vector<std::string>& exprs, bool mapped) {
+  const operand_texts t = texts_of(operands);
+  const bool several = exprs.size() > 1;
+  const std::string maps = std::to_string(exprs.size());
+  std::string text = "/// What the op reads: element i (flat, row-major in the task's shape) is ";
+  text += mapped ? (several ? "map `which` of params.map's " + maps +
+                                  " expressions of the inputs, computed as it is read"
+                            : std::string("params.map of the inputs, computed as it is read"))
+                 : "input x itself";
+  text += ".\nstruct ks_source {\n" + t.members;
+  if (several)
+    text += "  int which; ///< the map that operator[] and quad() give: 0 to maps - 1\n";
+  text += "\n  /// The maps (params.map's expressions; without one, the input itself).\n";
+  // An enumerator: nvcc warns (#177) of a static data member a kernel leaves unused.
+  text += "  enum : int { maps = " + maps + " };\n";
+  return text + maps_text(exprs, t) + accessors_text(exprs.size(), t) +
+         host_text(operands, several, t);
 }
 
 } // namespace
