@@ -259,24 +259,29 @@ std::string source_struct(const std::vector<source_operand>& operands,
 
 } // namespace
 
-std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map) {
+namespace {
+
+/// The source of an op without params.map: its one f32 input x itself.
+std::optional<acted_on> unmapped_source(family_reader& r) {
   const std::vector<tensor_spec>& inputs = r.subject().inputs;
-  if (!map) {
-    if (inputs.size() != 1)
-      return std::nullopt; // counts() reported it
-    r.require_type(role::input, 0, dtype::f32);
-    const tensor_spec& x = inputs[0];
-    if (x.type != dtype::f32)
-      return std::nullopt;
-    r.set("mapped", false);
-    r.set("maps", int64_t{1});
-    r.set("source",
-          source_struct({{x.name, x.type, "i", true, x.numel()}}, {"v_" + x.name}, false));
-    r.out().derived.lists["inputs"] = {{{"broadcast", false}, {"offset", std::string("i")}}};
-    return acted_on{x.shape, x.name, 0, {}};
-  }
-  // The acted-on shape is the one the inputs broadcast to (numpy's rules, aligned from the last
-  // dim), as the elementwise family's output.
+  if (inputs.size() != 1)
+    return std::nullopt; // counts() reported it
+  r.require_type(role::input, 0, dtype::f32);
+  const tensor_spec& x = inputs[0];
+  if (x.type != dtype::f32)
+    return std::nullopt;
+  r.set("mapped", false);
+  r.set("maps", int64_t{1});
+  r.set("source", source_struct({{x.name, x.type, "i", true, x.numel()}}, {"v_" + x.name}, false));
+  r.out().derived.lists["inputs"] = {{{"broadcast", false}, {"offset", std::string("i")}}};
+  return acted_on{x.shape, x.name, 0, {}};
+}
+
+/// Returns the shape the inputs broadcast to (numpy's rules, aligned from the last dim, as the
+/// elementwise family's output), reporting each input of a type params.map cannot read or of
+/// a shape that does not broadcast; nullopt when one was reported.
+std::optional<std::vector<int64_t>> broadcast_shape(family_reader& r) {
+  const std::vector<tensor_spec>& inputs = r.subject().inputs;
   size_t rank = 0;
   for (const tensor_spec& x : inputs)
     rank = std::max(rank, x.shape.size());
@@ -305,13 +310,23 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
       shape[d] = std::max(shape[d], in[d]);
     }
   }
+  if (!ok)
+    return std::nullopt;
+  return shape;
+}
+
+/// Returns params.map's expressions parsed over the inputs' names, reporting a parse error at
+/// its column in the whole of params.map and an input no expression uses; nullopt when one
+/// was reported.
+std::optional<std::vector<elementwise_expression>> parse_maps(family_reader& r,
+                                                              const std::string& map) {
   std::vector<std::string> names;
-  for (const tensor_spec& x : inputs)
+  for (const tensor_spec& x : r.subject().inputs)
     names.push_back(x.name);
   std::vector<elementwise_expression> parsed;
   std::set<std::string> used;
   size_t offset = 0; // of each expression in params.map, for a parse error's column
-  for (const std::string& text : split_maps(*map)) {
+  for (const std::string& text : split_maps(map)) {
     expected<elementwise_expression> one = elementwise_expression::parse(text, names);
     if (!one) {
       // The parser's "OFFSET: message", its offset made one in the whole of params.map.
@@ -326,6 +341,7 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
     parsed.push_back(std::move(*one));
     offset += text.size() + 1;
   }
+  bool ok = true;
   for (const std::string& name : names)
     if (used.count(name) == 0) {
       r.at_param("map", "params.map does not use input '" + name + "'");
@@ -333,26 +349,39 @@ std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std
     }
   if (!ok)
     return std::nullopt;
+  return parsed;
+}
+
+} // namespace
+
+std::optional<acted_on> analyze_source(family_reader& r, const std::optional<std::string>& map) {
+  if (!map)
+    return unmapped_source(r);
+  std::optional<std::vector<int64_t>> shape = broadcast_shape(r);
+  std::optional<std::vector<elementwise_expression>> parsed = parse_maps(r, *map);
+  if (!shape || !parsed)
+    return std::nullopt;
+  const size_t rank = shape->size();
   std::vector<source_operand> operands;
   std::vector<template_record> records;
-  for (const tensor_spec& x : inputs) {
-    bool whole = x.shape == shape || aligned(x.shape, rank) == shape;
-    std::string index = offset_of(x.shape, shape);
-    operands.push_back(
-        {x.name, x.type, index, whole, x.numel(), reach_of(aligned(x.shape, rank), shape, x.type)});
+  for (const tensor_spec& x : r.subject().inputs) {
+    bool whole = x.shape == *shape || aligned(x.shape, rank) == *shape;
+    std::string index = offset_of(x.shape, *shape);
+    operands.push_back({x.name, x.type, index, whole, x.numel(),
+                        reach_of(aligned(x.shape, rank), *shape, x.type)});
     records.push_back({{"broadcast", !whole}, {"offset", index}});
   }
   std::vector<std::string> cuda;
-  acted_on result{shape, "", 0, {}};
-  for (const elementwise_expression& e : parsed) {
+  acted_on result{*shape, "", 0, {}};
+  for (const elementwise_expression& e : *parsed) {
     cuda.push_back(e.cuda());
     result.operations += static_cast<double>(e.operations());
-    if (parsed.size() > 1)
+    if (parsed->size() > 1)
       result.torch_each.push_back("(" + e.torch() + ")");
   }
-  result.torch = "(" + parsed.front().torch() + ")";
+  result.torch = "(" + parsed->front().torch() + ")";
   r.set("mapped", true);
-  r.set("maps", static_cast<int64_t>(parsed.size()));
+  r.set("maps", static_cast<int64_t>(parsed->size()));
   r.set("source", source_struct(operands, cuda, true));
   r.out().derived.lists["inputs"] = std::move(records);
   return result;
