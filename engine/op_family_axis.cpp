@@ -162,28 +162,93 @@ void analyze_softmax(family_reader& r) {
   r.out().torch = "torch." + *op + "(" + x.name + ", dim=" + torch_dims(*v) + ")";
 }
 
-void analyze_norm(family_reader& r) {
-  std::optional<std::string> op = r.choice("op", norm_ops, std::nullopt);
-  dims_param dims = read_dims(r);
-  bool vector_norm = op == "l1" || op == "l2";
-  std::optional<double> eps = r.real("eps", vector_norm ? 1e-12 : 1e-5);
-  if (eps && *eps < 0)
-    r.at_param("eps", "params.eps must be >= 0, got " + python_float(*eps));
-  bool affine = r.flag("affine", false);
-  if (affine && vector_norm) {
+namespace {
+
+/// The params of a norm as read.
+struct norm_params {
+  std::optional<std::string> op;
+  dims_param dims;
+  std::optional<double> eps;
+  bool vector_norm = false; ///< l1 or l2: torch.nn.functional.normalize's
+  bool affine = false, mean = false;
+};
+
+norm_params read_norm_params(family_reader& r) {
+  norm_params p;
+  p.op = r.choice("op", norm_ops, std::nullopt);
+  p.dims = read_dims(r);
+  p.vector_norm = p.op == "l1" || p.op == "l2";
+  p.eps = r.real("eps", p.vector_norm ? 1e-12 : 1e-5);
+  if (p.eps && *p.eps < 0)
+    r.at_param("eps", "params.eps must be >= 0, got " + python_float(*p.eps));
+  p.affine = r.flag("affine", false);
+  if (p.affine && p.vector_norm) {
     r.at_param("affine",
-               "an " + *op +
+               "an " + *p.op +
                    " norm has no affine weights (torch.nn.functional.normalize has none)");
-    affine = false;
+    p.affine = false;
   }
-  bool mean = r.flag("mean", false);
-  if (r.has("mean") && op && *op != "l1") {
+  p.mean = r.flag("mean", false);
+  if (r.has("mean") && p.op && *p.op != "l1") {
     r.at_param("mean", "params.mean is for op \"l1\" only (divide by the mean of |x|)");
-    mean = false;
+    p.mean = false;
   }
-  if (!op)
+  return p;
+}
+
+/// Returns the norm's torch expression over x and its `weights` affine inputs.
+std::string norm_torch(family_reader& r, const norm_params& p, const axis_view& v, size_t weights) {
+  const tensor_spec& x = r.tensor(role::input, 0);
+  const std::string& X = x.name;
+  const std::string& op = *p.op;
+  std::string D = torch_dims(v);
+  std::string E = python_float(*p.eps);
+  std::string S = torch_extents(v, x.shape);
+  std::string W = weights >= 1 ? r.tensor(role::input, 1).name : "";
+  std::string B = weights >= 2 ? r.tensor(role::input, 2).name : "";
+  if (p.vector_norm) {
+    std::string norm_p = op == "l2" ? "2.0" : "1.0";
+    if (v.first == v.last && !p.mean)
+      return "torch.nn.functional.normalize(" + X + ", p=" + norm_p + ", dim=" + D + ", eps=" + E +
+             ")";
+    std::string norm = op == "l2"
+                           ? "torch.linalg.vector_norm(" + X + ", dim=" + D + ", keepdim=True)"
+                           : std::string(p.mean ? "torch.mean" : "torch.sum") + "(torch.abs(" + X +
+                                 "), dim=" + D + ", keepdim=True)";
+    // max(norm, 0) is the norm: no clamp to time when eps is 0 (a Frobenius norm).
+    return X + " / " + (*p.eps > 0 ? "torch.clamp(" + norm + ", min=" + E + ")" : norm);
+  }
+  if (v.last == v.rank - 1) {
+    // torch's fused kernels normalize trailing dims: the fair baseline.
+    std::string weight = weights >= 1 ? ", weight=" + W + ".reshape(" + S + ")" : "";
+    std::string bias = weights >= 2 ? ", bias=" + B + ".reshape(" + S + ")" : "";
+    return op == "rms"
+               ? "torch.nn.functional.rms_norm(" + X + ", " + S + weight + ", eps=" + E + ")"
+               : "torch.nn.functional.layer_norm(" + X + ", " + S + weight + bias + ", eps=" + E +
+                     ")";
+  }
+  std::string torch =
+      op == "rms"
+          ? X + " / torch.sqrt(torch.mean(" + X + " ** 2, dim=" + D + ", keepdim=True) + " + E + ")"
+          : "(" + X + " - torch.mean(" + X + ", dim=" + D +
+                ", keepdim=True)) / torch.sqrt(torch.var(" + X + ", dim=" + D +
+                ", keepdim=True, unbiased=False) + " + E + ")";
+  std::string view = torch_broadcast_view(v, x.shape);
+  if (weights >= 1)
+    torch = "(" + torch + ") * " + W + ".reshape" + view;
+  if (weights >= 2)
+    torch += " + " + B + ".reshape" + view;
+  return torch;
+}
+
+} // namespace
+
+void analyze_norm(family_reader& r) {
+  const norm_params p = read_norm_params(r);
+  if (!p.op)
     return;
-  size_t weights = !affine ? 0 : *op == "layer" ? 2 : 1;
+  const std::string& op = *p.op;
+  size_t weights = !p.affine ? 0 : op == "layer" ? 2 : 1;
   if (!r.counts(1 + weights, 1 + weights, 1,
                 weights == 0   ? "x"
                 : weights == 1 ? "x and its weight"
@@ -193,9 +258,9 @@ void analyze_norm(family_reader& r) {
   r.require_type(role::output, 0, dtype::f32);
   const tensor_spec& x = r.tensor(role::input, 0);
   bool shapes_ok = r.require_shape(role::output, 0, x.shape, "a norm keeps its input's shape");
-  if (!dims.dims || !eps)
+  if (!p.dims.dims || !p.eps)
     return;
-  std::optional<axis_view> v = view_of(r, dims.name, *dims.dims, x.shape);
+  std::optional<axis_view> v = view_of(r, p.dims.name, *p.dims.dims, x.shape);
   if (!v)
     return;
   std::vector<int64_t> acted(x.shape.begin() + v->first, x.shape.begin() + v->last + 1);
@@ -215,11 +280,11 @@ void analyze_norm(family_reader& r) {
     return;
   set_view(r, *v);
   set_dims(r, *v);
-  r.set("op", *op);
-  r.set_op_flags(norm_ops, *op);
-  r.set("eps", *eps);
-  r.set("affine", affine);
-  r.set("mean", mean);
+  r.set("op", op);
+  r.set_op_flags(norm_ops, op);
+  r.set("eps", *p.eps);
+  r.set("affine", p.affine);
+  r.set("mean", p.mean);
 
   // Per element: rms squares and adds (2) and scales (1); layer adds for the mean (1),
   // subtracts, squares and adds for the variance (3), subtracts and scales (2); l2 squares and
@@ -228,50 +293,10 @@ void analyze_norm(family_reader& r) {
   // l1: max, and with mean a divide).
   auto numel = static_cast<double>(x.numel());
   auto lines = static_cast<double>(v->outer * v->inner);
-  double per_element = *op == "layer" ? 6 : 3;
-  double per_line = *op == "l2" ? 2 : *op == "l1" ? (mean ? 2 : 1) : 3;
+  double per_element = op == "layer" ? 6 : 3;
+  double per_line = op == "l2" ? 2 : op == "l1" ? (p.mean ? 2 : 1) : 3;
   set_cost(r, (per_element + static_cast<double>(weights)) * numel + per_line * lines);
-
-  const std::string& X = x.name;
-  std::string D = torch_dims(*v);
-  std::string E = python_float(*eps);
-  bool trailing = v->last == v->rank - 1;
-  std::string S = torch_extents(*v, x.shape);
-  std::string W = weights >= 1 ? r.tensor(role::input, 1).name : "";
-  std::string B = weights >= 2 ? r.tensor(role::input, 2).name : "";
-  std::string view = torch_broadcast_view(*v, x.shape);
-  std::string& torch = r.out().torch;
-  if (vector_norm) {
-    std::string p = *op == "l2" ? "2.0" : "1.0";
-    if (v->first == v->last && !mean) {
-      torch = "torch.nn.functional.normalize(" + X + ", p=" + p + ", dim=" + D + ", eps=" + E + ")";
-    } else {
-      std::string norm = *op == "l2"
-                             ? "torch.linalg.vector_norm(" + X + ", dim=" + D + ", keepdim=True)"
-                             : std::string(mean ? "torch.mean" : "torch.sum") + "(torch.abs(" + X +
-                                   "), dim=" + D + ", keepdim=True)";
-      // max(norm, 0) is the norm: no clamp to time when eps is 0 (a Frobenius norm).
-      torch = X + " / " + (*eps > 0 ? "torch.clamp(" + norm + ", min=" + E + ")" : norm);
-    }
-  } else if (trailing) {
-    // torch's fused kernels normalize trailing dims: the fair baseline.
-    std::string weight = weights >= 1 ? ", weight=" + W + ".reshape(" + S + ")" : "";
-    std::string bias = weights >= 2 ? ", bias=" + B + ".reshape(" + S + ")" : "";
-    torch =
-        *op == "rms"
-            ? "torch.nn.functional.rms_norm(" + X + ", " + S + weight + ", eps=" + E + ")"
-            : "torch.nn.functional.layer_norm(" + X + ", " + S + weight + bias + ", eps=" + E + ")";
-  } else {
-    torch = *op == "rms" ? X + " / torch.sqrt(torch.mean(" + X + " ** 2, dim=" + D +
-                               ", keepdim=True) + " + E + ")"
-                         : "(" + X + " - torch.mean(" + X + ", dim=" + D +
-                               ", keepdim=True)) / torch.sqrt(torch.var(" + X + ", dim=" + D +
-                               ", keepdim=True, unbiased=False) + " + E + ")";
-    if (weights >= 1)
-      torch = "(" + torch + ") * " + W + ".reshape" + view;
-    if (weights >= 2)
-      torch += " + " + B + ".reshape" + view;
-  }
+  r.out().torch = norm_torch(r, p, *v, weights);
 }
 
 void analyze_reduce(family_reader& r) {
