@@ -472,97 +472,135 @@ private:
 
 } // namespace
 
-hoisted_source hoist_includes(std::string_view source) {
-  hoisted_source out;
-  std::vector<std::string_view> group; // the outermost open conditional's lines
-  int depth = 0;
-  bool group_only_includes = true;
-  bool group_has_include = false;
-  bool in_comment = false;
-  std::set<std::string> macros;
-  auto body_line = [&](std::string_view line) {
-    out.body.append(line);
-    out.body += '\n';
-    std::string_view d = directive_of(line);
-    if (d == "define") {
-      std::string_view rest = base::trim(base::trim(line).substr(1));
-      rest = base::trim(rest.substr(d.size()));
-      size_t length = 0;
-      while (length < rest.size() &&
-             (std::isalnum(static_cast<unsigned char>(rest[length])) != 0 || rest[length] == '_'))
-        ++length;
-      std::string name(rest.substr(0, length));
-      if (!name.empty() && macros.insert(name).second)
-        out.macros.push_back(name);
+namespace {
+
+/// Walks a source line by line, moving its includes (and the conditionals around them) up
+/// out of the body; see hoist_includes.
+class include_hoister {
+public:
+  void line(std::string_view line) {
+    std::string_view d = code_line(line) ? directive_of(line) : std::string_view{};
+    if (depth_ == 0)
+      top_level(line, d);
+    else
+      in_conditional(line, d);
+  }
+
+  hoisted_source finish() {
+    for (std::string_view l : group_) // an unclosed conditional: left as it was
+      body_line(l);
+    return std::move(out_);
+  }
+
+private:
+  /// Returns whether `line` starts outside a block comment (a line inside one is text,
+  /// whatever it looks like), and follows the comments it opens and closes.
+  bool code_line(std::string_view line) {
+    bool code = !in_comment_;
+    for (size_t at = 0; at + 1 < line.size(); ++at) {
+      if (!in_comment_ && line.compare(at, 2, "//") == 0)
+        break;
+      if (!in_comment_ && line.compare(at, 2, "/*") == 0) {
+        in_comment_ = true;
+        ++at;
+      } else if (in_comment_ && line.compare(at, 2, "*/") == 0) {
+        in_comment_ = false;
+        ++at;
+      }
     }
-  };
+    return code;
+  }
+
+  void top_level(std::string_view line, std::string_view d) {
+    if (d == "include") {
+      out_.includes.emplace_back(base::trim(line));
+    } else if (opens_conditional(d)) {
+      depth_ = 1;
+      group_ = {line};
+      group_only_includes_ = true;
+      group_has_include_ = false;
+    } else {
+      body_line(line);
+    }
+  }
+
+  void in_conditional(std::string_view line, std::string_view d) {
+    group_.push_back(line);
+    std::string_view trimmed = base::trim(line);
+    if (opens_conditional(d))
+      ++depth_;
+    else if (d == "endif")
+      --depth_;
+    else if (d == "include")
+      group_has_include_ = true;
+    else if (!(d == "else" || d == "elif" || trimmed.empty() || trimmed.starts_with("//")))
+      group_only_includes_ = false;
+    if (depth_ == 0)
+      close_group();
+  }
+
+  /// The outermost conditional closed: its includes go up under the same conditionals;
+  /// whatever else it holds (`namespace cg = cooperative_groups;` beside its header) stays,
+  /// under them too.
+  void close_group() {
+    if (!group_has_include_) {
+      for (std::string_view l : group_)
+        body_line(l);
+      group_.clear();
+      return;
+    }
+    std::string text;
+    for (std::string_view l : group_) {
+      std::string_view ld = directive_of(l);
+      if (group_only_includes_ || ld == "include" || is_conditional(ld))
+        text.append(l).append("\n");
+      if (!group_only_includes_ && ld != "include")
+        body_line(l);
+    }
+    text.pop_back();
+    out_.includes.push_back(std::move(text));
+    group_.clear();
+  }
+
+  /// Appends `line` to the body, noting the macro it defines.
+  void body_line(std::string_view line) {
+    out_.body.append(line);
+    out_.body += '\n';
+    std::string_view d = directive_of(line);
+    if (d != "define")
+      return;
+    std::string_view rest = base::trim(base::trim(line).substr(1));
+    rest = base::trim(rest.substr(d.size()));
+    size_t length = 0;
+    while (length < rest.size() &&
+           (std::isalnum(static_cast<unsigned char>(rest[length])) != 0 || rest[length] == '_'))
+      ++length;
+    std::string name(rest.substr(0, length));
+    if (!name.empty() && macros_.insert(name).second)
+      out_.macros.push_back(name);
+  }
+
+  hoisted_source out_;
+  std::vector<std::string_view> group_; // the outermost open conditional's lines
+  int depth_ = 0;
+  bool group_only_includes_ = true;
+  bool group_has_include_ = false;
+  bool in_comment_ = false;
+  std::set<std::string> macros_;
+};
+
+} // namespace
+
+hoisted_source hoist_includes(std::string_view source) {
+  include_hoister hoister;
   size_t start = 0;
   while (start < source.size()) {
     size_t end = source.find('\n', start);
-    std::string_view line =
-        source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    hoister.line(
+        source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     start = end == std::string_view::npos ? source.size() : end + 1;
-    // A line inside a block comment is text, whatever it looks like.
-    bool comment_line = in_comment;
-    for (size_t at = 0; at + 1 < line.size(); ++at) {
-      if (!in_comment && line.compare(at, 2, "//") == 0)
-        break;
-      if (!in_comment && line.compare(at, 2, "/*") == 0) {
-        in_comment = true;
-        ++at;
-      } else if (in_comment && line.compare(at, 2, "*/") == 0) {
-        in_comment = false;
-        ++at;
-      }
-    }
-    std::string_view d = comment_line ? std::string_view{} : directive_of(line);
-    if (depth == 0) {
-      if (d == "include") {
-        out.includes.emplace_back(base::trim(line));
-      } else if (opens_conditional(d)) {
-        depth = 1;
-        group = {line};
-        group_only_includes = true;
-        group_has_include = false;
-      } else {
-        body_line(line);
-      }
-      continue;
-    }
-    group.push_back(line);
-    std::string_view trimmed = base::trim(line);
-    if (opens_conditional(d))
-      ++depth;
-    else if (d == "endif")
-      --depth;
-    else if (d == "include")
-      group_has_include = true;
-    else if (!(d == "else" || d == "elif" || trimmed.empty() || trimmed.starts_with("//")))
-      group_only_includes = false;
-    if (depth > 0)
-      continue;
-    if (group_has_include) {
-      // The includes go up under the same conditionals; whatever else the conditional holds
-      // (`namespace cg = cooperative_groups;` beside its header) stays, under them too.
-      std::string text;
-      for (std::string_view l : group) {
-        std::string_view ld = directive_of(l);
-        if (group_only_includes || ld == "include" || is_conditional(ld))
-          text.append(l).append("\n");
-        if (!group_only_includes && ld != "include")
-          body_line(l);
-      }
-      text.pop_back();
-      out.includes.push_back(std::move(text));
-    } else {
-      for (std::string_view l : group)
-        body_line(l);
-    }
-    group.clear();
   }
-  for (std::string_view l : group) // an unclosed conditional: left as it was
-    body_line(l);
-  return out;
+  return hoister.finish();
 }
 
 expected<std::string> compose_graph(const task& subject,
