@@ -102,6 +102,38 @@ public:
   task read(const toml::table& root) {
     task result;
     check_keys(root, root_keys, "");
+    read_name_and_family(root, result);
+    // A graph's reference is composed from its nodes' families' references.
+    bool graph = result.family == "graph";
+    bool family = is_family(result.family) || graph;
+    if (const toml::node* node = root.get("about"))
+      result.about = string_of(*node, "about").value_or("");
+    read_reference_key(root, result, family);
+    size_t problems_before = count();
+    read_tensors_and_params(root, result);
+    bool family_checkable = family && count() == problems_before;
+    if (graph && root.get("params") != nullptr)
+      report(*root.get("params"), "a graph task has no params of its own: each node has its own "
+                                  "(nodes[i].params)");
+    const toml::node* cost = read_options(root, result, family, graph);
+    // The family's checks need well-formed tensors and params: after a problem there, they
+    // would only repeat it in other words.
+    if (family_checkable)
+      derive(root, result, graph, cost != nullptr);
+    return result;
+  }
+
+  /// Returns where the task's name is (of the document when it has none).
+  position name_at() const noexcept { return name_at_; }
+
+  /// Returns where the task's family is (of the document when it has none).
+  position family_at() const noexcept { return family_at_; }
+
+  /// Returns the graph read, for a graph task (null otherwise): the loader completes it.
+  const std::shared_ptr<graph_spec>& graph() const noexcept { return graph_; }
+
+private:
+  void read_name_and_family(const toml::table& root, task& result) {
     name_at_ = position_of(root.source());
     if (const toml::node* node = required(root, "name", "", "a string matching [a-z0-9_]+")) {
       name_at_ = position_of(node->source());
@@ -119,15 +151,13 @@ public:
         result.family = *text;
       }
     }
-    // A graph's reference is composed from its nodes' families' references.
-    bool graph = result.family == "graph";
-    bool family = is_family(result.family) || graph;
-    if (const toml::node* node = root.get("about"))
-      result.about = string_of(*node, "about").value_or("");
-    // A family's reference is rendered from its template; any other task brings its own.
-    if (const toml::node* node = root.get("reference"))
+  }
+
+  /// A family's reference is rendered from its template; any other task brings its own.
+  void read_reference_key(const toml::table& root, task& result, bool family) {
+    if (const toml::node* node = root.get("reference")) {
       result.reference_path = read_reference(*node);
-    else if (!result.family.empty() && !family) {
+    } else if (!result.family.empty() && !family) {
       auto guess = closest(result.family, family_names());
       report(root, "missing required key 'reference' (a string: the reference .cu, relative to "
                    "this file): family '" +
@@ -135,7 +165,9 @@ public:
                        (guess ? "did you mean '" + std::string(*guess) + "'? " : "") +
                        config::joined(family_names()) + "), whose references are rendered");
     }
-    size_t problems_before = count();
+  }
+
+  void read_tensors_and_params(const toml::table& root, task& result) {
     if (const toml::node* node = required(root, "inputs", "",
                                           "an array of tables: [ { name = ..., dtype = ..., "
                                           "shape = [...] } ]"))
@@ -148,10 +180,11 @@ public:
     sources_.params = position_of(root.source());
     if (const toml::node* node = root.get("params"))
       result.params = read_params(*node, "params", sources_);
-    bool family_checkable = family && count() == problems_before;
-    if (graph && root.get("params") != nullptr)
-      report(*root.get("params"), "a graph task has no params of its own: each node has its own "
-                                  "(nodes[i].params)");
+  }
+
+  /// Reads the optional keys (tolerance, cost, torch, tunables, module); returns the cost
+  /// node (null when absent: a family derives it, any other task must give it).
+  const toml::node* read_options(const toml::table& root, task& result, bool family, bool graph) {
     dtype first_output = result.outputs.empty() ? dtype::f32 : result.outputs.front().type;
     result.tol = default_tolerance(first_output);
     if (const toml::node* node = root.get("tolerance"))
@@ -169,39 +202,32 @@ public:
       result.module = manifest_detail::read_module(*this, *node, result.inputs);
     if (!graph)
       manifest_detail::refuse_graph_keys(*this, root, result.family);
-    // The family's checks need well-formed tensors and params: after a problem there, they
-    // would only repeat it in other words.
-    if (family_checkable && graph) {
+    return cost;
+  }
+
+  /// Derives what the family (or the graph of families) says: its checks, its facts, and its
+  /// cost and torch expression where the manifest gives none.
+  void derive(const toml::table& root, task& result, bool graph, bool cost_given) {
+    if (graph) {
       size_t before = count();
       graph_ = manifest_detail::read_graph(*this, root, result);
       result.graph = graph_;
-      if (count() == before && cost == nullptr)
+      if (count() == before && !cost_given)
         result.cost = graph_cost(*graph_, result.inputs, result.outputs);
       if (count() == before && root.get("torch") == nullptr)
         result.torch = graph_torch(*graph_, result.inputs, result.outputs);
-    } else if (family_checkable) {
-      family_analysis analysis = analyze_family(result, sources_);
-      for (family_problem& problem : analysis.problems)
-        report(problem.at, std::move(problem.message));
-      result.derived = std::move(analysis.derived);
-      if (cost == nullptr)
-        result.cost = analysis.cost;
-      if (root.get("torch") == nullptr)
-        result.torch = std::move(analysis.torch);
+      return;
     }
-    return result;
+    family_analysis analysis = analyze_family(result, sources_);
+    for (family_problem& problem : analysis.problems)
+      report(problem.at, std::move(problem.message));
+    result.derived = std::move(analysis.derived);
+    if (!cost_given)
+      result.cost = analysis.cost;
+    if (root.get("torch") == nullptr)
+      result.torch = std::move(analysis.torch);
   }
 
-  /// Returns where the task's name is (of the document when it has none).
-  position name_at() const noexcept { return name_at_; }
-
-  /// Returns where the task's family is (of the document when it has none).
-  position family_at() const noexcept { return family_at_; }
-
-  /// Returns the graph read, for a graph task (null otherwise): the loader completes it.
-  const std::shared_ptr<graph_spec>& graph() const noexcept { return graph_; }
-
-private:
   /// Returns a finite number >= 0 (> 0 unless `zero` is allowed), integers accepted.
   std::optional<double> amount_of(const toml::node& node, const std::string& label,
                                   zero_allowed zero) {
