@@ -32,6 +32,7 @@
 #include "config/spelling.hpp"
 #include "config/toml_source.hpp"
 #include "engine/diagnosis.hpp"
+#include "engine/skill_partials.hpp"
 #include "engine/skill_template.hpp"
 
 #include <toml++/toml.h>
@@ -549,11 +550,21 @@ private:
     return out;
   }
 
+  /// Keeps the template's text with its partials expanded (skill_partials.hpp).
   void read_template_text(skill_template& t, const std::string& text) {
-    t.text = text;
-    if (auto error = template_syntax_error(text))
-      problems_.push_back({files_.dir + "/" + t.file, position_in(text, error->first),
-                           "template error: " + error->second});
+    expanded_template expanded = expand_partials(text, files_.files);
+    if (expanded.problem) {
+      problems_.push_back({files_.dir + "/" + t.file, position_in(text, expanded.problem->first),
+                           "template error: " + expanded.problem->second});
+      return;
+    }
+    t.text = std::move(expanded.text);
+    if (auto error = template_syntax_error(t.text))
+      problems_.push_back({files_.dir + "/" + t.file, position_in(t.text, error->first),
+                           "template error: " + error->second +
+                               (t.text.size() != text.size() ? " (in the template with its "
+                                                               "partials expanded)"
+                                                             : "")});
   }
 
   const skill_files& files_;
@@ -597,6 +608,32 @@ expected<skill_files> read_skill_folder(const fs::path& dir) {
   }
   if (ec)
     return fail(errc::io, dir.string() + ": cannot list the skill's folder: " + ec.message());
+  // The partials its templates include, and theirs, from the shared folder beside it; a
+  // missing one is left for the loader to report at its tag.
+  std::vector<std::string> pending;
+  for (const auto& [name, text] : out.files)
+    if (name.ends_with(".mustache"))
+      for (std::string& partial : partial_names(text))
+        pending.push_back(std::move(partial));
+  fs::path folder = fs::absolute(dir, ec).lexically_normal();
+  if (!folder.has_filename()) // "skills/relu/": its name is before the slash
+    folder = folder.parent_path();
+  const fs::path shared = folder.parent_path() / partial_folder;
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
+    if (!is_partial_name(name) || out.files.count(partial_key(name)) != 0)
+      continue;
+    fs::path file = shared / (name + ".cu.mustache");
+    if (!fs::is_regular_file(file, ec))
+      continue;
+    auto text = read_file(file);
+    if (!text)
+      return tl::unexpected(text.error());
+    for (std::string& partial : partial_names(*text))
+      pending.push_back(std::move(partial));
+    out.files.emplace(partial_key(name), std::move(*text));
+  }
   return out;
 }
 

@@ -1,10 +1,13 @@
 #include "engine/skill_library.hpp"
+#include "engine/skill_partials.hpp"
 #include "engine/skill_template.hpp"
 #include "engine/task_manifest.hpp"
 #include "tests/test_context.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace ks::engine;
@@ -397,4 +400,67 @@ TEST_CASE("matmul_split_k prefers the split that fills one to two waves, each sl
   CHECK(thin.at("bm") == 64);
   CHECK(thin.at("bn") == 64);
   CHECK(thin.at("warps_n") == 2);
+}
+
+TEST_CASE("a partial alone on its line becomes the line, indented, one inside a line stays in it, "
+          "and partials nest",
+          "[engine][skills]") {
+  std::map<std::string, std::string> files{
+      {partial_key("ops"), "int a;\n{{> inner}}\n"},
+      {partial_key("inner"), "int b;\n"},
+      {partial_key("word"), "ks"},
+  };
+  expanded_template out = expand_partials("x\n  {{> ops}}\ny = {{> word}}_sum;\n", files);
+  REQUIRE_FALSE(out.problem.has_value());
+  CHECK(out.text == "x\n  int a;\n  int b;\ny = ks_sum;\n");
+  CHECK(partial_names("{{> ops}} {{>word}} {{> ops}}") == std::vector<std::string>{"ops", "word"});
+}
+
+TEST_CASE("a missing partial, a name with a path and a partial that includes itself are refused "
+          "at the tag",
+          "[engine][skills]") {
+  std::map<std::string, std::string> files{{partial_key("loop"), "{{> loop}}\n"}};
+  expanded_template missing = expand_partials("int x;\n{{> nowhere}}\n", files);
+  REQUIRE(missing.problem.has_value());
+  CHECK(missing.problem->first == 7);
+  CHECK_THAT(missing.problem->second, Catch::Contains("no partial 'nowhere'"));
+  expanded_template path = expand_partials("{{> ../secret}}\n", files);
+  REQUIRE(path.problem.has_value());
+  CHECK_THAT(path.problem->second, Catch::Contains("letters, digits and underscores"));
+  expanded_template loop = expand_partials("{{> loop}}\n", files);
+  REQUIRE(loop.problem.has_value());
+  CHECK_THAT(loop.problem->second, Catch::Contains("nest deeper than"));
+  CHECK_THAT(loop.problem->second, Catch::Contains("in partial 'loop'"));
+}
+
+TEST_CASE("a skill's folder brings the partials it includes from common/ beside it: its template "
+          "loads expanded, its hash follows them, a missing one is reported at FILE:LINE:COL",
+          "[engine][skills]") {
+  ks::test::test_context context;
+  namespace fs = std::filesystem;
+  fs::create_directories("lib/common");
+  fs::create_directories("lib/tiles");
+  auto write = [](const fs::path& path, const std::string& text) { std::ofstream(path) << text; };
+  write("lib/tiles/skill.toml", good_toml);
+  write("lib/tiles/grid.cu.mustache", "// tiles\n{{> body}}\n");
+  write("lib/common/body.cu.mustache", "int t = {{threads}};\n{{> tail}}\n");
+  write("lib/common/tail.cu.mustache", "int u;\n");
+  write("lib/common/unused.cu.mustache", "int v;\n");
+  auto files = read_skill_folder("lib/tiles/");
+  REQUIRE(files.has_value());
+  CHECK(files->files.count(partial_key("body")) == 1);
+  CHECK(files->files.count(partial_key("tail")) == 1);
+  CHECK(files->files.count(partial_key("unused")) == 0);
+  auto s = load_skill(*files);
+  REQUIRE(s.has_value());
+  CHECK(s->templates[0].text == "// tiles\nint t = {{threads}};\nint u;\n");
+  write("lib/common/tail.cu.mustache", "int w;\n");
+  auto changed = load_skill(*read_skill_folder("lib/tiles"));
+  REQUIRE(changed.has_value());
+  CHECK(changed->content_hash != s->content_hash);
+  write("lib/tiles/grid.cu.mustache", "// tiles\n{{> absent}}\n");
+  auto broken = read_skill_folder("lib/tiles");
+  REQUIRE(broken.has_value());
+  CHECK_THAT(error_of(*broken), Catch::Contains("grid.cu.mustache:2:1: template error: no "
+                                                "partial 'absent'"));
 }

@@ -34,7 +34,7 @@ case "$name" in
                      engine/graph_spec.cpp $(cd "$src" && echo engine/op_family*.cpp)
                      engine/elementwise_expression.cpp
                      engine/expression.cpp engine/template_context.cpp engine/mustache_limits.cpp
-                     engine/skill_library.cpp engine/skill_template.cpp engine/analyst.cpp
+                     engine/skill_library.cpp engine/skill_partials.cpp engine/skill_template.cpp engine/analyst.cpp
                      engine/diagnosis.cpp
                      config/diagnostics.cpp config/option_table.cpp config/spelling.cpp
                      config/toml_source.cpp base/text.cpp base/error.cpp"
