@@ -305,10 +305,10 @@ bool family_reader::counts(size_t least_inputs, size_t most_inputs, size_t outpu
   return ok;
 }
 
-void family_reader::require_type(role which, size_t first, dtype type) {
+void family_reader::require_type(role which, size_t first, dtype type, size_t end) {
   const auto& tensors = which == role::input ? subject_.inputs : subject_.outputs;
   const char* label = which == role::input ? "inputs" : "outputs";
-  for (size_t i = first; i < tensors.size(); ++i)
+  for (size_t i = first; i < std::min(end, tensors.size()); ++i)
     if (tensors[i].type != type)
       at_type(which, i,
               std::string(label) + "[" + std::to_string(i) + "] ('" + tensors[i].name +

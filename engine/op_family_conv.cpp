@@ -141,12 +141,7 @@ std::optional<bool> read_bias(family_reader& r) {
     r.at_param("bias", std::string("params.bias is ") + (bias_param ? "true" : "false") +
                            ", but the conv has " +
                            (has_bias ? "a third input, its bias" : "no bias input"));
-  for (size_t i = 0; i < std::min<size_t>(r.subject().inputs.size(), has_bias ? 3 : 2); ++i)
-    if (r.tensor(role::input, i).type != dtype::f32)
-      r.at_type(role::input, i,
-                "inputs[" + std::to_string(i) + "] ('" + r.tensor(role::input, i).name +
-                    "') must be f32 for family conv, got " +
-                    to_string(r.tensor(role::input, i).type));
+  r.require_type(role::input, 0, dtype::f32, has_bias ? 3 : 2);
   r.require_type(role::output, 0, dtype::f32);
   return has_bias;
 }
@@ -338,7 +333,8 @@ double conv_operations(const conv_params& c, const conv_tensors& t, bool has_bia
   const double kernel_volume = static_cast<double>(g.kernel[0] * g.kernel[1] * g.kernel[2]);
   const double in_spatial = static_cast<double>(g.in[0] * g.in[1] * g.in[2]);
   const double out_spatial = static_cast<double>(g.out[0] * g.out[1] * g.out[2]);
-  const double out_per_group = static_cast<double>(t.out_channels / c.groups);
+  const int64_t per_group = t.out_channels / c.groups; // groups divide the channels
+  const auto out_per_group = static_cast<double>(per_group);
   double products = c.transposed ? n * static_cast<double>(t.in_channels) * in_spatial *
                                        out_per_group * kernel_volume
                                  : n * static_cast<double>(t.out_channels) * out_spatial *

@@ -215,12 +215,7 @@ void analyze_matmul(family_reader& r) {
   std::optional<double> alpha = r.real("alpha", 1.0);
   if (!r.counts(2, std::numeric_limits<size_t>::max(), 1, "A and B, then the epilogue's inputs"))
     return;
-  for (size_t i = 0; i < 2; ++i)
-    if (r.tensor(role::input, i).type != dtype::f32)
-      r.at_type(role::input, i,
-                "inputs[" + std::to_string(i) + "] ('" + r.tensor(role::input, i).name +
-                    "') must be f32 for family matmul, got " +
-                    to_string(r.tensor(role::input, i).type));
+  r.require_type(role::input, 0, dtype::f32, 2);
   r.require_type(role::output, 0, dtype::f32);
   const std::optional<product_shape> p = read_product(r, transpose_a, transpose_b);
   if (!p || !r.require_shape(role::output, 0, p->c_shape, p->a_text + " @ " + p->b_text))

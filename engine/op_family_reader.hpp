@@ -8,6 +8,7 @@
 #include "engine/op_family.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -88,8 +89,10 @@ public:
   /// most]) and `outputs` outputs; reports and returns false otherwise.
   bool counts(size_t least_inputs, size_t most_inputs, size_t outputs, std::string_view why);
 
-  /// Checks that every tensor of `which` from `first` on has dtype `type`.
-  void require_type(role which, size_t first, dtype type);
+  /// Checks that every tensor of `which` from `first` on (up to `end`, exclusive) has dtype
+  /// `type`.
+  void require_type(role which, size_t first, dtype type,
+                    size_t end = std::numeric_limits<size_t>::max());
 
   /// Checks that output `index` has `shape`, saying `why` (how the op makes that shape).
   bool require_shape(role which, size_t index, const std::vector<int64_t>& shape,
