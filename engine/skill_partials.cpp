@@ -1,5 +1,7 @@
 #include "engine/skill_partials.hpp"
 
+#include "engine/mustache_limits.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -39,11 +41,19 @@ std::string indented(std::string_view text, std::string_view indent) {
 }
 
 /// Expands `text` at nesting `depth`; `chain` names the partials it sits in, for messages.
+/// `expansions` counts the partials expanded so far in the whole template: with the size of
+/// what each level gives, it bounds the work a skill from anywhere can ask for (a partial that
+/// includes another many times, eight deep, would otherwise multiply without end).
 expanded_template expand(std::string_view text, const std::map<std::string, std::string>& files,
-                         int depth, const std::string& chain) {
+                         int depth, const std::string& chain, int32_t& expansions) {
   expanded_template out;
   size_t pos = 0;
   while (true) {
+    if (out.text.size() > max_template_bytes) {
+      out.problem = std::make_pair(pos, chain + "the template with its partials expanded passes " +
+                                            std::to_string(max_template_bytes) + " bytes");
+      return out;
+    }
     size_t at = text.find(open_tag, pos);
     size_t close = at == std::string_view::npos ? at : text.find(close_tag, at);
     if (close == std::string_view::npos) { // no tag left, or an unclosed one: the syntax check's
@@ -64,8 +74,11 @@ expanded_template expand(std::string_view text, const std::map<std::string, std:
     if (depth >= partial_depth)
       return fail("partials nest deeper than " + std::to_string(partial_depth) + " ('" + name +
                   "' includes itself?)");
+    if (++expansions > max_partial_expansions)
+      return fail("more than " + std::to_string(max_partial_expansions) +
+                  " partials expanded in one template");
     expanded_template inner =
-        expand(file->second, files, depth + 1, chain + "in partial '" + name + "': ");
+        expand(file->second, files, depth + 1, chain + "in partial '" + name + "': ", expansions);
     if (inner.problem)
       return fail(inner.problem->second.substr(chain.size()));
     size_t line_start = text.rfind('\n', at);
@@ -121,7 +134,8 @@ std::vector<std::string> partial_names(std::string_view text) {
 
 expanded_template expand_partials(std::string_view text,
                                   const std::map<std::string, std::string>& files) {
-  return expand(text, files, 0, "");
+  int32_t expansions = 0;
+  return expand(text, files, 0, "", expansions);
 }
 
 } // namespace ks::engine

@@ -41,7 +41,9 @@ struct expanded_template {
 /// Returns `text` with every `{{> name}}` replaced by the text of files[partial_key(name)],
 /// itself expanded. A tag alone on its line replaces the line (its indentation put before each
 /// line of the partial, as mustache does); any other is replaced where it stands. A missing
-/// partial, a bad name or partials nested deeper than partial_depth is a problem at the tag.
+/// partial, a bad name, partials nested deeper than partial_depth, more than
+/// max_partial_expansions of them, or an expansion past max_template_bytes
+/// (mustache_limits.hpp) is a problem at the tag.
 expanded_template expand_partials(std::string_view text,
                                   const std::map<std::string, std::string>& files);
 

@@ -427,6 +427,19 @@ TEST_CASE("a missing partial, a name with a path and a partial that includes its
   expanded_template path = expand_partials("{{> ../secret}}\n", files);
   REQUIRE(path.problem.has_value());
   CHECK_THAT(path.problem->second, Catch::Contains("letters, digits and underscores"));
+  // A partial that includes another 16 times, six deep, stops at the limits.
+  std::map<std::string, std::string> fan;
+  for (int i = 0; i < 6; ++i)
+    fan[partial_key("p" + std::to_string(i))] = std::string(64, 'x') + "\n" + [&] {
+      std::string tags;
+      for (int k = 0; k < 16; ++k)
+        tags += "{{> p" + std::to_string(i + 1) + "}}\n";
+      return tags;
+    }();
+  fan[partial_key("p6")] = std::string(4096, 'y') + "\n";
+  expanded_template wide = expand_partials("{{> p0}}\n", fan);
+  REQUIRE(wide.problem.has_value());
+  CHECK_THAT(wide.problem->second, Catch::Contains("partials expanded"));
   expanded_template loop = expand_partials("{{> loop}}\n", files);
   REQUIRE(loop.problem.has_value());
   CHECK_THAT(loop.problem->second, Catch::Contains("nest deeper than"));
