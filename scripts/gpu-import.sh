@@ -137,11 +137,14 @@ if step versus; then
     i=$((i + 1))
   done
   for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+  shopt -s nullglob
   python3 - "$work"/versus-*.json >"$out/versus-table.md" 2>&1 <<'PY'
 import json, sys
 sys.path.insert(0, "tools")
 import ks_export_check
 rows, rounds = [], 0
+if not sys.argv[1:]:
+    sys.exit("no op was timed head-to-head: see versus.log")
 for path in sys.argv[1:]:
     doc = json.load(open(path))
     rows += doc["ops"]

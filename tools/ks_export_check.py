@@ -22,7 +22,8 @@ order rotating), on one set of inputs, with the timer above; the table gives eac
 over the rounds, the ratios, the noise (the larger round-to-round spread of the two sides:
 METHOD.md's "time the same version twice") and whether the op is slower than torch beyond it
 (torch_baselines.head_to_head). This is the comparison the campaign's "vs torch" columns
-approximate with times taken minutes apart; exit 0 unless a check could not run.
+approximate with times taken minutes apart; exit 0 when every op was timed, 1 when one could
+not be (its row says why).
 
 Exit codes: 0 every check passed, 1 some check failed (the table says which), 3 the host
 cannot run the checks (no torch with CUDA, the package does not import).
@@ -34,6 +35,7 @@ Usage: ks_export_check.py PKG_FOLDER [--device N] [--tolerance 0.05] [--json FIL
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 import types
@@ -166,8 +168,6 @@ def versus_torch(torch, torch_baselines, pkg, op, timer, rounds, kernelskill):
 
 def print_versus(rows, rounds):
     """Prints the head-to-head table and its geomeans; returns how many ops could not run."""
-    import math
-
     def geomean(values):
         values = [v for v in values if v]
         return math.exp(sum(map(math.log, values)) / len(values)) if values else None
