@@ -215,8 +215,8 @@ std::string host_text(const std::vector<source_operand>& operands, bool several,
   text += "  /// Returns the source of the kernel's inputs.\n";
   text += "  template <int = 0> static ks_source of(const ks_tensor* inputs) { return {" + t.of +
           (several ? ", 0" : "") + "}; }\n\n";
-  text += "  /// Checks whether quad() may load 16 bytes at a time: every input read whole is "
-          "aligned.\n";
+  text += "  /// Checks whether quad() may load 16 bytes at a time: every input it reads with a "
+          "vector load is aligned.\n";
   text += "  template <int = 0> static bool aligned(const ks_tensor* inputs) { return true" +
           t.aligned_checks + "; }\n\n";
   text += "  /// Checks the inputs: 0 ok; 1 their count is not the task's; 3 a dtype is not; 5 "
