@@ -1035,11 +1035,7 @@ class Lowering:
         t = self.tensor(v)
         if isinstance(base, torch.fx.Node):
             self.values[base] = t  # written once, whatever else reads it (the other splits)
-        if not t.contiguous:
-            t = self.copy(t)
-        out_shape = list(shape)
-        out_shape[dim] = length
-        return self.graph.add_view(t, "narrow", [dim, start, length], out_shape)
+        return self.narrow_tensor(t, shape, dim, start, length)
 
     def op_narrow(self, node):
         rank = len(shape_of(node))
